@@ -1,0 +1,29 @@
+# Two commands a newcomer needs: `make run` (default balance study) and `make test`.
+# Both create .venv and install the project into it by themselves.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test lint clean venv
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/smersh-sim odds dice
+	$(BIN)/smersh-sim odds gamble
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check sim strategies tests
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -1,0 +1,42 @@
+"""Numba flags in one place, and compiled twins of plain-Python functions.
+
+Everything that decides a game is compiled with the same options: on-disk cache,
+no fastmath (floating-point shortcuts must never change an outcome).
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Iterable
+
+from numba import njit
+
+JIT_OPTIONS = {"cache": True, "nogil": True, "fastmath": False}
+PARALLEL_OPTIONS = {**JIT_OPTIONS, "parallel": True}
+
+
+def jit(func):
+    """Compile ``func`` with the project's standard options."""
+    return njit(**JIT_OPTIONS)(func)
+
+
+def compile_twins(namespace: dict, names: Iterable[str]) -> dict:
+    """Compile plain functions of ``namespace`` so that they call each other compiled.
+
+    The plain-Python originals stay untouched (and keep calling plain Python),
+    so a readable engine and a kernel can share one source of truth for small
+    pure helpers such as the random streams or the poker hand evaluator.
+    Returns ``{name: dispatcher}``.
+    """
+    env = dict(namespace)
+    out = {}
+    for name in names:
+        f = namespace[name]
+        clone = types.FunctionType(f.__code__, env, f.__name__, f.__defaults__, f.__closure__)
+        clone.__qualname__ = f.__qualname__
+        clone.__module__ = f.__module__
+        clone.__doc__ = f.__doc__
+        dispatcher = njit(**JIT_OPTIONS)(clone)
+        env[name] = dispatcher
+        out[name] = dispatcher
+    return out

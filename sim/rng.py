@@ -1,0 +1,208 @@
+"""Counter-based random streams: (seed, game index, source) -> an independent stream.
+
+The generator is Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy
+as 1, 2, 3", SC'11), written so that the *same* source code runs as plain Python
+and under ``numba.njit`` with bit-identical results:
+
+* every intermediate value stays in ``[0, 2**63)``, so Python's unbounded ints
+  and numba's int64 agree and nothing ever overflows (the 32x32-bit products are
+  split into 16-bit halves);
+* draw ``n`` of a stream is a pure function of ``(seed, game, source, n)``: no
+  hidden state, so a game's villain deck never shifts because a strategy rolled
+  more dice, and results cannot depend on batch size or thread count.
+
+Layout of one Philox call: counter = (n, source, game_lo, game_hi),
+key = (seed_lo, seed_hi); the first output word is draw ``n``.
+
+A *stream state* is an int64 array ``[seed_lo, seed_hi, game_lo, game_hi,
+count_0 .. count_{N_SOURCES-1}]`` (see :func:`new_state`); ``next_u32`` and
+friends advance the counter of one source. Python code may use the
+:class:`Streams` wrapper, numba code the ``*_nb`` compiled twins.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+MASK32 = 0xFFFFFFFF
+_M0 = 0xD2511F53
+_M1 = 0xCD9E8D57
+_W0 = 0x9E3779B9
+_W1 = 0xBB67AE85
+
+# --- sources: one independent stream each -------------------------------------------
+DICE = 0
+VILLAIN = 1
+FATE = 2
+TOKENS = 3  # yellow Intel and green Location token draws
+GAMBLE = 4
+STRATEGY = 5
+TOP_SECRET = 6
+SETUP = 7  # setup choices that are random (character line-ups drawn per game, ...)
+ENCOUNTER = 8  # encounter deck d uses source ENCOUNTER + d (d = 0..5)
+N_SOURCES = 16
+
+SOURCE_NAMES = {
+    DICE: "dice",
+    VILLAIN: "villain",
+    FATE: "fate",
+    TOKENS: "tokens",
+    GAMBLE: "gamble",
+    STRATEGY: "strategy",
+    TOP_SECRET: "top_secret",
+    SETUP: "setup",
+}
+for _d in range(6):
+    SOURCE_NAMES[ENCOUNTER + _d] = f"encounter_{_d}"
+
+STATE_HEADER = 4  # seed_lo, seed_hi, game_lo, game_hi
+STATE_SIZE = STATE_HEADER + N_SOURCES
+MAX_SEED = 2**63 - 1
+MAX_GAME = 2**63 - 1
+
+
+def mulhilo32(a, m):
+    """Return (hi, lo) 32-bit words of the 64-bit product ``a * m`` (both < 2**32)."""
+    p_lo = a * (m & 0xFFFF)  # < 2**48
+    p_hi = a * (m >> 16)  # < 2**48
+    s = p_lo + ((p_hi & 0xFFFF) << 16)  # < 2**49
+    lo = s & MASK32
+    hi = ((p_hi >> 16) + (s >> 32)) & MASK32
+    return hi, lo
+
+
+def philox4x32(c0, c1, c2, c3, k0, k1):
+    """Philox4x32-10 block function: four 32-bit counter words, two key words."""
+    for r in range(10):
+        if r > 0:
+            k0 = (k0 + _W0) & MASK32
+            k1 = (k1 + _W1) & MASK32
+        hi0, lo0 = mulhilo32(c0, _M0)
+        hi1, lo1 = mulhilo32(c2, _M1)
+        c0 = hi1 ^ c1 ^ k0
+        c1 = lo1
+        c2 = hi0 ^ c3 ^ k1
+        c3 = lo0
+    return c0, c1, c2, c3
+
+
+def random_u32(seed, game, source, n):
+    """Draw ``n`` (0-based) of stream ``(seed, game, source)`` as an int in [0, 2**32)."""
+    o0, _o1, _o2, _o3 = philox4x32(
+        n & MASK32, source & MASK32, game & MASK32, (game >> 32) & MASK32, seed & MASK32, (seed >> 32) & MASK32
+    )
+    return o0
+
+
+def init_state(state, seed, game):
+    """Fill an int64 state array (length STATE_SIZE) for ``(seed, game)`` with zero counters."""
+    state[0] = seed & MASK32
+    state[1] = (seed >> 32) & MASK32
+    state[2] = game & MASK32
+    state[3] = (game >> 32) & MASK32
+    for i in range(N_SOURCES):
+        state[STATE_HEADER + i] = 0
+
+
+def next_u32(state, source):
+    """Next 32-bit draw of ``source``; advances that source's counter only."""
+    n = state[STATE_HEADER + source]
+    state[STATE_HEADER + source] = n + 1
+    o0, _o1, _o2, _o3 = philox4x32(n & MASK32, source, state[2], state[3], state[0], state[1])
+    return o0
+
+
+def next_below(state, source, bound):
+    """Uniform int in [0, bound) from one draw (multiply-shift; bias <= bound / 2**32)."""
+    return (next_u32(state, source) * bound) >> 32
+
+
+def next_uniform(state, source):
+    """Uniform float in [0, 1) with 32 random bits."""
+    return next_u32(state, source) * (1.0 / 4294967296.0)
+
+
+def u32_block(seed, games, source, n_draws, out):
+    """Fill ``out[len(games), n_draws]`` with the first draws of each game's stream."""
+    for i in range(games.shape[0]):
+        g = games[i]
+        for n in range(n_draws):
+            out[i, n] = random_u32(seed, g, source, n)
+
+
+# --- numba twins: the very same functions, compiled ----------------------------------
+from sim.jit import compile_twins  # noqa: E402
+
+_twins = compile_twins(
+    globals(),
+    ["mulhilo32", "philox4x32", "random_u32", "init_state", "next_u32", "next_below", "next_uniform", "u32_block"],
+)
+mulhilo32_nb = _twins["mulhilo32"]
+philox4x32_nb = _twins["philox4x32"]
+random_u32_nb = _twins["random_u32"]
+init_state_nb = _twins["init_state"]
+next_u32_nb = _twins["next_u32"]
+next_below_nb = _twins["next_below"]
+next_uniform_nb = _twins["next_uniform"]
+u32_block_nb = _twins["u32_block"]
+
+
+def check_seed(seed: int, game: int = 0) -> None:
+    """Raise ValueError unless seed and game index are valid stream coordinates."""
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    if not 0 <= int(seed) <= MAX_SEED:
+        raise ValueError(f"seed must be in [0, 2**63), got {seed}")
+    if not 0 <= int(game) <= MAX_GAME:
+        raise ValueError(f"game index must be in [0, 2**63), got {game}")
+
+
+def new_state(seed: int, game: int) -> np.ndarray:
+    """Return a fresh int64 stream state for ``(seed, game)``."""
+    check_seed(seed, game)
+    state = np.zeros(STATE_SIZE, dtype=np.int64)
+    init_state(state, int(seed), int(game))
+    return state
+
+
+class Streams:
+    """Python handle on one game's streams (plain ints; same numbers as the kernel).
+
+    >>> s = Streams(seed=1, game=0)
+    >>> s.below(6, DICE) in range(6)
+    True
+    """
+
+    __slots__ = ("seed", "game", "counts", "_k0", "_k1", "_g0", "_g1")
+
+    def __init__(self, seed: int, game: int):
+        check_seed(seed, game)
+        self.seed = int(seed)
+        self.game = int(game)
+        self.counts = [0] * N_SOURCES
+        self._k0 = self.seed & MASK32
+        self._k1 = (self.seed >> 32) & MASK32
+        self._g0 = self.game & MASK32
+        self._g1 = (self.game >> 32) & MASK32
+
+    def u32(self, source: int) -> int:
+        """Next 32-bit draw of ``source``."""
+        n = self.counts[source]
+        self.counts[source] = n + 1
+        return philox4x32(n & MASK32, source, self._g0, self._g1, self._k0, self._k1)[0]
+
+    def below(self, bound: int, source: int) -> int:
+        """Uniform int in [0, bound)."""
+        if bound <= 0:
+            raise ValueError(f"bound must be positive, got {bound}")
+        return (self.u32(source) * bound) >> 32
+
+    def uniform(self, source: int) -> float:
+        """Uniform float in [0, 1)."""
+        return self.u32(source) * (1.0 / 4294967296.0)
+
+    def state(self) -> np.ndarray:
+        """The equivalent int64 state array (for handing over to numba code)."""
+        st = new_state(self.seed, self.game)
+        st[STATE_HEADER:] = self.counts
+        return st
