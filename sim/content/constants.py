@@ -1,0 +1,104 @@
+"""Fixed vocabularies and enum codes shared by the content pack, the engines and strategies.
+
+Content files name things with these strings; the loader turns them into the
+integer codes below, which is what the kernel sees.
+"""
+
+BASIC_SKILLS = ("spycraft", "persuasion", "deception", "athletics", "hand_to_hand")
+ADVANCED_SKILLS = (
+    "gambling_luck",
+    "driving_piloting",
+    "stealth",
+    "seduction",
+    "speed",
+    "weapons_use",
+    "lockpicking",
+    "electronics",
+    "adventurer",
+    "detection",
+    "disguise",
+)
+GAMBLING_LUCK = 0
+
+INTEL_TYPES = ("weapon", "tech", "double_agent", "atomic")
+INTEL_LETTERS = ("W", "T", "D", "A")
+
+# Encounter decks, also each space's "continent" code (ocean spaces use the ocean deck).
+DECKS = ("africa", "asia", "europe", "north_america", "south_america", "ocean")
+OCEAN_DECK = 5
+# Regions named by End of Turn "remove Intel" events: the five continents and the USSR
+# (USSR cities also count as Asia).
+REGIONS = ("africa", "asia", "europe", "north_america", "south_america", "ussr")
+USSR_REGION = 5
+
+# Space kinds on the map.
+CITY, OCEAN, REGIONAL = 0, 1, 2
+SPACE_KINDS = ("city", "ocean", "regional")
+
+# Die faces.
+FACE_CODES = ("S", "I", "II", "H", "-")
+
+# Encounter sides.
+NO_INTEL, WITH_INTEL = 0, 1
+
+# Reward / penalty effects (the rulebook Appendix, as modelled).
+EFFECTS = (
+    "none",
+    "gain_intel",  # amount 1-2 Intel from supply to the Pool
+    "top_secret",  # draw a Top Secret card
+    "gain_resolve",  # amount 1-2
+    "up_any_skill",  # player chooses a basic skill, +1
+    "up_skill",  # named basic skill +1
+    "un_transport",  # gain a UN Transport token
+    "advanced_skill",  # player chooses an advanced skill
+    "named_advanced_skill",  # the named advanced skill
+    "v_minus_1",  # shuffle the cards next to Dr. Lobo, discard one at random
+    "lose_intel",  # amount 1-2 Intel removed from the Pool (out of the game)
+    "injuries",  # amount 1-2 injuries
+    "lower_skill",  # named basic skill -1
+)
+REWARD_EFFECTS = frozenset(
+    {
+        "none",
+        "gain_intel",
+        "top_secret",
+        "gain_resolve",
+        "up_any_skill",
+        "up_skill",
+        "un_transport",
+        "advanced_skill",
+        "named_advanced_skill",
+        "v_minus_1",
+    }
+)
+PENALTY_EFFECTS = frozenset({"none", "lose_intel", "injuries", "lower_skill"})
+(
+    E_NONE,
+    E_GAIN_INTEL,
+    E_TOP_SECRET,
+    E_GAIN_RESOLVE,
+    E_UP_ANY_SKILL,
+    E_UP_SKILL,
+    E_UN_TRANSPORT,
+    E_ADVANCED_SKILL,
+    E_NAMED_ADVANCED_SKILL,
+    E_V_MINUS_1,
+    E_LOSE_INTEL,
+    E_INJURIES,
+    E_LOWER_SKILL,
+) = range(len(EFFECTS))
+
+# Top Secret card effects.
+TOP_SECRET_EFFECTS = (
+    "auto_pass",  # pass one test automatically (not a henchman at level 3)
+    "two_dice",  # add two dice to a test
+    "cancel_advance",  # cancel one villain advancement as it is drawn
+    "heal_all",  # heal all injuries
+    "un_transport",  # acts as a UN Transport token
+    "intel_to_pool",  # put 1 Intel from the supply into the Pool
+)
+TS_AUTO_PASS, TS_TWO_DICE, TS_CANCEL_ADVANCE, TS_HEAL_ALL, TS_UN_TRANSPORT, TS_INTEL_TO_POOL = range(6)
+
+MAX_PLAYERS = 6
+MAX_OPTIONS = 2  # test options per encounter side / henchman level
+HENCHMAN_LEVELS = 3

@@ -1,0 +1,487 @@
+"""Load a content pack folder into a frozen :class:`Content`.
+
+``load(path)`` = ``build(load_raw(path), path)``:
+
+* ``load_raw`` parses every pack file with ``tomllib`` (all must be present);
+* ``build`` validates each file with its pydantic model (:mod:`sim.content.schema`),
+  runs the checks that cross files, and turns the data into read-only arrays.
+
+``build`` takes the parsed data as plain dicts so a caller may patch values
+(experiment overrides) and rebuild; the content hash is taken over that data,
+so a patched pack has its own hash.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+import tomllib
+from collections import deque
+from pathlib import Path
+
+import numpy as np
+from pydantic import ValidationError
+
+from sim.content import constants as K
+from sim.content.model import Content, ContentError
+from sim.content.schema import FILES, MODELS, RANK_VALUES, SUITS, EntryValueError, q
+
+DEFAULT_PACK = Path(__file__).resolve().parent / "default"
+
+# keys that identify an entry of an array of tables, tried in order
+_LABEL_KEYS = ("id", "name", "players", "position", "effect", "city")
+
+
+# ------------------------------------------------------------------ reading
+def load_raw(path: str | Path | None = None) -> dict[str, dict]:
+    """Parse every file of the pack at ``path`` (default pack when ``None``)."""
+    folder = Path(DEFAULT_PACK if path is None else path)
+    if not folder.is_dir():
+        raise ContentError(None, None, f"content pack folder {str(folder)!r} does not exist")
+    raw: dict[str, dict] = {}
+    for name in FILES:
+        f = folder / name
+        if not f.is_file():
+            raise ContentError(name, None, f"file missing from content pack {str(folder)!r}")
+        try:
+            raw[name] = tomllib.loads(f.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as e:
+            msg = str(e)
+            m = re.search(r"at line (\d+), column (\d+)", msg)
+            where = f"line {m.group(1)}, column {m.group(2)}" if m else None
+            reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", msg) or msg
+            raise ContentError(name, where, f"malformed TOML: {reason}") from None
+        except UnicodeDecodeError as e:
+            raise ContentError(name, None, f"not UTF-8 text: {e}") from None
+    return raw
+
+
+def load(path: str | Path | None = None) -> Content:
+    """Load and validate the content pack at ``path`` (default pack when ``None``)."""
+    folder = Path(DEFAULT_PACK if path is None else path)
+    return build(load_raw(folder), folder)
+
+
+def content_hash(raw: dict[str, dict]) -> str:
+    """sha256 over the parsed data of all files (comments and layout do not count)."""
+    h = hashlib.sha256()
+    for name in sorted(raw):
+        h.update(name.encode())
+        h.update(b"\0")
+        h.update(json.dumps(raw[name], sort_keys=True, separators=(",", ":"), default=str).encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+# ------------------------------------------------------------------ errors
+def _label(collection: str, item, idx: int) -> str:
+    if isinstance(item, dict):
+        for key in _LABEL_KEYS:
+            v = item.get(key)
+            if isinstance(v, (str, int)) and not isinstance(v, bool):
+                return f"{collection} {q(v)}"
+    return f"{collection} #{idx + 1}"
+
+
+def _fmt_path(parts, node) -> str:
+    """``level 1.options #2.skill``: list items by their level/label or 1-based number."""
+    out: list[str] = []
+    for p in parts:
+        if isinstance(p, int):
+            item = node[p] if isinstance(node, list) and p < len(node) else None
+            if isinstance(item, dict) and isinstance(item.get("level"), int):
+                out[-1:] = [f"{out[-1] if out else ''} {item['level']}".strip()]
+            else:
+                out[-1:] = [f"{out[-1] if out else ''} #{p + 1}".strip()]
+            node = item
+        else:
+            out.append(str(p))
+            node = node.get(p) if isinstance(node, dict) else None
+    return ".".join(out)
+
+
+def _pydantic_error(file: str, data: dict, exc: ValidationError) -> ContentError:
+    errors = exc.errors(include_url=False)
+    err = errors[0]
+    loc = tuple(err["loc"])
+    msg = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    more = f" (and {len(errors) - 1} more error(s) in this file)" if len(errors) > 1 else ""
+    cause = (err.get("ctx") or {}).get("error")
+    if isinstance(cause, EntryValueError):
+        return ContentError(file, cause.entry, cause.reason + more)
+    if not loc:
+        return ContentError(file, "file", msg + more)
+    head, rest = loc[0], loc[1:]
+    top = data.get(head) if isinstance(data, dict) else None
+    node = top
+    if isinstance(top, list) and rest and isinstance(rest[0], int):
+        idx = rest[0]
+        node = top[idx] if idx < len(top) else None
+        entry = _label(str(head), node, idx)
+        rest = rest[1:]
+    else:
+        entry = str(head)
+    if err["type"] == "extra_forbidden":
+        msg = "unknown key (not allowed here)"
+    if rest:
+        msg = f"{_fmt_path(rest, node)}: {msg}"
+    return ContentError(file, entry, msg + more)
+
+
+# ------------------------------------------------------------------ helpers
+def _ro(a) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.flags.writeable = False
+    return a
+
+
+def _i64(x) -> np.ndarray:
+    return _ro(np.asarray(x, dtype=np.int64))
+
+
+def _b(x) -> np.ndarray:
+    return _ro(np.asarray(x, dtype=np.bool_))
+
+
+def _assumed(raw: dict[str, dict]) -> tuple[str, ...]:
+    out = []
+    for file in sorted(raw):
+        for key, v in raw[file].items():
+            if key == "meta":
+                continue
+            items = [(key, v)] if isinstance(v, dict) else []
+            if isinstance(v, list):
+                items = [(_label(key, x, i), x) for i, x in enumerate(v) if isinstance(x, dict)]
+            for label, x in items:
+                a = x.get("assumed")
+                if a is True:
+                    out.append(f"{file}:{label}")
+                elif isinstance(a, list) and a:
+                    out.append(f"{file}:{label} ({', '.join(map(str, a))})")
+    return tuple(sorted(out))
+
+
+# ------------------------------------------------------------------ build
+def build(raw: dict, path: str | Path | None = None) -> Content:
+    """Validate parsed pack data (``{file name: parsed TOML}``) and build a Content."""
+    for name in FILES:
+        if name not in raw:
+            raise ContentError(name, None, "file missing from content pack data")
+        if not isinstance(raw[name], dict):
+            raise ContentError(name, None, "file data must be a table")
+    raw = copy.deepcopy({name: raw[name] for name in FILES})
+    m = {}
+    for name in FILES:
+        try:
+            m[name] = MODELS[name].model_validate(raw[name])
+        except ValidationError as e:
+            raise _pydantic_error(name, raw[name], e) from None
+
+    dice, intel, vil = m["dice.toml"], m["intel.toml"], m["villain.toml"]
+    lobo, hench, chars = m["lobo.toml"], m["henchmen.toml"], m["characters.toml"]
+    setup, ts, enc = m["setup.toml"], m["top_secret.toml"], m["encounters.toml"]
+    fate, mp = m["fate.toml"], m["map.toml"]
+
+    # ---------------------------------------------------------------- map
+    space_names = tuple(mp.space_names())
+    sidx = {n: i for i, n in enumerate(space_names)}
+    n = len(space_names)
+    n_city = len(mp.city)
+    kind = [K.CITY] * n_city + [K.OCEAN] * len(mp.ocean) + [K.REGIONAL] * len(mp.regional)
+    deck = (
+        [K.DECKS.index(c.continent) for c in mp.city]
+        + [K.OCEAN_DECK] * len(mp.ocean)
+        + [K.DECKS.index(r.continent) for r in mp.regional]
+    )
+    ussr = [c.ussr for c in mp.city] + [False] * len(mp.ocean) + [r.ussr for r in mp.regional]
+    airport = [c.airport for c in mp.city] + [False] * (n - n_city)
+    red = [c.red_airport for c in mp.city] + [False] * (n - n_city)
+    train_set = set(mp.railway.cities)
+    train = [nm in train_set for nm in space_names]
+    adj = np.zeros((n, n), dtype=np.bool_)
+    for a, b in mp.connections.edges:
+        adj[sidx[a], sidx[b]] = adj[sidx[b], sidx[a]] = True
+    for r in mp.regional:
+        for x in r.exits:
+            adj[sidx[r.name], sidx[x]] = True
+    starts = [0]
+    nbrs: list[int] = []
+    for i in range(n):
+        row = np.flatnonzero(adj[i]).tolist()
+        nbrs += row
+        starts.append(len(nbrs))
+    hop = np.full((n, n), Content.UNREACHABLE, dtype=np.int64)
+    for s in range(n):
+        hop[s, s] = 0
+        todo = deque([s])
+        while todo:
+            x = todo.popleft()
+            for y in nbrs[starts[x] : starts[x + 1]]:
+                if hop[s, y] == Content.UNREACHABLE:
+                    hop[s, y] = hop[s, x] + 1
+                    todo.append(y)
+    cities = set(space_names[:n_city])
+
+    def city_ref(file: str, entry: str, field: str, name: str, need_airport=False) -> int:
+        if name not in sidx:
+            raise ContentError(file, entry, f"{field} names unknown city {name!r}")
+        if name not in cities:
+            raise ContentError(file, entry, f"{field} names {name!r}, which is not a city")
+        if need_airport and not airport[sidx[name]]:
+            raise ContentError(file, entry, f"{field} names {name!r}, which has no airport")
+        return sidx[name]
+
+    # ---------------------------------------------------------------- dice
+    die_names = tuple(d.name for d in dice.die)
+    faces = [d.faces for d in dice.die]
+    die_success = [[int(f == "S") for f in fs] for fs in faces]
+    die_injury = [[{"I": 1, "II": 2}.get(f, 0) for f in fs] for fs in faces]
+    die_heal = [[int(f == "H") for f in fs] for fs in faces]
+    bag = [i for i, d in enumerate(dice.die) if d.in_bag]
+    always = next(i for i, d in enumerate(dice.die) if not d.in_bag)
+
+    # ---------------------------------------------------------------- intel
+    token_type = []
+    for code, t in enumerate(K.INTEL_TYPES):
+        token_type += [code] * getattr(intel.tokens, t)
+
+    # ---------------------------------------------------------------- villain
+    vf = "villain.toml"
+    v_close, v_add, v_rm = [], [], []
+    for c in vil.card:
+        entry = f"card {c.id}"
+        v_close.append(
+            -1
+            if c.close_airport is None
+            else city_ref(vf, entry, "close_airport", c.close_airport, need_airport=True)
+        )
+        adds = [city_ref(vf, entry, "add_intel", x) for x in c.add_intel]
+        v_add.append(adds + [-1] * (2 - len(adds)))
+        v_rm.append(-1 if c.remove_intel is None else K.REGIONS.index(c.remove_intel))
+
+    # ---------------------------------------------------------------- lobo
+    req = np.zeros((lobo.track.loss, len(K.INTEL_TYPES)), dtype=np.int64)
+    for p in lobo.position:
+        for letter in p.intel:
+            req[p.position, K.INTEL_LETTERS.index(letter)] += 1
+
+    # ---------------------------------------------------------------- henchmen
+    nh = len(hench.henchman)
+    L, NO = K.HENCHMAN_LEVELS, K.MAX_OPTIONS
+    h_skill = np.full((nh, L, NO), -1, dtype=np.int64)
+    h_mod = np.zeros((nh, L, NO), dtype=np.int64)
+    h_succ = np.zeros((nh, L, NO), dtype=np.int64)
+    h_auto = np.full((nh, L), -1, dtype=np.int64)
+    for h, hm in enumerate(hench.henchman):
+        for lv, level in enumerate(hm.level):
+            for o, opt in enumerate(level.options):
+                h_skill[h, lv, o] = K.BASIC_SKILLS.index(opt.skill)
+                h_mod[h, lv, o] = opt.modifier
+                h_succ[h, lv, o] = opt.successes
+            if level.autopass is not None:
+                h_auto[h, lv] = K.ADVANCED_SKILLS.index(level.autopass)
+
+    # ---------------------------------------------------------------- characters
+    char_names = tuple(c.name for c in chars.character)
+    c_start = []
+    for c in chars.character:
+        if c.start not in sidx:
+            raise ContentError(
+                "characters.toml",
+                f"character {q(c.name)}",
+                f"start names unknown space {c.start!r}",
+            )
+        c_start.append(sidx[c.start])
+    c_adv = np.zeros((len(char_names), len(K.ADVANCED_SKILLS)), dtype=np.bool_)
+    for i, c in enumerate(chars.character):
+        for s in c.advanced:
+            c_adv[i, K.ADVANCED_SKILLS.index(s)] = True
+
+    # ---------------------------------------------------------------- setup
+    P = K.MAX_PLAYERS + 1
+    rows = {r.players: r for r in setup.player_count}
+    lineup = np.full((P, K.MAX_PLAYERS), -1, dtype=np.int64)
+    rest_die = np.full(P, -1, dtype=np.int64)
+    for p, r in rows.items():
+        entry = f"player_count {p}"
+        for j, nm in enumerate(r.lineup):
+            if nm not in char_names:
+                raise ContentError("setup.toml", entry, f"lineup names unknown character {nm!r}")
+            lineup[p, j] = char_names.index(nm)
+        if r.rest_roll_die is not None:
+            if r.rest_roll_die not in die_names:
+                raise ContentError(
+                    "setup.toml", entry, f"rest_roll_die names unknown die {r.rest_roll_die!r}"
+                )
+            rest_die[p] = die_names.index(r.rest_roll_die)
+        if r.henchmen_level2 > nh:
+            raise ContentError(
+                "setup.toml",
+                entry,
+                f"henchmen_level2 = {r.henchmen_level2}, but there are {nh} henchmen",
+            )
+        if r.board_intel > intel.tokens.total:
+            raise ContentError(
+                "setup.toml",
+                entry,
+                f"board_intel = {r.board_intel}, but there are {intel.tokens.total} Intel tokens",
+            )
+
+    def by_players(field: str, dtype=np.int64) -> np.ndarray:
+        a = np.zeros(P, dtype=dtype)
+        for p, r in rows.items():
+            a[p] = getattr(r, field)
+        return _ro(a)
+
+    # ---------------------------------------------------------------- top secret
+    ts_effect = []
+    for t in ts.card_type:
+        ts_effect += [K.TOP_SECRET_EFFECTS.index(t.effect)] * t.count
+
+    # ---------------------------------------------------------------- encounters
+    ne = len(enc.card)
+    e_deck = np.zeros(ne, dtype=np.int64)
+    e_skill = np.full((ne, 2, NO), -1, dtype=np.int64)
+    e_mod = np.zeros((ne, 2, NO), dtype=np.int64)
+    e_succ = np.zeros((ne, 2, NO), dtype=np.int64)
+    e_gamble = np.zeros((ne, 2), dtype=np.bool_)
+    e_auto = np.full((ne, 2), -1, dtype=np.int64)
+    e_rew = np.zeros((ne, 2), dtype=np.int64)
+    e_rew_amt = np.zeros((ne, 2), dtype=np.int64)
+    e_rew_skill = np.full((ne, 2), -1, dtype=np.int64)
+    e_pen = np.zeros((ne, 2), dtype=np.int64)
+    e_pen_amt = np.zeros((ne, 2), dtype=np.int64)
+    e_pen_skill = np.full((ne, 2), -1, dtype=np.int64)
+    e_noadv = np.zeros((ne, 2), dtype=np.bool_)
+
+    def skill_code(eff) -> int:
+        if eff.effect == "named_advanced_skill":
+            return K.ADVANCED_SKILLS.index(eff.skill)
+        if eff.effect in ("up_skill", "lower_skill"):
+            return K.BASIC_SKILLS.index(eff.skill)
+        return -1
+
+    for i, card in enumerate(enc.card):
+        e_deck[i] = K.DECKS.index(card.deck)
+        for s, sd in enumerate((card.no_intel, card.with_intel)):
+            for o, opt in enumerate(sd.options):
+                e_skill[i, s, o] = K.BASIC_SKILLS.index(opt.skill)
+                e_mod[i, s, o] = opt.modifier
+                e_succ[i, s, o] = opt.successes
+            e_gamble[i, s] = sd.gamble
+            e_auto[i, s] = -1 if sd.autopass is None else K.ADVANCED_SKILLS.index(sd.autopass)
+            e_rew[i, s] = K.EFFECTS.index(sd.reward.effect)
+            e_rew_amt[i, s] = sd.reward.value
+            e_rew_skill[i, s] = skill_code(sd.reward)
+            e_pen[i, s] = K.EFFECTS.index(sd.penalty.effect)
+            e_pen_amt[i, s] = sd.penalty.value
+            e_pen_skill[i, s] = skill_code(sd.penalty)
+            e_noadv[i, s] = sd.no_advance
+
+    # ---------------------------------------------------------------- fate
+    f_city = [city_ref("fate.toml", f"card {q(c.city)}", "city", c.city) for c in fate.card]
+    if fate.deck.one_per_city:
+        named = {c.city for c in fate.card}
+        for nm in space_names[:n_city]:
+            if nm not in named:
+                raise ContentError(
+                    "fate.toml",
+                    f"city {nm!r}",
+                    "map city has no Fate card (deck.one_per_city = true)",
+                )
+
+    return Content(
+        name=Path(path).name if path is not None else "<raw>",
+        path=Path(path).resolve() if path is not None else Path("<raw>"),
+        hash=content_hash(raw),
+        assumed=_assumed(raw),
+        die_names=die_names,
+        die_success=_i64(die_success),
+        die_injury=_i64(die_injury),
+        die_heal=_i64(die_heal),
+        bag_dice=_i64(bag),
+        always_die=always,
+        intel_type_names=tuple(K.INTEL_TYPES),
+        intel_token_type=_i64(token_type),
+        n_un_transport=intel.components.un_transport,
+        n_close_airport_tokens=intel.components.close_airport_tokens,
+        villain_advance=_i64([c.advance for c in vil.card]),
+        villain_injury=_b([c.injury for c in vil.card]),
+        villain_close_city=_i64(v_close),
+        villain_add_intel=_i64(np.reshape(v_add, (len(vil.card), 2))),
+        villain_remove_region=_i64(v_rm),
+        lobo_start=lobo.track.start,
+        lobo_loss=lobo.track.loss,
+        lobo_intel_required=_ro(req),
+        henchman_names=tuple(h.name for h in hench.henchman),
+        henchman_option_skill=_ro(h_skill),
+        henchman_option_modifier=_ro(h_mod),
+        henchman_option_successes=_ro(h_succ),
+        henchman_autopass=_ro(h_auto),
+        character_names=char_names,
+        character_skills=_i64([[c.skills[s] for s in K.BASIC_SKILLS] for c in chars.character]),
+        character_resolve_start=_i64([c.resolve_start for c in chars.character]),
+        character_resolve_max=_i64([c.resolve_max for c in chars.character]),
+        character_life=_i64([c.life for c in chars.character]),
+        character_advanced=_ro(c_adv),
+        character_start_space=_i64(c_start),
+        character_start_un=_i64([c.start_un for c in chars.character]),
+        character_watch=_b([c.watch for c in chars.character]),
+        character_gives_un=_b([c.gives_un for c in chars.character]),
+        character_reduced_resolve_cut=_b([c.reduced_resolve_cut for c in chars.character]),
+        setup_board_intel=by_players("board_intel"),
+        setup_extra_un=by_players("extra_un"),
+        setup_extra_top_secret=by_players("extra_top_secret"),
+        setup_extra_choice=by_players("extra_choice"),
+        setup_giver_extra_un=by_players("giver_extra_un"),
+        setup_giver_extra_top_secret=by_players("giver_extra_top_secret"),
+        setup_giver_choice_max_un=by_players("giver_choice_max_un"),
+        setup_henchmen_level2=by_players("henchmen_level2"),
+        setup_remove_injury_cards=by_players("remove_injury_cards", np.bool_),
+        setup_remove_minus_one=by_players("remove_minus_one", np.bool_),
+        setup_remove_random_plus_one=by_players("remove_random_plus_one"),
+        setup_resolve_cut=by_players("resolve_cut"),
+        setup_resolve_cut_reduced=by_players("resolve_cut_reduced"),
+        setup_location_target=by_players("location_target"),
+        setup_overflow_limit=by_players("overflow_limit"),
+        setup_mission_resolve=by_players("mission_resolve"),
+        setup_rest_roll_die=_ro(rest_die),
+        setup_lineup=_ro(lineup),
+        easier_extra_choice=by_players("easier_extra_choice"),
+        easier_extra_top_secret=by_players("easier_extra_top_secret"),
+        easier_henchmen_level1=by_players("easier_henchmen_level1", np.bool_),
+        dirty_lobo_start=setup.variants.dirty_lobo_start,
+        dirty_location_delta=setup.variants.dirty_location_delta,
+        turn_cap=setup.simulation.turn_cap,
+        top_secret_effect=_i64(ts_effect),
+        encounter_ids=tuple(c.id for c in enc.card),
+        encounter_deck=_ro(e_deck),
+        encounter_option_skill=_ro(e_skill),
+        encounter_option_modifier=_ro(e_mod),
+        encounter_option_successes=_ro(e_succ),
+        encounter_gamble=_ro(e_gamble),
+        encounter_autopass=_ro(e_auto),
+        encounter_reward=_ro(e_rew),
+        encounter_reward_amount=_ro(e_rew_amt),
+        encounter_reward_skill=_ro(e_rew_skill),
+        encounter_penalty=_ro(e_pen),
+        encounter_penalty_amount=_ro(e_pen_amt),
+        encounter_penalty_skill=_ro(e_pen_skill),
+        encounter_no_advance=_ro(e_noadv),
+        fate_city=_i64(f_city),
+        fate_rank=_i64([RANK_VALUES[c.rank] for c in fate.card]),
+        fate_suit=_i64([SUITS.index(c.suit) for c in fate.card]),
+        space_names=space_names,
+        space_kind=_i64(kind),
+        space_deck=_i64(deck),
+        space_ussr=_b(ussr),
+        space_airport=_b(airport),
+        space_red_airport=_b(red),
+        space_train=_b(train),
+        adjacent=_ro(adj),
+        neighbor_start=_i64(starts),
+        neighbor_list=_i64(nbrs),
+        hop_distance=_ro(hop),
+    )

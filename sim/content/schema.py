@@ -1,0 +1,759 @@
+"""Pydantic models of the pack files: everything that can be checked inside one file.
+
+Checks that need another file (a villain card naming a map city, a character's
+start space, ...) live in :mod:`sim.content.loader`.
+
+Validators raise ``ValueError`` with a plain reason; a validator on a whole file
+that blames one entry raises :class:`EntryValueError` so the loader can name it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from sim.content import constants as K
+
+FILES = (
+    "dice.toml",
+    "intel.toml",
+    "villain.toml",
+    "lobo.toml",
+    "henchmen.toml",
+    "characters.toml",
+    "setup.toml",
+    "top_secret.toml",
+    "encounters.toml",
+    "fate.toml",
+    "map.toml",
+)
+
+CONTINENTS = K.DECKS[: K.OCEAN_DECK]  # the five land decks
+RANKS = ("4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
+RANK_VALUES = {r: i + 4 for i, r in enumerate(RANKS)}  # 4..14
+SUITS = ("clubs", "diamonds", "hearts", "spades")
+AMOUNT_EFFECTS = frozenset({"gain_intel", "gain_resolve", "lose_intel", "injuries"})
+MAX_SKILL = 5
+MAX_MODIFIER = 5
+
+
+class EntryValueError(ValueError):
+    """A file-level check that blames one entry (``entry``) for ``reason``."""
+
+    def __init__(self, entry: str, reason: str):
+        self.entry = entry
+        self.reason = reason
+        super().__init__(reason)
+
+
+def q(name) -> str:
+    """Format an entry identifier: ints bare, strings quoted."""
+    return str(name) if isinstance(name, int) else repr(name)
+
+
+def _known(value: str, vocabulary, what: str) -> str:
+    if value not in vocabulary:
+        raise ValueError(f"unknown {what} {value!r} (known: {', '.join(vocabulary)})")
+    return value
+
+
+def _duplicates(values) -> list:
+    return [v for v, n in Counter(values).items() if n > 1]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class Entry(Model):
+    """An entry that may carry ``assumed = true`` or ``assumed = ["field", ...]``."""
+
+    assumed: bool | list[str] = False
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _assumed_fields(self):
+        if isinstance(self.assumed, list):
+            fields = set(type(self).model_fields) - {"assumed", "note"}
+            for f in self.assumed:
+                if f not in fields:
+                    raise ValueError(f"assumed names unknown field {f!r}")
+        return self
+
+
+class Meta(Model):
+    assumed: bool
+    source: str
+
+
+class FileModel(Model):
+    meta: Meta
+
+
+# --------------------------------------------------------------------- dice
+class Die(Entry):
+    name: str
+    in_bag: bool
+    faces: list[str]
+
+    @field_validator("faces")
+    @classmethod
+    def _faces(cls, v):
+        if len(v) != 6:
+            raise ValueError(f"a die has exactly 6 faces, got {len(v)}")
+        for f in v:
+            _known(f, K.FACE_CODES, "face code")
+        return v
+
+
+class DiceFile(FileModel):
+    die: list[Die]
+
+    @model_validator(mode="after")
+    def _dice(self):
+        for d in _duplicates(x.name for x in self.die):
+            raise EntryValueError(f"die {q(d)}", "duplicate die name")
+        out = [d.name for d in self.die if not d.in_bag]
+        if len(out) != 1:
+            raise EntryValueError(
+                "die", f"exactly one die stays out of the bag (in_bag = false), got {out}"
+            )
+        return self
+
+
+# --------------------------------------------------------------------- intel
+class Tokens(Model):
+    weapon: int = Field(ge=0)
+    tech: int = Field(ge=0)
+    double_agent: int = Field(ge=0)
+    atomic: int = Field(ge=0)
+    total: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _total(self):
+        s = sum(getattr(self, t) for t in K.INTEL_TYPES)
+        if s != self.total:
+            raise ValueError(f"token counts sum to {s}, but total = {self.total}")
+        return self
+
+
+class Components(Model):
+    un_transport: int = Field(ge=0)
+    close_airport_tokens: int = Field(ge=0)
+
+
+class IntelFile(FileModel):
+    tokens: Tokens
+    components: Components
+
+
+# --------------------------------------------------------------------- villain
+class Composition(Model):
+    plus_two: int = Field(ge=0)
+    plus_one: int = Field(ge=0)
+    minus_one: int = Field(ge=0)
+    injury: int = Field(ge=0)
+    total: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _total(self):
+        s = self.plus_two + self.plus_one + self.minus_one + self.injury
+        if s != self.total:
+            raise ValueError(f"categories sum to {s}, but total = {self.total}")
+        return self
+
+
+class VillainCard(Entry):
+    id: int
+    advance: int
+    injury: bool = False
+    close_airport: str | None = None
+    add_intel: list[str] = Field(default_factory=list, max_length=2)
+    remove_intel: str | None = None
+
+    @field_validator("remove_intel")
+    @classmethod
+    def _region(cls, v):
+        return None if v is None else _known(v, K.REGIONS, "region")
+
+    @model_validator(mode="after")
+    def _advance(self):
+        if self.injury and self.advance != 0:
+            raise ValueError(f"an Injury card has advance = 0, got {self.advance}")
+        if not self.injury and self.advance not in (2, 1, -1):
+            raise ValueError(f"advance must be 2, 1 or -1 (or injury = true), got {self.advance}")
+        return self
+
+    @property
+    def category(self) -> str:
+        if self.injury:
+            return "injury"
+        return {2: "plus_two", 1: "plus_one", -1: "minus_one"}[self.advance]
+
+
+class VillainFile(FileModel):
+    composition: Composition
+    card: list[VillainCard]
+
+    @model_validator(mode="after")
+    def _deck(self):
+        for d in _duplicates(c.id for c in self.card):
+            raise EntryValueError(f"card {d}", "duplicate card id")
+        comp = self.composition
+        if len(self.card) != comp.total:
+            raise EntryValueError(
+                "composition", f"total = {comp.total}, but the deck has {len(self.card)} cards"
+            )
+        counts = Counter(c.category for c in self.card)
+        for cat in ("plus_two", "plus_one", "minus_one", "injury"):
+            if counts[cat] != getattr(comp, cat):
+                raise EntryValueError(
+                    "composition",
+                    f"{cat} = {getattr(comp, cat)}, but the deck has {counts[cat]} such cards",
+                )
+        return self
+
+
+# --------------------------------------------------------------------- lobo
+class Track(Model):
+    start: int
+    loss: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _start(self):
+        if self.start >= self.loss:
+            raise ValueError(f"start {self.start} must be below loss {self.loss}")
+        return self
+
+
+class LoboPosition(Entry):
+    position: int
+    intel: list[str]
+
+    @field_validator("intel")
+    @classmethod
+    def _letters(cls, v):
+        for x in v:
+            _known(x, K.INTEL_LETTERS, "Intel letter")
+        return v
+
+
+class LoboFile(FileModel):
+    track: Track
+    position: list[LoboPosition]
+
+    @model_validator(mode="after")
+    def _cover(self):
+        for d in _duplicates(p.position for p in self.position):
+            raise EntryValueError(f"position {d}", "duplicate position")
+        want = set(range(self.track.loss))
+        have = {p.position for p in self.position}
+        for p in sorted(have - want):
+            raise EntryValueError(f"position {p}", f"outside the track 0..{self.track.loss - 1}")
+        if want - have:
+            raise EntryValueError(
+                "position",
+                f"the requirement table must cover positions 0..{self.track.loss - 1}; "
+                f"missing {sorted(want - have)}",
+            )
+        return self
+
+
+# --------------------------------------------------------------------- tests
+class Option(Model):
+    skill: str
+    modifier: int = Field(ge=-MAX_MODIFIER, le=MAX_MODIFIER)
+    successes: int = 1
+
+    @field_validator("skill")
+    @classmethod
+    def _skill(cls, v):
+        return _known(v, K.BASIC_SKILLS, "basic skill")
+
+    @field_validator("successes")
+    @classmethod
+    def _successes(cls, v):
+        if v not in (1, 2):
+            raise ValueError(f"must be 1 or 2, got {v}")
+        return v
+
+
+def _advanced(v):
+    return None if v is None else _known(v, K.ADVANCED_SKILLS, "advanced skill")
+
+
+# --------------------------------------------------------------------- henchmen
+class HenchmanLevel(Model):
+    level: int
+    options: list[Option]
+    autopass: str | None = None
+
+    @field_validator("options")
+    @classmethod
+    def _options(cls, v):
+        if not 1 <= len(v) <= K.MAX_OPTIONS:
+            raise ValueError(f"a level has 1 to {K.MAX_OPTIONS} test options, got {len(v)}")
+        return v
+
+    _autopass = field_validator("autopass")(_advanced)
+
+
+class Henchman(Entry):
+    name: str
+    level: list[HenchmanLevel]
+
+    @field_validator("level")
+    @classmethod
+    def _levels(cls, v):
+        got = [lv.level for lv in v]
+        want = list(range(1, K.HENCHMAN_LEVELS + 1))
+        if got != want:
+            raise ValueError(f"a henchman has exactly levels {want} in order, got {got}")
+        return v
+
+
+class HenchmenFile(FileModel):
+    henchman: list[Henchman] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _names(self):
+        for d in _duplicates(h.name for h in self.henchman):
+            raise EntryValueError(f"henchman {q(d)}", "duplicate henchman name")
+        return self
+
+
+# --------------------------------------------------------------------- characters
+class Character(Entry):
+    name: str
+    skills: dict[str, int]
+    resolve_start: int
+    resolve_max: int = Field(ge=0)
+    life: int
+    advanced: list[str] = Field(default_factory=list)
+    start: str
+    start_un: int = Field(default=0, ge=0)
+    watch: bool = False
+    gives_un: bool = False
+    reduced_resolve_cut: bool = False
+
+    @field_validator("skills")
+    @classmethod
+    def _skills(cls, v):
+        for s, level in v.items():
+            _known(s, K.BASIC_SKILLS, "basic skill")
+            if not 0 <= level <= MAX_SKILL:
+                raise ValueError(f"{s} = {level} is outside 0..{MAX_SKILL}")
+        missing = [s for s in K.BASIC_SKILLS if s not in v]
+        if missing:
+            raise ValueError(f"missing basic skills {missing}")
+        return v
+
+    @field_validator("advanced")
+    @classmethod
+    def _adv(cls, v):
+        for s in v:
+            _advanced(s)
+        for d in _duplicates(v):
+            raise ValueError(f"advanced skill {d!r} listed twice")
+        return v
+
+    @field_validator("life")
+    @classmethod
+    def _life(cls, v):
+        if v < 1:
+            raise ValueError(f"must be at least 1, got {v}")
+        return v
+
+    @model_validator(mode="after")
+    def _resolve(self):
+        if not 0 <= self.resolve_start <= self.resolve_max:
+            raise ValueError(
+                f"resolve_start {self.resolve_start} is outside 0..resolve_max ({self.resolve_max})"
+            )
+        return self
+
+
+class CharactersFile(FileModel):
+    character: list[Character] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _names(self):
+        for d in _duplicates(c.name for c in self.character):
+            raise EntryValueError(f"character {q(d)}", "duplicate character name")
+        return self
+
+
+# --------------------------------------------------------------------- setup
+NonNeg = Annotated[int, Field(ge=0)]
+
+
+class PlayerCount(Entry):
+    players: int
+    board_intel: NonNeg
+    extra_un: NonNeg
+    extra_top_secret: NonNeg
+    extra_choice: NonNeg
+    giver_extra_un: NonNeg
+    giver_extra_top_secret: NonNeg
+    giver_choice_max_un: NonNeg
+    henchmen_level2: NonNeg
+    remove_injury_cards: bool
+    remove_minus_one: bool
+    remove_random_plus_one: NonNeg
+    resolve_cut: NonNeg
+    resolve_cut_reduced: NonNeg
+    location_target: int = Field(ge=1)
+    overflow_limit: NonNeg
+    mission_resolve: NonNeg
+    rest_roll_die: str | None = None
+    lineup: list[str]
+    easier_extra_choice: NonNeg
+    easier_extra_top_secret: NonNeg
+    easier_henchmen_level1: bool
+
+    @model_validator(mode="after")
+    def _lineup(self):
+        if len(self.lineup) != self.players:
+            raise ValueError(f"lineup has {len(self.lineup)} characters for {self.players} players")
+        return self
+
+
+class Variants(Model):
+    dirty_lobo_start: int
+    dirty_location_delta: int = Field(ge=0)
+
+
+class Simulation(Entry):
+    turn_cap: int = Field(ge=1)
+
+
+class SetupFile(FileModel):
+    player_count: list[PlayerCount]
+    variants: Variants
+    simulation: Simulation
+
+    @model_validator(mode="after")
+    def _rows(self):
+        for d in _duplicates(r.players for r in self.player_count):
+            raise EntryValueError(f"player_count {d}", "duplicate row")
+        have = {r.players for r in self.player_count}
+        want = set(range(1, K.MAX_PLAYERS + 1))
+        for p in sorted(have - want):
+            raise EntryValueError(f"player_count {p}", f"players must be 1..{K.MAX_PLAYERS}")
+        if want - have:
+            raise EntryValueError(
+                "player_count", f"missing setup rows for player counts {sorted(want - have)}"
+            )
+        return self
+
+
+# --------------------------------------------------------------------- top secret
+class TopSecretDeck(Model):
+    total: int = Field(ge=0)
+
+
+class TopSecretType(Entry):
+    effect: str
+    count: int = Field(ge=1)
+
+    _effect = field_validator("effect")(
+        lambda v: _known(v, K.TOP_SECRET_EFFECTS, "Top Secret effect")
+    )
+
+
+class TopSecretFile(FileModel):
+    deck: TopSecretDeck
+    card_type: list[TopSecretType]
+
+    @model_validator(mode="after")
+    def _total(self):
+        for d in _duplicates(c.effect for c in self.card_type):
+            raise EntryValueError(f"card_type {q(d)}", "duplicate effect (merge the counts)")
+        s = sum(c.count for c in self.card_type)
+        if s != self.deck.total:
+            raise EntryValueError("deck", f"card counts sum to {s}, but total = {self.deck.total}")
+        return self
+
+
+# --------------------------------------------------------------------- encounters
+class Effect(Model):
+    effect: str
+    amount: int | None = None
+    skill: str | None = None
+
+    @field_validator("effect")
+    @classmethod
+    def _effect(cls, v):
+        return _known(v, K.EFFECTS, "effect")
+
+    @model_validator(mode="after")
+    def _details(self):
+        e = self.effect
+        if e == "none":
+            if self.amount not in (None, 0):
+                raise ValueError("effect 'none' takes no amount")
+        elif self.amount is not None and not 1 <= self.amount <= 2:
+            raise ValueError(f"amount must be 1 or 2, got {self.amount}")
+        if e in ("up_skill", "lower_skill"):
+            if self.skill is None:
+                raise ValueError(f"effect {e!r} needs a named basic skill (skill = ...)")
+            _known(self.skill, K.BASIC_SKILLS, "basic skill")
+        elif e == "named_advanced_skill":
+            if self.skill is None:
+                raise ValueError(f"effect {e!r} needs a named advanced skill (skill = ...)")
+            _known(self.skill, K.ADVANCED_SKILLS, "advanced skill")
+        elif self.skill is not None:
+            raise ValueError(f"effect {e!r} takes no skill")
+        return self
+
+    @property
+    def value(self) -> int:
+        if self.effect == "none":
+            return 0
+        return 1 if self.amount is None else self.amount
+
+
+NONE_EFFECT = Effect(effect="none")
+
+
+class Side(Model):
+    options: list[Option] = Field(max_length=K.MAX_OPTIONS)
+    gamble: bool = False
+    autopass: str | None = None
+    reward: Effect = NONE_EFFECT
+    penalty: Effect = NONE_EFFECT
+    no_advance: bool = False
+
+    _autopass = field_validator("autopass")(_advanced)
+
+    @field_validator("reward")
+    @classmethod
+    def _reward(cls, v):
+        if v.effect not in K.REWARD_EFFECTS:
+            raise ValueError(f"effect {v.effect!r} is a penalty, not a reward")
+        return v
+
+    @field_validator("penalty")
+    @classmethod
+    def _penalty(cls, v):
+        if v.effect not in K.PENALTY_EFFECTS:
+            raise ValueError(f"effect {v.effect!r} is a reward, not a penalty")
+        return v
+
+    @model_validator(mode="after")
+    def _something(self):
+        if not self.options and not self.gamble:
+            raise ValueError("a side needs at least one test option or a Gamble")
+        return self
+
+
+class EncounterCard(Entry):
+    id: str
+    deck: str
+    no_intel: Side
+    with_intel: Side
+
+    _deck = field_validator("deck")(lambda v: _known(v, K.DECKS, "deck"))
+
+
+class DecksDecl(Model):
+    cards_per_deck: int = Field(ge=1)
+
+
+class EncountersFile(FileModel):
+    decks: DecksDecl
+    card: list[EncounterCard]
+
+    @model_validator(mode="after")
+    def _decks(self):
+        for d in _duplicates(c.id for c in self.card):
+            raise EntryValueError(f"card {q(d)}", "duplicate card id")
+        counts = Counter(c.deck for c in self.card)
+        n = self.decks.cards_per_deck
+        for deck in K.DECKS:
+            if counts[deck] != n:
+                raise EntryValueError(
+                    f"deck {q(deck)}",
+                    f"has {counts[deck]} cards, but cards_per_deck = {n} "
+                    f"({len(K.DECKS)} decks x {n} cards expected)",
+                )
+        return self
+
+
+# --------------------------------------------------------------------- fate
+class FateDeck(Model):
+    one_per_city: bool
+
+
+class FateCard(Entry):
+    city: str
+    rank: str
+    suit: str
+
+    _rank = field_validator("rank")(lambda v: _known(v, RANKS, "rank"))
+    _suit = field_validator("suit")(lambda v: _known(v, SUITS, "suit"))
+
+
+class FateFile(FileModel):
+    deck: FateDeck
+    card: list[FateCard] = Field(min_length=5)
+
+    @model_validator(mode="after")
+    def _unique(self):
+        seen: dict[tuple[str, str], str] = {}
+        for c in self.card:
+            key = (c.rank, c.suit)
+            if key in seen:
+                raise EntryValueError(
+                    f"card {q(c.city)}",
+                    f"duplicate playing card {c.rank} of {c.suit} (also on {seen[key]!r})",
+                )
+            seen[key] = c.city
+        if self.deck.one_per_city:
+            for d in _duplicates(c.city for c in self.card):
+                raise EntryValueError(f"card {q(d)}", "city named on two Fate cards")
+        return self
+
+
+# --------------------------------------------------------------------- map
+class City(Entry):
+    name: str
+    continent: str
+    ussr: bool = False
+    airport: bool
+    red_airport: bool = False
+
+    _continent = field_validator("continent")(lambda v: _known(v, CONTINENTS, "continent"))
+
+    @model_validator(mode="after")
+    def _flags(self):
+        if self.red_airport and not self.airport:
+            raise ValueError("red_airport = true on a city without an airport")
+        if self.ussr and self.continent != "asia":
+            raise ValueError(f"a USSR city counts as Asia; continent is {self.continent!r}")
+        return self
+
+
+class Ocean(Entry):
+    name: str
+
+
+class Regional(Entry):
+    name: str
+    continent: str
+    ussr: bool = False
+    exits: list[str] = Field(min_length=1)
+
+    _continent = field_validator("continent")(lambda v: _known(v, CONTINENTS, "continent"))
+
+    @model_validator(mode="after")
+    def _ussr(self):
+        if self.ussr and self.continent != "asia":
+            raise ValueError(f"a USSR area counts as Asia; continent is {self.continent!r}")
+        return self
+
+
+class Railway(Entry):
+    name: str
+    cities: list[str]
+
+
+class Connections(Model):
+    edges: list[list[str]]
+
+
+class MapFile(FileModel):
+    city: list[City] = Field(min_length=1)
+    ocean: list[Ocean] = Field(default_factory=list)
+    regional: list[Regional] = Field(default_factory=list)
+    railway: Railway
+    connections: Connections
+
+    def space_names(self) -> list[str]:
+        return (
+            [c.name for c in self.city]
+            + [o.name for o in self.ocean]
+            + [r.name for r in self.regional]
+        )
+
+    @model_validator(mode="after")
+    def _graph(self):
+        names = self.space_names()
+        for d in _duplicates(names):
+            raise EntryValueError(f"space {q(d)}", "duplicate space name")
+        cities = {c.name for c in self.city}
+        oceans = {o.name for o in self.ocean}
+        regional = {r.name for r in self.regional}
+        known = cities | oceans | regional
+        for name in self.railway.cities:
+            if name not in known:
+                raise EntryValueError("railway", f"train city {name!r} is not on the map")
+            if name not in cities:
+                raise EntryValueError("railway", f"train city {name!r} is not a city")
+        for d in _duplicates(self.railway.cities):
+            raise EntryValueError("railway", f"{d!r} listed twice")
+        walk = cities | oceans
+        links: dict[str, set[str]] = {n: set() for n in walk}
+        seen_edges = set()
+        for e in self.connections.edges:
+            label = " - ".join(repr(x) for x in e)
+            if len(e) != 2:
+                raise EntryValueError("connections", f"edge [{label}] must name 2 spaces")
+            a, b = e
+            for x in e:
+                if x not in known:
+                    raise EntryValueError("connections", f"edge {label}: unknown space {x!r}")
+                if x in regional:
+                    raise EntryValueError(
+                        "connections",
+                        f"edge {label}: {x!r} is a regional area; nothing leads into one "
+                        "(list its exits under [[regional]] instead)",
+                    )
+            if a == b:
+                raise EntryValueError("connections", f"edge {label} connects a space to itself")
+            key = frozenset(e)
+            if key in seen_edges:
+                raise EntryValueError("connections", f"edge {label} listed twice")
+            seen_edges.add(key)
+            links[a].add(b)
+            links[b].add(a)
+        for r in self.regional:
+            for x in r.exits:
+                if x not in known:
+                    raise EntryValueError(f"regional {q(r.name)}", f"exit to unknown space {x!r}")
+                if x in regional:
+                    raise EntryValueError(f"regional {q(r.name)}", f"exit into regional area {x!r}")
+        # connectivity over cities + oceans
+        first = self.city[0].name
+        reached = {first}
+        todo = deque([first])
+        while todo:
+            for y in links[todo.popleft()]:
+                if y not in reached:
+                    reached.add(y)
+                    todo.append(y)
+        for n in names:
+            if n in walk and n not in reached:
+                kind = "city" if n in cities else "ocean"
+                raise EntryValueError(
+                    f"{kind} {q(n)}", f"not reachable from {first!r} over the connections"
+                )
+        return self
+
+
+MODELS: dict[str, type[FileModel]] = {
+    "dice.toml": DiceFile,
+    "intel.toml": IntelFile,
+    "villain.toml": VillainFile,
+    "lobo.toml": LoboFile,
+    "henchmen.toml": HenchmenFile,
+    "characters.toml": CharactersFile,
+    "setup.toml": SetupFile,
+    "top_secret.toml": TopSecretFile,
+    "encounters.toml": EncountersFile,
+    "fate.toml": FateFile,
+    "map.toml": MapFile,
+}
+assert tuple(MODELS) == FILES
