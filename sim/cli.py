@@ -1,0 +1,210 @@
+"""The ``smersh-sim`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+
+def _parse_value(text: str):
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_params(items: list[str] | None) -> dict:
+    """``["exchange_when=early", "pool_target=5"]`` -> dict with ints/floats/bools parsed."""
+    out = {}
+    for item in items or []:
+        if "=" not in item:
+            raise SystemExit(f"--param expects NAME=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        out[k.strip()] = _parse_value(v.strip())
+    return out
+
+
+def _load_content(path):
+    from sim.content import ContentError, load
+
+    try:
+        return load(path)
+    except ContentError as e:
+        raise SystemExit(f"content error: {e}") from None
+
+
+def cmd_odds(args) -> int:
+    from sim import odds
+
+    if args.what == "dice":
+        print(odds.cli_dice(args.json))
+    else:
+        print(odds.cli_gamble(args.json, samples=args.samples, seed=args.seed))
+    return 0
+
+
+def cmd_content(args) -> int:
+    c = _load_content(args.content)
+    info = {
+        "name": c.name,
+        "path": str(c.path),
+        "hash": c.hash,
+        "spaces": int(c.n_spaces),
+        "cities": int(c.n_cities),
+        "villain_cards": int(len(c.villain_advance)),
+        "encounter_cards": int(len(c.encounter_deck)),
+        "fate_cards": int(len(c.fate_city)),
+        "characters": list(c.character_names),
+        "assumed_entries": len(c.assumed),
+    }
+    if args.json:
+        print(json.dumps(info, indent=2))
+    else:
+        print(f"content pack '{c.name}' at {c.path}")
+        print(f"  hash {c.hash}")
+        for k in ("spaces", "cities", "villain_cards", "encounter_cards", "fate_cards", "assumed_entries"):
+            print(f"  {k.replace('_', ' ')}: {info[k]}")
+        print(f"  characters: {', '.join(c.character_names)}")
+    return 0
+
+
+def _settings_and_strategies(args, content):
+    import strategies
+    from sim.rules.state import Settings
+
+    try:
+        settings = Settings.build(content, args.players, args.characters, args.variant)
+        params = parse_params(args.param)
+        team = [strategies.make(args.strategy, **params) for _ in range(args.players)]
+    except ValueError as e:
+        raise SystemExit(f"error: {e}") from None
+    return settings, team
+
+
+def cmd_play(args) -> int:
+    from sim.results import summarize_records
+    from sim.rules import play_game
+
+    content = _load_content(args.content)
+    settings, team = _settings_and_strategies(args, content)
+    if args.games < 1:
+        raise SystemExit("--games must be at least 1")
+    t0 = time.perf_counter()
+    records = []
+    for game in range(args.games):
+        rec, _ = play_game(content, settings, team, args.seed, game)
+        records.append(rec)
+    elapsed = time.perf_counter() - t0
+    summary = summarize_records(records)
+    summary.update(
+        {
+            "players": args.players,
+            "characters": records[0].characters,
+            "strategy": args.strategy,
+            "params": team[0].params(),
+            "variant": settings.variant_label,
+            "seed": args.seed,
+            "engine": args.engine,
+            "content_hash": content.hash,
+            "seconds": round(elapsed, 3),
+        }
+    )
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    print(
+        f"{summary['games']} games, {args.players} players ({summary['characters']}), "
+        f"strategy {args.strategy}, variant {summary['variant']}, seed {args.seed}, engine {args.engine}"
+    )
+    print(
+        f"wins: {summary['wins']}  win rate {100 * summary['win_rate']:.2f}%  "
+        f"95% Wilson interval [{100 * summary['ci_low']:.2f}%, {100 * summary['ci_high']:.2f}%]"
+    )
+    print("outcomes:")
+    labels = {
+        "win_location": "win by Location Track (Intel matched)",
+        "win_henchmen": "win by defeating all henchmen",
+        "loss_lobo": "loss: Dr. Lobo reached 9",
+        "loss_intel": "loss: Intel Pool short at the end",
+        "timeout": "timeout (turn cap: a bug to report)",
+    }
+    for k, v in summary["outcomes"].items():
+        print(f"  {labels[k]:<40} {v:>8}  {100 * v / summary['games']:6.2f}%")
+    q = summary["turn_quantiles"]
+    print(
+        f"turns: mean {summary['mean_turns']:.1f}, 5% {q['q05']:.0f}, 25% {q['q25']:.0f}, "
+        f"median {q['q50']:.0f}, 75% {q['q75']:.0f}, 95% {q['q95']:.0f}"
+    )
+    print(f"({elapsed:.1f} s, {summary['games'] / max(elapsed, 1e-9):.0f} games/s)")
+    return 0
+
+
+def cmd_trace(args) -> int:
+    from sim.rules import play_game
+
+    content = _load_content(args.content)
+    settings, team = _settings_and_strategies(args, content)
+    rec, g = play_game(content, settings, team, args.seed, args.game, trace=True)
+    print("\n".join(g.trace))
+    print(
+        f"RESULT: {rec.outcome} after {rec.turns} turns ({rec.rounds} rounds); "
+        f"Dr. Lobo {rec.lobo}, Location Track {rec.location_track}"
+    )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="smersh-sim", description="Monte Carlo balance simulator for Agents of SMERSH")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    o = sub.add_parser("odds", help="exact odds tables of dice tests and gambles")
+    o.add_argument("what", choices=["dice", "gamble"])
+    o.add_argument("--json", action="store_true", help="machine-readable output")
+    o.add_argument("--samples", type=int, default=1_000_000, help="samples for the sampled gamble policies")
+    o.add_argument("--seed", type=int, default=1)
+    o.set_defaults(func=cmd_odds)
+
+    c = sub.add_parser("content", help="load and validate a content pack; print its hash")
+    c.add_argument("--content", default=None, help="content pack folder (default: the built-in pack)")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_content)
+
+    def game_args(q, games: bool):
+        q.add_argument("--players", type=int, default=4)
+        q.add_argument("--strategy", default="heuristic")
+        q.add_argument("--param", action="append", metavar="NAME=VALUE", help="strategy parameter (repeatable)")
+        q.add_argument("--seed", type=int, default=1)
+        q.add_argument("--characters", default=None, help="comma-separated character names, one per seat")
+        q.add_argument("--variant", default=None, help="easier, dirty-lobo, dirty-location, dirty (comma-separated)")
+        q.add_argument("--content", default=None, help="content pack folder")
+        if games:
+            q.add_argument("--games", type=int, default=1000)
+            q.add_argument("--engine", choices=["reference"], default="reference")
+            q.add_argument("--json", action="store_true")
+        else:
+            q.add_argument("--game", type=int, default=0, help="game index within the seed")
+
+    pl = sub.add_parser("play", help="play games and print a summary")
+    game_args(pl, True)
+    pl.set_defaults(func=cmd_play)
+
+    tr = sub.add_parser("trace", help="print one game turn by turn")
+    game_args(tr, False)
+    tr.set_defaults(func=cmd_trace)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,247 @@
+"""Encounter phase: secret-mission flips, tokens, henchman tests, encounter cards, rewards.
+
+Field manual "2 Encounters", Appendix "Rewards and Penalties"; MODEL.md section A.2.
+"""
+
+from __future__ import annotations
+
+from sim.content import constants as K
+from sim.rng import ENCOUNTER, FATE, TOP_SECRET
+from sim.rules.choices import TestOption, TokenChoice
+from sim.rules.decks import draw_card, draw_token
+from sim.rules.endgame import check_henchmen, check_location
+from sim.rules.errors import RuleError, StrategyError
+from sim.rules.missions import flip_missions
+from sim.rules.skill_tests import choose_option, describe_option, run_test
+from sim.rules.state import DEFEATED, POOL, REMOVED, SUPPLY, GameState
+from sim.rules.villain import name, take_injuries, v_minus_1, villain_advancement
+
+
+def token_choices(g: GameState, seat: int) -> list[TokenChoice]:
+    """What the player may do with the tokens on their space (always: ignore them)."""
+    space = g.players[seat].space
+    choices = [TokenChoice.NO_INTEL]
+    if g.green_on(space):
+        choices.append(TokenChoice.HENCHMAN)
+    if g.yellow_on(space):
+        choices.append(TokenChoice.POOL)
+        if g.greens_in(SUPPLY):
+            choices.append(TokenChoice.EXCHANGE)
+    return choices
+
+
+def encounter_phase(g: GameState, seat: int) -> None:
+    """Flip secret missions, then resolve exactly one token or a No Intel encounter."""
+    p = g.players[seat]
+    flip_missions(g, seat)
+    choices = token_choices(g, seat)
+    choice = TokenChoice.NO_INTEL
+    if len(choices) > 1:
+        strat = g.strategy(seat)
+        i = strat.token(g.view(seat), list(choices))
+        if not isinstance(i, int) or not 0 <= i < len(choices):
+            raise StrategyError(f"strategy {strat.name!r} chose token option {i!r} of {len(choices)}")
+        choice = choices[i]
+    space = p.space
+    if choice == TokenChoice.HENCHMAN:
+        henchman_encounter(g, seat, g.green_on(space)[0])
+    elif choice == TokenChoice.POOL:
+        token = g.yellow_on(space)[0]
+        g.intel_loc[token] = POOL
+        g.say(f"  takes the Intel token into the Intel Pool (Pool: {len(g.intel_in(POOL))})")
+        encounter_card(g, seat, K.WITH_INTEL)
+    elif choice == TokenChoice.EXCHANGE:
+        exchange_intel(g, seat, g.yellow_on(space)[0])
+        encounter_card(g, seat, K.WITH_INTEL)
+    else:
+        encounter_card(g, seat, K.NO_INTEL)
+
+
+def exchange_intel(g: GameState, seat: int, token: int) -> None:
+    """Yellow token back to the supply; a face-down green token goes to a Fate-drawn city."""
+    c = g.content
+    g.intel_loc[token] = SUPPLY
+    green = draw_token(g, g.green_loc, SUPPLY)
+    if green < 0:
+        raise RuleError("exchange offered with an empty green supply")
+    card = draw_card(g, g.fate, FATE)
+    if card < 0:
+        raise RuleError("Fate deck exhausted")
+    city = int(c.fate_city[card])
+    g.fate.discard.append(card)
+    g.green_loc[green] = city
+    g.say(f"  exchanges the Intel token: a Location token goes to {c.space_names[city]}")
+
+
+def henchman_encounter(g: GameState, seat: int, token: int) -> None:
+    """Reveal the Location token and test its henchman at his current level."""
+    c = g.content
+    p = g.players[seat]
+    h = token  # Location token t belongs to henchman t
+    level = g.henchman_level[h]
+    g.stats.henchman_tests += 1
+    g.say(f"  reveals the Location token: {c.henchman_names[h]} (level {level})")
+    g.green_loc[token] = SUPPLY  # the token leaves the board whatever happens
+    auto = int(c.henchman_autopass[h, level - 1])
+    if auto >= 0 and p.advanced[auto]:
+        g.stats.tests_attempted += 1
+        g.stats.tests_passed += 1
+        g.say(f"  passes automatically with {K.ADVANCED_SKILLS[auto]}")
+        passed = True
+    else:
+        options = [
+            TestOption(int(c.henchman_option_skill[h, level - 1, i]),
+                       int(c.henchman_option_modifier[h, level - 1, i]),
+                       int(c.henchman_option_successes[h, level - 1, i]))
+            for i in range(K.MAX_OPTIONS)
+            if c.henchman_option_skill[h, level - 1, i] >= 0
+        ]
+        option = choose_option(g, seat, options)
+        g.say(f"  tests {describe_option(g, option)}")
+        passed = run_test(g, seat, option, henchman=h, level=level)
+    if not passed:
+        g.say(f"  {c.henchman_names[h]} wins")
+        villain_advancement(g)
+        return
+    g.stats.henchman_passed += 1
+    if level == 3:
+        g.henchman_level[h] = DEFEATED
+        g.green_loc[token] = REMOVED
+        g.say(f"  {c.henchman_names[h]} is DEFEATED: his token leaves the game")
+        check_henchmen(g)
+    else:
+        g.henchman_level[h] = level + 1
+        g.say(f"  {c.henchman_names[h]} levels up to {level + 1}")
+    g.location_track += 1
+    g.say(f"  Location Track {g.location_track}/{g.location_target}")
+    check_location(g)
+
+
+def encounter_options(g: GameState, card: int, side: int) -> list[TestOption]:
+    c = g.content
+    options = [
+        TestOption(int(c.encounter_option_skill[card, side, i]),
+                   int(c.encounter_option_modifier[card, side, i]),
+                   int(c.encounter_option_successes[card, side, i]))
+        for i in range(K.MAX_OPTIONS)
+        if c.encounter_option_skill[card, side, i] >= 0
+    ]
+    if c.encounter_gamble[card, side]:
+        options.append(TestOption(gamble=True))
+    return options
+
+
+def encounter_card(g: GameState, seat: int, side: int) -> None:
+    """Draw from the space's continent deck (ocean deck at sea) and resolve one side."""
+    c = g.content
+    p = g.players[seat]
+    deck = int(c.space_deck[p.space])
+    card = draw_card(g, g.encounters[deck], ENCOUNTER + deck)
+    if card < 0:
+        raise RuleError(f"encounter deck {K.DECKS[deck]} is empty")
+    g.encounters[deck].discard.append(card)
+    no_advance = bool(c.encounter_no_advance[card, side])
+    g.say(f"  {K.DECKS[deck]} encounter card {card} ({'With Intel' if side else 'No Intel'})")
+    auto = int(c.encounter_autopass[card, side])
+    if auto >= 0 and p.advanced[auto]:
+        g.stats.tests_attempted += 1
+        g.stats.tests_passed += 1
+        g.say(f"  passes automatically with {K.ADVANCED_SKILLS[auto]}")
+        passed = True
+    else:
+        option = choose_option(g, seat, encounter_options(g, card, side))
+        g.say(f"  tests {describe_option(g, option)}")
+        passed = run_test(g, seat, option, no_advance=no_advance)
+    if passed:
+        apply_effect(g, seat, int(c.encounter_reward[card, side]),
+                     int(c.encounter_reward_amount[card, side]), int(c.encounter_reward_skill[card, side]))
+    else:
+        if no_advance:
+            g.say("  failed, but the encounter says: do not advance villain")
+        else:
+            villain_advancement(g)
+        apply_effect(g, seat, int(c.encounter_penalty[card, side]),
+                     int(c.encounter_penalty_amount[card, side]), int(c.encounter_penalty_skill[card, side]))
+
+
+def draw_top_secret(g: GameState, seat: int) -> None:
+    card = draw_card(g, g.top_secret, TOP_SECRET)
+    if card < 0:
+        g.say("  no Top Secret card left")
+        return
+    g.players[seat].top_secret.append(card)
+    g.say(f"  draws Top Secret card {card} ({K.TOP_SECRET_EFFECTS[int(g.content.top_secret_effect[card])]})")
+
+
+def gain_resolve(g: GameState, seat: int, n: int) -> None:
+    p = g.players[seat]
+    p.resolve = min(p.resolve_max, p.resolve + n)
+
+
+def gain_un(g: GameState, seat: int) -> None:
+    if g.un_supply > 0:
+        g.un_supply -= 1
+        g.players[seat].un_tokens += 1
+
+
+def raise_skill(g: GameState, seat: int, skill: int, delta: int) -> None:
+    """Basic skills stay inside 0..5 (the mat's limits)."""
+    p = g.players[seat]
+    p.skills[skill] = min(5, max(0, p.skills[skill] + delta))
+
+
+def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) -> None:
+    """One reward or penalty of the Appendix."""
+    if effect == K.E_NONE:
+        return
+    p = g.players[seat]
+    strat = g.strategy(seat)
+    g.say(f"  {'reward' if effect < K.E_LOSE_INTEL else 'penalty'}: {K.EFFECTS[effect]}"
+          + (f" x{amount}" if amount > 1 else ""))
+    if effect == K.E_GAIN_INTEL:
+        for _ in range(amount):
+            t = draw_token(g, g.intel_loc, SUPPLY)
+            if t < 0:
+                break  # supply empty: out of luck (FAQ 1)
+            g.intel_loc[t] = POOL
+    elif effect == K.E_TOP_SECRET:
+        draw_top_secret(g, seat)
+    elif effect == K.E_GAIN_RESOLVE:
+        gain_resolve(g, seat, amount)
+    elif effect == K.E_UP_ANY_SKILL:
+        options = [s for s in range(len(K.BASIC_SKILLS)) if p.skills[s] < 5]
+        if options:
+            i = strat.skill_up(g.view(seat), options)
+            if not isinstance(i, int) or not 0 <= i < len(options):
+                raise StrategyError(f"strategy {strat.name!r} chose skill {i!r} of {len(options)}")
+            raise_skill(g, seat, options[i], +1)
+    elif effect == K.E_UP_SKILL:
+        raise_skill(g, seat, skill, +1)
+    elif effect == K.E_UN_TRANSPORT:
+        gain_un(g, seat)
+    elif effect == K.E_ADVANCED_SKILL:
+        options = [s for s in range(len(K.ADVANCED_SKILLS)) if not p.advanced[s]]
+        if options:
+            i = strat.advanced_skill(g.view(seat), options)
+            if not isinstance(i, int) or not 0 <= i < len(options):
+                raise StrategyError(f"strategy {strat.name!r} chose advanced skill {i!r} of {len(options)}")
+            p.advanced[options[i]] = True
+    elif effect == K.E_NAMED_ADVANCED_SKILL:
+        p.advanced[skill] = True
+    elif effect == K.E_V_MINUS_1:
+        v_minus_1(g)
+    elif effect == K.E_LOSE_INTEL:
+        for _ in range(amount):
+            t = draw_token(g, g.intel_loc, POOL)
+            if t < 0:
+                break
+            g.intel_loc[t] = REMOVED
+    elif effect == K.E_INJURIES:
+        take_injuries(g, seat, amount)
+    elif effect == K.E_LOWER_SKILL:
+        raise_skill(g, seat, skill, -1)
+    else:
+        raise RuleError(f"unknown effect code {effect}")
+
+
+__all__ = ["encounter_phase", "henchman_encounter", "encounter_card", "apply_effect", "name"]

@@ -1,0 +1,80 @@
+"""Secret missions: flipping mission cards and claiming the reward (field manual 2 and 3)."""
+
+from __future__ import annotations
+
+from sim.rng import FATE
+from sim.rules.choices import MissionReward, Reward
+from sim.rules.decks import cards_in, draw_card
+from sim.rules.errors import RuleError, StrategyError
+from sim.rules.state import GameState
+from sim.rules.villain import name
+
+
+def deal_missions(g: GameState, seat: int) -> None:
+    """Draw two Fate cards as the player's secret-mission cities."""
+    p = g.players[seat]
+    p.missions = []
+    for _ in range(2):
+        card = draw_card(g, g.fate, FATE)
+        if card < 0:
+            raise RuleError("Fate deck exhausted while dealing secret missions")
+        p.missions.append(card)
+    p.mission_flipped = [False, False]
+    g.say(
+        f"  {name(g, seat)} secret missions: "
+        + ", ".join(g.content.space_names[int(g.content.fate_city[f])] for f in p.missions)
+    )
+
+
+def flip_missions(g: GameState, seat: int) -> None:
+    """On a mission city at the start of the encounter phase, that mission card flips."""
+    p = g.players[seat]
+    for i, card in enumerate(p.missions):
+        if not p.mission_flipped[i] and int(g.content.fate_city[card]) == p.space:
+            p.mission_flipped[i] = True
+            g.say(f"  secret mission {g.content.space_names[p.space]} flipped")
+
+
+def reward_options(g: GameState, seat: int) -> list[MissionReward]:
+    from sim.content.constants import BASIC_SKILLS
+
+    p = g.players[seat]
+    options = []
+    if cards_in(g.top_secret) + len(g.top_secret.discard) > 0:
+        options.append(MissionReward(Reward.TOP_SECRET))
+    if p.resolve < p.resolve_max:
+        options.append(MissionReward(Reward.RESOLVE))
+    if g.un_supply > 0:
+        options.append(MissionReward(Reward.UN_TRANSPORT))
+    for s in range(len(BASIC_SKILLS)):
+        if p.skills[s] < 5:
+            options.append(MissionReward(Reward.SKILL, s))
+    return options
+
+
+def mission_reward(g: GameState, seat: int) -> None:
+    """Both mission cards flipped: claim one reward, then draw two new missions."""
+    from sim.rules.encounters import draw_top_secret, gain_resolve, gain_un, raise_skill
+
+    p = g.players[seat]
+    if not all(p.mission_flipped):
+        return
+    g.stats.missions_completed += 1
+    options = reward_options(g, seat)
+    if options:
+        strat = g.strategy(seat)
+        i = strat.mission_reward(g.view(seat), list(options))
+        if not isinstance(i, int) or not 0 <= i < len(options):
+            raise StrategyError(f"strategy {strat.name!r} chose mission reward {i!r} of {len(options)}")
+        r = options[i]
+        g.say(f"{name(g, seat)} completes a secret mission: reward {r.kind.name.lower()}")
+        if r.kind == Reward.TOP_SECRET:
+            draw_top_secret(g, seat)
+        elif r.kind == Reward.RESOLVE:
+            gain_resolve(g, seat, int(g.content.setup_mission_resolve[g.settings.players]))
+        elif r.kind == Reward.UN_TRANSPORT:
+            gain_un(g, seat)
+        else:
+            raise_skill(g, seat, r.skill, +1)
+    g.fate.discard.extend(p.missions)
+    deal_missions(g, seat)

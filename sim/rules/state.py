@@ -1,0 +1,371 @@
+"""The state of one game of SMERSH, and the read-only view a strategy gets of it.
+
+Strategies import this module only (never the engine): it describes the board,
+the players and the decks, and :class:`PlayerView` hides what a real player
+cannot see (face-down Intel, deck order, future rolls).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from sim.content import Content
+from sim.content import constants as K
+
+# Where a token is: a space index (>= 0) or one of these.
+SUPPLY = -1
+POOL = -2
+REMOVED = -3
+
+# Henchman level after defeat at level 3.
+DEFEATED = 4
+
+
+class Outcome(IntEnum):
+    """How a game ended."""
+
+    WIN_LOCATION = 0  # Location Track at target and the Intel Pool matched Dr. Lobo
+    WIN_HENCHMEN = 1  # all four henchmen defeated
+    LOSS_LOBO = 2  # Dr. Lobo reached 9
+    LOSS_INTEL = 3  # Location Track at target but the Pool lacked Intel
+    TIMEOUT = 4  # the safety turn cap: a bug to report, never a real outcome
+
+    @property
+    def label(self) -> str:
+        return OUTCOME_NAMES[self]
+
+    @property
+    def is_win(self) -> bool:
+        return self in (Outcome.WIN_LOCATION, Outcome.WIN_HENCHMEN)
+
+
+OUTCOME_NAMES = {
+    Outcome.WIN_LOCATION: "win_location",
+    Outcome.WIN_HENCHMEN: "win_henchmen",
+    Outcome.LOSS_LOBO: "loss_lobo",
+    Outcome.LOSS_INTEL: "loss_intel",
+    Outcome.TIMEOUT: "timeout",
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What varies between games of one study cell: player count, line-up, variants."""
+
+    players: int = 4
+    characters: tuple[int, ...] = ()  # character indices by seat; () = the pack's default line-up
+    easier: bool = False
+    dirty_lobo: bool = False  # Dirty Intel: Dr. Lobo starts at 2
+    dirty_location: bool = False  # Dirty Intel: Location target +1
+
+    VARIANTS = ("easier", "dirty-lobo", "dirty-location", "dirty")
+
+    @classmethod
+    def build(cls, content: Content, players: int, characters=None, variant=None) -> Settings:
+        """Validate user input (names, counts, variant words) into Settings."""
+        if not isinstance(players, int) or not 1 <= players <= K.MAX_PLAYERS:
+            raise ValueError(f"players must be an integer from 1 to {K.MAX_PLAYERS}, got {players!r}")
+        if characters is None or len(characters) == 0:
+            lineup = tuple(int(c) for c in content.setup_lineup[players] if c >= 0)
+            if len(lineup) != players:
+                raise ValueError(
+                    f"setup.toml: lineup for {players} players has {len(lineup)} characters"
+                )
+        else:
+            if isinstance(characters, str):
+                characters = [c.strip() for c in characters.split(",") if c.strip()]
+            lineup = tuple(
+                c if isinstance(c, int) else content.character_index(c) for c in characters
+            )
+            if len(lineup) != players:
+                raise ValueError(
+                    f"characters: {len(lineup)} given for {players} players; give one per seat"
+                )
+            for c in lineup:
+                if not 0 <= c < len(content.character_names):
+                    raise ValueError(f"characters: no character with index {c}")
+        flags = {"easier": False, "dirty_lobo": False, "dirty_location": False}
+        words = variant
+        if isinstance(variant, str):
+            words = [w.strip() for w in variant.split(",") if w.strip()]
+        for w in words or ():
+            if w == "easier":
+                flags["easier"] = True
+            elif w == "dirty-lobo":
+                flags["dirty_lobo"] = True
+            elif w == "dirty-location":
+                flags["dirty_location"] = True
+            elif w == "dirty":
+                flags["dirty_lobo"] = flags["dirty_location"] = True
+            elif w in ("", "none", "standard"):
+                pass
+            else:
+                raise ValueError(
+                    f"variant: unknown variant {w!r}; choose from {', '.join(cls.VARIANTS)}"
+                )
+        return cls(players=players, characters=lineup, **flags)
+
+    @property
+    def variant_label(self) -> str:
+        words = [
+            w
+            for w, on in (
+                ("easier", self.easier),
+                ("dirty-lobo", self.dirty_lobo),
+                ("dirty-location", self.dirty_location),
+            )
+            if on
+        ]
+        return ",".join(words) if words else "standard"
+
+
+@dataclass
+class Deck:
+    """A face-down draw pile drawn lazily (uniform draws = a shuffled deck) plus its discards.
+
+    ``pile`` holds the undrawn card ids; a draw takes a uniformly random one,
+    swaps it with the last and pops (the canonical protocol the kernel repeats).
+    ``top`` is a card already revealed as the top of the pile (Dexter's Watch).
+    """
+
+    pile: list[int]
+    discard: list[int] = field(default_factory=list)
+    top: int = -1
+
+
+@dataclass
+class Player:
+    """One agent at the table."""
+
+    seat: int
+    character: int
+    space: int
+    skills: list[int]
+    resolve: int
+    resolve_max: int
+    life: int
+    advanced: list[bool]
+    injuries: int = 0
+    un_tokens: int = 0
+    top_secret: list[int] = field(default_factory=list)  # Top Secret card ids in hand
+    missions: list[int] = field(default_factory=list)  # two Fate card ids
+    mission_flipped: list[bool] = field(default_factory=lambda: [False, False])
+    watch: bool = False
+    gives_un: bool = False
+    # how the player arrived this turn matters for nothing after movement; kept for traces
+    rested_last: bool = False
+
+
+@dataclass
+class Stats:
+    """Per-game counters reported in the one-row-per-game table."""
+
+    tests_attempted: int = 0
+    tests_passed: int = 0
+    gambles_played: int = 0
+    gambles_won: int = 0
+    injuries_taken: int = 0
+    knockouts: int = 0
+    resolve_spent: int = 0
+    un_used: int = 0
+    overflows: int = 0
+    airports_closed: int = 0
+    missions_completed: int = 0
+    villain_drawn: int = 0
+    henchman_tests: int = 0
+    henchman_passed: int = 0
+    top_secret_played: int = 0
+
+
+@dataclass
+class GameState:
+    """Everything on and around the table. Engines mutate it; strategies read a view."""
+
+    content: Content
+    settings: Settings
+    players: list[Player]
+    lobo_start: int
+    location_target: int
+    overflow_limit: int
+    henchman_level: list[int]  # per henchman: 1..3, or DEFEATED
+    green_loc: list[int]  # per Location token (= henchman): space, SUPPLY or REMOVED
+    intel_loc: list[int]  # per yellow Intel token: space, SUPPLY, POOL or REMOVED
+    airport_closed: list[bool]
+    close_tokens_left: int
+    un_supply: int
+    villain: Deck
+    next_to_lobo: list[int]  # villain advancement cards lying next to Dr. Lobo
+    villain_removed: list[int]  # removed at setup
+    fate: Deck
+    encounters: list[Deck]  # one per encounter deck (constants.DECKS order)
+    top_secret: Deck
+    location_track: int = 0
+    turn: int = 0  # player turns played so far
+    active: int = 0  # seat of the active player
+    outcome: Outcome | None = None
+    stats: Stats = field(default_factory=Stats)
+    # per-turn flags of the active player
+    dice_resolve_used: bool = False
+    move_resolve_used: bool = False
+    watched: int = -1  # villain card id revealed by the Watch this turn, else -1
+    # machinery: the game's random streams, one strategy per seat, the optional trace
+    rng: object = None
+    strategies: list = field(default_factory=list)
+    trace: list | None = None
+
+    def say(self, text: str) -> None:
+        """Append a line to the game trace (when tracing)."""
+        if self.trace is not None:
+            self.trace.append(text)
+
+    def view(self, seat: int) -> PlayerView:
+        return PlayerView(self, self.rng, seat)
+
+    def strategy(self, seat: int):
+        return self.strategies[seat]
+
+    # --- derived facts used by rules and views ------------------------------------
+    @property
+    def lobo(self) -> int:
+        """Dr. Lobo's track: start plus the cards lying next to him."""
+        adv = self.content.villain_advance
+        return self.lobo_start + sum(int(adv[c]) for c in self.next_to_lobo)
+
+    @property
+    def rounds(self) -> int:
+        """Completed or started rounds (a round = every player took a turn)."""
+        n = self.settings.players
+        return (self.turn + n - 1) // n
+
+    def yellow_on(self, space: int) -> list[int]:
+        return [t for t, loc in enumerate(self.intel_loc) if loc == space]
+
+    def green_on(self, space: int) -> list[int]:
+        return [t for t, loc in enumerate(self.green_loc) if loc == space]
+
+    def intel_in(self, where: int) -> list[int]:
+        return [t for t, loc in enumerate(self.intel_loc) if loc == where]
+
+    def greens_in(self, where: int) -> list[int]:
+        return [t for t, loc in enumerate(self.green_loc) if loc == where]
+
+    def yellow_on_board(self) -> list[int]:
+        return [t for t, loc in enumerate(self.intel_loc) if loc >= 0]
+
+    def green_on_board(self) -> list[int]:
+        return [t for t, loc in enumerate(self.green_loc) if loc >= 0]
+
+
+class PlayerView:
+    """What a player may see: public state plus their own hand; no face-down Intel types.
+
+    Strategies receive this, never the GameState. ``random_below`` draws from
+    the game's strategy stream, the only randomness a strategy may use.
+    """
+
+    __slots__ = ("_g", "_rng", "seat")
+
+    def __init__(self, game: GameState, rng, seat: int):
+        self._g = game
+        self._rng = rng
+        self.seat = seat
+
+    # --- randomness for randomised strategies -------------------------------------
+    def random_below(self, n: int) -> int:
+        from sim.rng import STRATEGY
+
+        return self._rng.below(n, STRATEGY)
+
+    # --- public facts ---------------------------------------------------------------
+    @property
+    def content(self) -> Content:
+        return self._g.content
+
+    @property
+    def settings(self) -> Settings:
+        return self._g.settings
+
+    @property
+    def me(self) -> Player:
+        return self._g.players[self.seat]
+
+    @property
+    def players(self) -> list[Player]:
+        return self._g.players
+
+    @property
+    def lobo(self) -> int:
+        return self._g.lobo
+
+    @property
+    def location_track(self) -> int:
+        return self._g.location_track
+
+    @property
+    def location_target(self) -> int:
+        return self._g.location_target
+
+    @property
+    def henchman_level(self) -> list[int]:
+        return list(self._g.henchman_level)
+
+    @property
+    def pool_size(self) -> int:
+        """Number of Intel tokens in the Pool (face down: their types are hidden)."""
+        return len(self._g.intel_in(POOL))
+
+    @property
+    def intel_supply_size(self) -> int:
+        return len(self._g.intel_in(SUPPLY))
+
+    @property
+    def green_supply_size(self) -> int:
+        return len(self._g.greens_in(SUPPLY))
+
+    @property
+    def un_supply(self) -> int:
+        return self._g.un_supply
+
+    @property
+    def dice_resolve_used(self) -> bool:
+        return self._g.dice_resolve_used
+
+    @property
+    def move_resolve_used(self) -> bool:
+        return self._g.move_resolve_used
+
+    @property
+    def watched_advance(self) -> int | None:
+        """Advancement value of the villain card the Watch revealed this turn (None if none)."""
+        c = self._g.watched
+        if c < 0:
+            return None
+        if self._g.content.villain_injury[c]:
+            return 0
+        return int(self._g.content.villain_advance[c])
+
+    def yellow_spaces(self) -> list[int]:
+        """Spaces holding at least one face-down yellow Intel token (sorted)."""
+        return sorted({loc for loc in self._g.intel_loc if loc >= 0})
+
+    def green_spaces(self) -> list[int]:
+        """Spaces holding at least one face-down green Location token (sorted)."""
+        return sorted({loc for loc in self._g.green_loc if loc >= 0})
+
+    def airport_open(self, space: int) -> bool:
+        c = self._g.content
+        return bool(c.space_airport[space]) and (
+            bool(c.space_red_airport[space]) or not self._g.airport_closed[space]
+        )
+
+    def mission_cities(self, seat: int | None = None) -> list[int]:
+        """Unflipped secret-mission cities of a player (default: me)."""
+        p = self._g.players[self.seat if seat is None else seat]
+        fate_city = self._g.content.fate_city
+        return [int(fate_city[f]) for f, done in zip(p.missions, p.mission_flipped) if not done]
+
+    def top_secret_effects(self) -> list[int]:
+        """Effect codes of the Top Secret cards in my hand."""
+        eff = self._g.content.top_secret_effect
+        return [int(eff[c]) for c in self.me.top_secret]

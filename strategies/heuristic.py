@@ -1,0 +1,352 @@
+"""``heuristic``: a sensible player whose behaviour is set by named parameters.
+
+The decisions are plain arithmetic on public state so that the numba kernel can
+repeat them exactly. Two contrasting settings are registered as ``cautious``
+(collect Intel first, keep Resolve, rest early) and ``bold`` (exchange Intel for
+Location tokens at once, spend freely).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+
+from sim.content import constants as K
+from sim.poker import HIGH_CARD, choose_exchange, hand_category, hand_value
+from sim.rules.choices import Means, Reward, TokenChoice
+from strategies.base import Strategy
+
+MOVE_COST = {Means.STAY: 0, Means.WALK: 0, Means.PLANE: 0, Means.UN: 2, Means.UN_GIFT: 2, Means.TOP_SECRET_UN: 3}
+REWARD_KINDS = {"top_secret": Reward.TOP_SECRET, "resolve": Reward.RESOLVE, "un": Reward.UN_TRANSPORT, "skill": Reward.SKILL}
+EXCHANGE_WHEN = ("never", "late", "early")
+
+
+@dataclass(frozen=True)
+class HeuristicParams:
+    """The knobs of the heuristic player (see the README's strategy tour)."""
+
+    # dice: stop drawing beyond the successes needed when this close to a knockout
+    dice_stop_margin: int = 1
+    # Resolve for +1 die: "never", "henchman" (henchman tests only) or "always"
+    plus_one: str = "henchman"
+    # reroll one non-success die of a failed test for Resolve
+    reroll: bool = True
+    # Resolve kept back from ordinary encounters (henchman tests may use all of it)
+    resolve_reserve: int = 1
+    # spend Resolve on +1 movement point when it reaches the target
+    move_resolve: bool = True
+    # Intel: take yellow tokens into the Pool until it holds this many
+    pool_target: int = 6
+    # exchange yellow Intel for a green Location token: "never", "late" (once the Pool
+    # holds exchange_min_pool) or "early" (whenever fewer than max_greens are out)
+    exchange_when: str = "late"
+    exchange_min_pool: int = 3
+    max_greens: int = 2
+    # use a UN Transport when the target is at least this many steps away
+    un_min_distance: int = 4
+    # rest (with 2+ injuries) when this close to a knockout
+    rest_margin: int = 1
+    # secret mission reward preference: "top_secret", "resolve", "un" or "skill"
+    mission_reward: str = "top_secret"
+    # gamble: spend Resolve to exchange up to 5 cards on a high-card hand
+    gamble_resolve: bool = False
+    # the strategy's estimate of P(win) of a gamble, to compare with skill options
+    gamble_p: float = 0.61  # exchange_1 against the House, from `smersh-sim odds gamble`
+    # Top Secret auto-pass on henchman tests whose P(pass) is below this
+    auto_pass_below: float = 0.75
+    # cancel a villain advancement of at least this value (or any that would reach 9)
+    cancel_at: int = 2
+    # with the Watch showing a -1 card, fail an ordinary test on purpose (roll no bag die)
+    watch_fail: bool = True
+
+    def __post_init__(self):
+        if self.plus_one not in ("never", "henchman", "always"):
+            raise ValueError(f"plus_one must be 'never', 'henchman' or 'always', got {self.plus_one!r}")
+        if self.exchange_when not in EXCHANGE_WHEN:
+            raise ValueError(f"exchange_when must be one of {EXCHANGE_WHEN}, got {self.exchange_when!r}")
+        if self.mission_reward not in REWARD_KINDS:
+            raise ValueError(f"mission_reward must be one of {tuple(REWARD_KINDS)}, got {self.mission_reward!r}")
+        if not 0.0 <= self.gamble_p <= 1.0:
+            raise ValueError(f"gamble_p must be a probability, got {self.gamble_p!r}")
+
+
+@functools.lru_cache(maxsize=8)
+def pass_table(content_hash: str, success: tuple, injury: tuple, heal: tuple, bag: tuple, always: int) -> np.ndarray:
+    """Exact P(pass) [dice 0..5, needed 1..2 (index 0..1), reroll no/yes] for drawing every die."""
+    from sim.odds import dice_test_odds
+
+    arrs = [np.array(x, dtype=np.int64) for x in (success, injury, heal, bag)]
+    out = np.zeros((6, 2, 2))
+    for k in range(6):
+        for needed in (1, 2):
+            for r, mode in enumerate(("none", "on_fail")):
+                out[k, needed - 1, r] = dice_test_odds(k, needed, mode, *arrs, always).p_pass
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def content_pass_table(content) -> np.ndarray:
+    """:func:`pass_table` for a content pack's dice (cached per pack object)."""
+
+    def t(a):
+        return tuple(tuple(int(x) for x in row) for row in a) if a.ndim == 2 else tuple(int(x) for x in a)
+
+    return pass_table(content.hash, t(content.die_success), t(content.die_injury), t(content.die_heal),
+                      t(content.bag_dice), int(content.always_die))
+
+
+class HeuristicStrategy(Strategy):
+    """A sensible player; see :class:`HeuristicParams` for what can be tuned."""
+
+    def __init__(self, name: str = "heuristic", **params):
+        known = {f.name for f in fields(HeuristicParams)}
+        unknown = set(params) - known
+        if unknown:
+            raise ValueError(f"unknown heuristic parameter(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+        self.name = name
+        self.p = HeuristicParams(**params)
+
+    def params(self) -> dict:
+        return asdict(self.p)
+
+    # --- helpers ---------------------------------------------------------------------
+    def _p_pass(self, view, skill_total: int, needed: int) -> float:
+        table = content_pass_table(view.content)
+        me = view.me
+        k = min(max(skill_total, 0), 5)
+        can_reroll = self.p.reroll and me.resolve > 0 and not view.dice_resolve_used
+        return float(table[k, min(needed, 2) - 1, 1 if can_reroll else 0])
+
+    def _may_spend(self, view, henchman: bool) -> bool:
+        me = view.me
+        return me.resolve > 0 and (henchman or me.resolve > self.p.resolve_reserve)
+
+    def _watch_fail(self, view, test) -> bool:
+        return (self.p.watch_fail and view.watched_advance is not None and view.watched_advance < 0
+                and test.henchman < 0 and not test.no_advance)
+
+    def _wants_intel(self, view) -> bool:
+        return view.pool_size < self.p.pool_target or self._wants_exchange(view)
+
+    def _wants_exchange(self, view) -> bool:
+        if self.p.exchange_when == "never" or view.green_supply_size == 0:
+            return False
+        if len(view.green_spaces()) >= self.p.max_greens:
+            return False
+        return self.p.exchange_when == "early" or view.pool_size >= self.p.exchange_min_pool
+
+    def _target(self, view) -> int:
+        """Nearest green token, else (if Intel is wanted) nearest yellow, else a mission city."""
+        dist = view.content.hop_distance
+        here = view.me.space
+        for spaces in (view.green_spaces(), view.yellow_spaces() if self._wants_intel(view) else [],
+                       view.mission_cities()):
+            if spaces:
+                return min(spaces, key=lambda s: (int(dist[here, s]), s))
+        return -1
+
+    def _best_skill(self, view, skills) -> int:
+        me = view.me
+        return max(range(len(skills)), key=lambda i: (me.skills[skills[i]], -skills[i]))
+
+    # --- set-up ------------------------------------------------------------------------
+    def setup_level2_henchmen(self, view, k):
+        c = view.content
+        best = []
+        for h in range(len(c.henchman_names)):
+            score = -99
+            for i in range(K.MAX_OPTIONS):
+                s = int(c.henchman_option_skill[h, 1, i])
+                if s < 0:
+                    continue
+                team = max(p.skills[s] for p in view.players)
+                score = max(score, team + int(c.henchman_option_modifier[h, 1, i])
+                            - 2 * (int(c.henchman_option_successes[h, 1, i]) - 1))
+            best.append((-score, h))
+        return [h for _, h in sorted(best)[:k]]
+
+    def setup_extras(self, view, n, max_un):
+        return min(1, n, max_un)
+
+    # --- movement ----------------------------------------------------------------------
+    def rest(self, view):
+        me = view.me
+        return me.life - me.injuries <= self.p.rest_margin
+
+    def move(self, view, moves):
+        dist = view.content.hop_distance
+        me = view.me
+        target = self._target(view)
+        if target < 0:
+            for i, m in enumerate(moves):
+                if m.means == Means.STAY:
+                    return i
+            target = min(range(view.content.n_cities), key=lambda s: (int(dist[me.space, s]), s))
+        far = int(dist[me.space, target])
+        free_reach = any(m.dest == target and not m.resolve and MOVE_COST[m.means] == 0 for m in moves)
+        best, best_key = 0, None
+        for i, m in enumerate(moves):
+            cost = MOVE_COST[m.means] + (1 if m.resolve else 0)
+            if cost:
+                if m.dest != target or free_reach:
+                    continue
+                if m.resolve and not (self.p.move_resolve and self._may_spend(view, False)):
+                    continue
+                if MOVE_COST[m.means] and far < self.p.un_min_distance:
+                    continue
+            key = (int(dist[m.dest, target]), cost, int(m.means), m.dest)
+            if best_key is None or key < best_key:
+                best, best_key = i, key
+        return best
+
+    # --- tokens and tests --------------------------------------------------------------
+    def token(self, view, choices):
+        if TokenChoice.HENCHMAN in choices:
+            return choices.index(TokenChoice.HENCHMAN)
+        if TokenChoice.EXCHANGE in choices and self._wants_exchange(view):
+            return choices.index(TokenChoice.EXCHANGE)
+        if TokenChoice.POOL in choices and view.pool_size < self.p.pool_target:
+            return choices.index(TokenChoice.POOL)
+        return 0
+
+    def test_option(self, view, options):
+        me = view.me
+        scores = []
+        for o in options:
+            if o.gamble:
+                scores.append(self.p.gamble_p)
+            else:
+                scores.append(self._p_pass(view, me.skills[o.skill] + o.modifier, o.successes))
+        return max(range(len(options)), key=lambda i: (scores[i], -i))
+
+    def draw_die(self, view, test, drawn):
+        if self._watch_fail(view, test):
+            return False
+        me = view.me
+        if len(drawn) >= test.option.successes and me.life - me.injuries <= self.p.dice_stop_margin:
+            return False
+        return True
+
+    def resolve_plus_one(self, view, test, drawn):
+        if self._watch_fail(view, test) or self.p.plus_one == "never" or len(drawn) >= 5:
+            return False
+        henchman = test.henchman >= 0
+        if self.p.plus_one == "henchman" and not henchman:
+            return False
+        return self._may_spend(view, henchman)
+
+    def reroll(self, view, test, dice, faces):
+        if not self.p.reroll or self._watch_fail(view, test):
+            return -1
+        c = view.content
+        succ = sum(int(c.die_success[d, f]) for d, f in zip(dice, faces))
+        if succ != test.option.successes - 1 or not self._may_spend(view, test.henchman >= 0):
+            return -1
+        best, key = -1, None
+        for i, (d, f) in enumerate(zip(dice, faces)):
+            if c.die_success[d, f]:
+                continue
+            k = (int(c.die_success[d].sum()), int(c.die_injury[d, f]), -i)
+            if key is None or k > key:
+                best, key = i, k
+        return best
+
+    def gamble_exchange(self, view, hand, free):
+        c = view.content
+        ranks = np.array([c.fate_rank[x] for x in hand], dtype=np.int64)
+        suits = np.array([c.fate_suit[x] for x in hand], dtype=np.int64)
+        if self.p.gamble_resolve and self._may_spend(view, False):
+            cat = hand_category(hand_value(*[int(x) for x in ranks], *[int(x) for x in suits]))
+            if cat == HIGH_CARD:
+                mask5 = choose_exchange(ranks, suits, 5)
+                if bin(mask5).count("1") > free:
+                    return int(mask5), True
+        return int(choose_exchange(ranks, suits, free)), False
+
+    # --- rewards -------------------------------------------------------------------------
+    def mission_reward(self, view, options):
+        want = REWARD_KINDS[self.p.mission_reward]
+        order = [want] + [k for k in (Reward.TOP_SECRET, Reward.RESOLVE, Reward.UN_TRANSPORT, Reward.SKILL) if k != want]
+        me = view.me
+        for kind in order:
+            idx = [i for i, o in enumerate(options) if o.kind == kind]
+            if idx:
+                if kind == Reward.SKILL:
+                    return max(idx, key=lambda i: (me.skills[options[i].skill], -options[i].skill))
+                return idx[0]
+        return 0
+
+    def skill_up(self, view, skills):
+        return self._best_skill(view, skills)
+
+    def advanced_skill(self, view, skills):
+        counts = autopass_counts(view.content)
+        return max(range(len(skills)), key=lambda i: (counts[skills[i]], -skills[i]))
+
+    # --- Top Secret and the Watch -----------------------------------------------------------
+    def play_auto_pass(self, view, test):
+        if test.henchman < 0:
+            return False
+        return self._p_pass(view, test.dice_allowed, test.option.successes) < self.p.auto_pass_below
+
+    def play_two_dice(self, view, test):
+        return test.henchman >= 0 and test.dice_allowed < 5
+
+    def cancel_advance(self, view, card):
+        c = view.content
+        value = 0 if c.villain_injury[card] else int(c.villain_advance[card])
+        return value >= self.p.cancel_at or (value > 0 and view.lobo + value >= c.lobo_loss)
+
+    def heal_all(self, view):
+        me = view.me
+        return me.life - me.injuries <= self.p.rest_margin + 1
+
+    def intel_to_pool(self, view):
+        return True
+
+    def use_watch(self, view):
+        return self.p.watch_fail
+
+
+@functools.lru_cache(maxsize=8)
+def _autopass_counts(content_hash: str, autos: tuple) -> tuple:
+    counts = [0] * len(K.ADVANCED_SKILLS)
+    for a in autos:
+        if a >= 0:
+            counts[a] += 1
+    return tuple(counts)
+
+
+@functools.lru_cache(maxsize=8)
+def autopass_counts(content) -> tuple:
+    """How often each advanced skill passes a henchman level or an encounter side automatically."""
+    autos = tuple(int(x) for x in content.henchman_autopass.ravel()) + tuple(int(x) for x in content.encounter_autopass.ravel())
+    return _autopass_counts(content.hash, autos)
+
+
+CAUTIOUS = {
+    "exchange_when": "late",
+    "exchange_min_pool": 5,
+    "max_greens": 1,
+    "pool_target": 8,
+    "resolve_reserve": 2,
+    "rest_margin": 2,
+    "dice_stop_margin": 2,
+    "plus_one": "henchman",
+    "un_min_distance": 5,
+    "mission_reward": "resolve",
+}
+BOLD = {
+    "exchange_when": "early",
+    "max_greens": 3,
+    "pool_target": 5,
+    "resolve_reserve": 0,
+    "rest_margin": 0,
+    "dice_stop_margin": 0,
+    "plus_one": "always",
+    "un_min_distance": 3,
+    "gamble_resolve": True,
+    "mission_reward": "top_secret",
+}
