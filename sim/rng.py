@@ -165,6 +165,18 @@ def new_state(seed: int, game: int) -> np.ndarray:
     return state
 
 
+def _use_compiled_block() -> bool:
+    import os
+
+    return os.environ.get("SMERSH_PURE_PYTHON_RNG", "") not in ("1", "true", "yes")
+
+
+# The Python handle calls the compiled block function (identical output, pinned by
+# tests) because pure-Python Philox costs ~40 us a draw; SMERSH_PURE_PYTHON_RNG=1
+# (or NUMBA_DISABLE_JIT=1) runs the plain-Python function instead.
+_block = philox4x32_nb if _use_compiled_block() else philox4x32
+
+
 class Streams:
     """Python handle on one game's streams (plain ints; same numbers as the kernel).
 
@@ -189,7 +201,7 @@ class Streams:
         """Next 32-bit draw of ``source``."""
         n = self.counts[source]
         self.counts[source] = n + 1
-        return philox4x32(n & MASK32, source, self._g0, self._g1, self._k0, self._k1)[0]
+        return int(_block(n & MASK32, source, self._g0, self._g1, self._k0, self._k1)[0])
 
     def below(self, bound: int, source: int) -> int:
         """Uniform int in [0, bound)."""
