@@ -38,7 +38,9 @@ class HeuristicParams:
     # spend Resolve on +1 movement point when it reaches the target
     move_resolve: bool = True
     # Intel: take yellow tokens into the Pool until it holds this many
-    pool_target: int = 6
+    pool_target: int = 8
+    # do not take on the henchman that would end the game before the Pool holds this many
+    final_pool_min: int = 7
     # exchange yellow Intel for a green Location token: "never", "late" (once the Pool
     # holds exchange_min_pool) or "early" (whenever fewer than max_greens are out)
     exchange_when: str = "late"
@@ -137,11 +139,16 @@ class HeuristicStrategy(Strategy):
             return False
         return self.p.exchange_when == "early" or view.pool_size >= self.p.exchange_min_pool
 
+    def _ready_to_fight(self, view) -> bool:
+        """Fight henchmen unless the win would end the game with too small a Pool."""
+        return view.location_track < view.location_target - 1 or view.pool_size >= self.p.final_pool_min
+
     def _target(self, view) -> int:
         """Nearest green token, else (if Intel is wanted) nearest yellow, else a mission city."""
         dist = view.content.hop_distance
         here = view.me.space
-        for spaces in (view.green_spaces(), view.yellow_spaces() if self._wants_intel(view) else [],
+        greens = view.green_spaces() if self._ready_to_fight(view) else []
+        for spaces in (greens, view.yellow_spaces() if self._wants_intel(view) else [],
                        view.mission_cities()):
             if spaces:
                 return min(spaces, key=lambda s: (int(dist[here, s]), s))
@@ -203,7 +210,7 @@ class HeuristicStrategy(Strategy):
 
     # --- tokens and tests --------------------------------------------------------------
     def token(self, view, choices):
-        if TokenChoice.HENCHMAN in choices:
+        if TokenChoice.HENCHMAN in choices and self._ready_to_fight(view):
             return choices.index(TokenChoice.HENCHMAN)
         if TokenChoice.EXCHANGE in choices and self._wants_exchange(view):
             return choices.index(TokenChoice.EXCHANGE)
