@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sim.content import Content
 from sim.content import constants as K
-from sim.rng import FATE, VILLAIN, Streams
+from sim.rng import FATE, SETUP, VILLAIN, Streams
 from sim.rules.decks import draw_card, draw_token
 from sim.rules.encounters import draw_top_secret, gain_un
 from sim.rules.errors import RuleError, StrategyError
@@ -42,6 +42,20 @@ def villain_deck_for(g_rng: Streams, c: Content, players: int) -> tuple[list[int
     return sorted(kept), sorted(removed)
 
 
+def random_lineup(g_rng: Streams, c: Content, players: int) -> tuple[int, ...]:
+    """A line-up drawn from the SETUP stream: distinct characters while they last, then repeats."""
+    left: list[int] = []
+    out = []
+    for _ in range(players):
+        if not left:
+            left = list(range(len(c.character_names)))
+        j = g_rng.below(len(left), SETUP)
+        out.append(left[j])
+        left[j] = left[-1]
+        left.pop()
+    return tuple(out)
+
+
 def make_player(c: Content, s: Settings, seat: int, character: int) -> Player:
     cut_row = c.setup_resolve_cut_reduced if c.character_reduced_resolve_cut[character] else c.setup_resolve_cut
     return Player(
@@ -71,7 +85,7 @@ def setup_game(c: Content, s: Settings, strategies: list, seed: int, game: int, 
     """Lay out the table for one game."""
     n = s.players
     rng = Streams(seed, game)
-    lineup = s.characters or tuple(int(x) for x in c.setup_lineup[n] if x >= 0)
+    lineup = random_lineup(rng, c, n) if s.random_lineup else (s.characters or tuple(int(x) for x in c.setup_lineup[n] if x >= 0))
     villain_pile, villain_removed = villain_deck_for(rng, c, n)
     players = [make_player(c, s, seat, ch) for seat, ch in enumerate(lineup)]
     g = GameState(

@@ -55,6 +55,7 @@ class Settings:
 
     players: int = 4
     characters: tuple[int, ...] = ()  # character indices by seat; () = the pack's default line-up
+    random_lineup: bool = False  # draw each game's line-up from its SETUP stream
     easier: bool = False
     dirty_lobo: bool = False  # Dirty Intel: Dr. Lobo starts at 2
     dirty_location: bool = False  # Dirty Intel: Location target +1
@@ -66,7 +67,10 @@ class Settings:
         """Validate user input (names, counts, variant words) into Settings."""
         if not isinstance(players, int) or not 1 <= players <= K.MAX_PLAYERS:
             raise ValueError(f"players must be an integer from 1 to {K.MAX_PLAYERS}, got {players!r}")
-        if characters is None or len(characters) == 0:
+        random_lineup = isinstance(characters, str) and characters.strip() == "random"
+        if random_lineup:
+            lineup = ()
+        elif characters is None or len(characters) == 0 or characters == "default":
             lineup = tuple(int(c) for c in content.setup_lineup[players] if c >= 0)
             if len(lineup) != players:
                 raise ValueError(
@@ -104,7 +108,7 @@ class Settings:
                 raise ValueError(
                     f"variant: unknown variant {w!r}; choose from {', '.join(cls.VARIANTS)}"
                 )
-        return cls(players=players, characters=lineup, **flags)
+        return cls(players=players, characters=lineup, random_lineup=random_lineup, **flags)
 
     @property
     def variant_label(self) -> str:
