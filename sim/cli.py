@@ -160,6 +160,69 @@ def cmd_trace(args) -> int:
     return 0
 
 
+def cmd_run(args) -> int:
+    from sim.experiments import SpecError, load_spec
+    from sim.study import run_study
+
+    try:
+        spec = load_spec(args.spec)
+        if args.games is not None:
+            spec = spec.with_games(args.games)
+    except SpecError as e:
+        raise SystemExit(f"spec error: {e}") from None
+    report = run_study(spec, args.out, engine=args.engine, progress=None if not args.quiet else False,
+                       max_batches=args.max_batches)
+    if not report.finished:
+        print(f"stopped after {len(report.computed)} new batch(es); run the same command again to resume")
+        return 0
+    print(f"{spec.name}: {len(report.computed)} batch(es) played, {len(report.skipped)} reused -> {report.out}")
+    for f in report.files:
+        print(f"  {f}")
+    from sim.study import read_summary
+
+    summary = read_summary(report.out)
+    print(_summary_table(summary))
+    return 0
+
+
+def _summary_table(summary) -> str:
+    dims = [d for d in ("strategy", "variant", "characters", "setup") if summary[d].n_unique() > 1] or ["strategy"]
+    lines = [f"{'players':>7}  {' / '.join(dims):<28}{'games':>9}{'win rate':>10}  95% interval"]
+    for r in summary.sort(dims + ["players"]).iter_rows(named=True):
+        label = " / ".join(str(r[d]) for d in dims)
+        lines.append(
+            f"{r['players']:>7}  {label:<28}{r['games']:>9}{100 * r['win_rate']:>9.2f}%  "
+            f"[{100 * r['ci_low']:.2f}%, {100 * r['ci_high']:.2f}%]"
+        )
+    return "\n".join(lines)
+
+
+def cmd_compare(args) -> int:
+    from pathlib import Path
+
+    from sim.charts import paired_differences
+    from sim.compare import compare_run, parse_baseline
+
+    try:
+        table, baseline = compare_run(args.run, parse_baseline(args.baseline))
+    except (ValueError, FileNotFoundError) as e:
+        raise SystemExit(f"error: {e}") from None
+    label = ",".join(f"{k}={v}" for k, v in baseline.items())
+    chart = paired_differences(table, Path(args.run) / "paired_differences.png", label)
+    if args.json:
+        print(json.dumps(table.to_dicts(), indent=2))
+        return 0
+    print(f"paired differences in win rate against baseline {label} (same games, 95% intervals)")
+    print(f"{'cell':<44}{'diff':>8}  {'paired interval':<20}{'unpaired interval':<20}{'width':>6}")
+    for r in table.iter_rows(named=True):
+        paired = "[%+.2f, %+.2f]" % (100 * r["paired_low"], 100 * r["paired_high"])
+        unpaired = "[%+.2f, %+.2f]" % (100 * r["unpaired_low"], 100 * r["unpaired_high"])
+        print(f"{r['cell']:<44}{100 * r['diff']:>+7.2f}  {paired:<20}{unpaired:<20}{r['width_ratio']:>6.2f}")
+    print("width = paired / unpaired standard error (below 1: pairing narrowed the interval)")
+    print(f"chart: {chart}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="smersh-sim", description="Monte Carlo balance simulator for Agents of SMERSH")
     sub = p.add_subparsers(dest="command", required=True)
@@ -194,6 +257,21 @@ def build_parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("play", help="play games and print a summary")
     game_args(pl, True)
     pl.set_defaults(func=cmd_play)
+
+    ru = sub.add_parser("run", help="run an experiment spec into results/<name>/ (resumable)")
+    ru.add_argument("spec", help="experiments/<name>.toml")
+    ru.add_argument("--out", default=None, help="output folder (default results/<name>)")
+    ru.add_argument("--games", type=int, default=None, help="games per cell, overriding the spec")
+    ru.add_argument("--engine", choices=["reference"], default="reference")
+    ru.add_argument("--max-batches", type=int, default=None, help="stop after N new batches (resume later)")
+    ru.add_argument("--quiet", action="store_true", help="no progress bar")
+    ru.set_defaults(func=cmd_run)
+
+    co = sub.add_parser("compare", help="paired win-rate differences of a run's cells against a baseline")
+    co.add_argument("run", help="results/<name> folder of a finished run")
+    co.add_argument("--baseline", default=None, help="e.g. strategy=heuristic (default: the spec's [compare])")
+    co.add_argument("--json", action="store_true")
+    co.set_defaults(func=cmd_compare)
 
     tr = sub.add_parser("trace", help="print one game turn by turn")
     game_args(tr, False)

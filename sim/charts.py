@@ -1,0 +1,153 @@
+"""Matplotlib figures made from result tables only (never from the engines)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import polars as pl  # noqa: E402
+
+OUTCOME_LABELS = {
+    "win_location": "win: Location Track + Intel",
+    "win_henchmen": "win: all henchmen defeated",
+    "loss_lobo": "loss: Dr. Lobo at 9",
+    "loss_intel": "loss: Intel short at the end",
+    "timeout": "timeout (bug)",
+}
+OUTCOME_COLORS = {
+    "win_location": "#2b8a3e",
+    "win_henchmen": "#8ce99a",
+    "loss_lobo": "#c92a2a",
+    "loss_intel": "#f08c00",
+    "timeout": "#495057",
+}
+
+
+def _series_key(row: dict, dims: list[str]) -> str:
+    return ", ".join(f"{row[d]}" for d in dims) or "all"
+
+
+def _varying(summary: pl.DataFrame, exclude: tuple[str, ...]) -> list[str]:
+    return [d for d in ("strategy", "variant", "characters", "setup") if d not in exclude and summary[d].n_unique() > 1]
+
+
+def win_rate_by_players(summary: pl.DataFrame, path: Path, title: str = "") -> Path:
+    """Win rate against player count with 95% Wilson interval bars, one line per series."""
+    dims = _varying(summary, ()) or ["strategy"]
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    groups: dict[str, list[dict]] = {}
+    for row in summary.sort("players").iter_rows(named=True):
+        groups.setdefault(_series_key(row, dims), []).append(row)
+    n = len(groups)
+    for i, (label, rows) in enumerate(groups.items()):
+        x = np.array([r["players"] for r in rows], dtype=float) + (i - (n - 1) / 2) * 0.06
+        y = np.array([r["win_rate"] for r in rows]) * 100
+        lo = y - np.array([r["ci_low"] for r in rows]) * 100
+        hi = np.array([r["ci_high"] for r in rows]) * 100 - y
+        ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=3, label=label)
+    ax.set_xlabel("players")
+    ax.set_ylabel("win rate (%)")
+    ax.set_xticks(sorted(summary["players"].unique().to_list()))
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.set_title(title or "Win rate by player count (bars: 95% Wilson interval)")
+    ax.legend(title=" / ".join(dims), fontsize=8)
+    if 6 in summary["players"].to_list():
+        ax.annotate("6 players repeat one character (5 mats)", xy=(0.99, 0.01), xycoords="axes fraction",
+                    ha="right", va="bottom", fontsize=7, color="#666")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def outcome_causes(summary: pl.DataFrame, path: Path) -> Path:
+    """Stacked shares of each way a game ends, per cell."""
+    rows = list(summary.sort(["strategy", "variant", "setup", "characters", "players"]).iter_rows(named=True))
+    dims = _varying(summary, ())
+    labels = [f"{r['players']}p" + (f" {_series_key(r, dims)}" if dims else "") for r in rows]
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(rows) + 2), 4.5))
+    bottom = np.zeros(len(rows))
+    for name, label in OUTCOME_LABELS.items():
+        share = np.array([r[f"share_{name}"] for r in rows]) * 100
+        if share.sum() == 0 and name in ("timeout", "win_henchmen"):
+            continue
+        ax.bar(range(len(rows)), share, bottom=bottom, color=OUTCOME_COLORS[name], label=label)
+        bottom += share
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=8)
+    ax.set_ylabel("share of games (%)")
+    ax.set_ylim(0, 100)
+    ax.set_title("How games end")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def game_length_survival(summary: pl.DataFrame, path: Path) -> Path:
+    """P(game still running after t turns), one curve per cell."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    dims = _varying(summary, ())
+    for r in summary.sort(["players"]).iter_rows(named=True):
+        hist = np.array(r["turns_histogram"], dtype=float)
+        if hist.sum() == 0:
+            continue
+        surv = 1.0 - np.cumsum(hist) / hist.sum()
+        last = int(np.nonzero(hist)[0].max()) + 1
+        label = f"{r['players']}p" + (f" {_series_key(r, dims)}" if dims else "")
+        ax.step(np.arange(last + 1), np.concatenate([[1.0], surv[:last]]), where="post", label=label, lw=1.2)
+    ax.set_xlabel("player turns")
+    ax.set_ylabel("share of games still running")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.set_title("Game length (survival curves)")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def paired_differences(table: pl.DataFrame, path: Path, baseline: str) -> Path:
+    """Paired win-rate differences against the baseline, with paired and unpaired 95% intervals."""
+    rows = list(table.iter_rows(named=True))
+    fig, ax = plt.subplots(figsize=(7.5, max(2.5, 0.4 * len(rows) + 1.2)))
+    y = np.arange(len(rows))
+    d = np.array([r["diff"] for r in rows]) * 100
+    ax.errorbar(d, y + 0.12, xerr=[d - np.array([r["paired_low"] for r in rows]) * 100,
+                                   np.array([r["paired_high"] for r in rows]) * 100 - d],
+                fmt="o", capsize=3, label="paired (same games)")
+    ax.errorbar(d, y - 0.12, xerr=[d - np.array([r["unpaired_low"] for r in rows]) * 100,
+                                   np.array([r["unpaired_high"] for r in rows]) * 100 - d],
+                fmt="s", capsize=3, color="#aaa", label="unpaired")
+    ax.axvline(0, color="k", lw=0.8)
+    ax.set_yticks(y)
+    ax.set_yticklabels([r["cell"] for r in rows], fontsize=8)
+    ax.set_xlabel(f"win rate minus baseline ({baseline}), percentage points")
+    ax.set_title("Paired differences (95% intervals)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def study_charts(summary: pl.DataFrame, out: Path, spec=None) -> list[Path]:
+    """Every chart of a study; each written to a temporary name first."""
+    import os
+
+    made = []
+    for name, fn in (("win_rate_by_players.png", win_rate_by_players), ("outcomes.png", outcome_causes),
+                     ("game_length.png", game_length_survival)):
+        final = out / name
+        tmp = out / ("tmp_" + name)
+        fn(summary, tmp)
+        os.replace(tmp, final)
+        made.append(final)
+    return made

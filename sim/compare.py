@@ -1,0 +1,106 @@
+"""Paired comparisons under common random numbers.
+
+Every cell of a study plays the same game indices of the same seed, so two
+cells that differ only in strategy or setup can be compared game for game.
+With ``n01`` games lost by the baseline and won by the cell, and ``n10`` the
+reverse, the paired difference in win rate is ``(n01 - n10) / n`` with
+standard error ``sqrt(n01 + n10 - (n01 - n10)**2 / n) / n`` (McNemar); the
+unpaired standard error ``sqrt(p1 (1 - p1) / n + p0 (1 - p0) / n)`` is shown
+beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from sim.experiments import DIMENSIONS
+from sim.results import Z95
+
+
+def parse_baseline(text: str | None) -> dict:
+    """``"strategy=heuristic,variant=standard"`` -> dict (player counts as ints)."""
+    out = {}
+    for part in (text or "").split(","):
+        if not part.strip():
+            continue
+        if "=" not in part:
+            raise ValueError(f"--baseline expects DIMENSION=VALUE[,...], got {part!r}")
+        k, v = (x.strip() for x in part.split("=", 1))
+        if k not in DIMENSIONS:
+            raise ValueError(f"--baseline: unknown dimension {k!r}; use {', '.join(DIMENSIONS)}")
+        out[k] = int(v) if k == "players" else v
+    return out
+
+
+def spec_baseline(summary_path: Path) -> dict:
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(summary_path).metadata or {}
+    spec = json.loads(meta.get(b"smersh.spec", b"{}"))
+    return dict(spec.get("compare", {}).get("baseline", {}))
+
+
+def paired_stats(base_wins: np.ndarray, wins: np.ndarray) -> dict:
+    """Paired and unpaired differences of two aligned win vectors."""
+    n = len(wins)
+    if len(base_wins) != n:
+        raise ValueError(f"cells have different game counts ({len(base_wins)} vs {n}); they are not paired")
+    n01 = int(np.sum(~base_wins & wins))
+    n10 = int(np.sum(base_wins & ~wins))
+    p0, p1 = base_wins.mean(), wins.mean()
+    diff = (n01 - n10) / n
+    se_p = math.sqrt(max(n01 + n10 - (n01 - n10) ** 2 / n, 0.0)) / n
+    se_u = math.sqrt(p1 * (1 - p1) / n + p0 * (1 - p0) / n)
+    return {
+        "games": n,
+        "baseline_win_rate": float(p0),
+        "win_rate": float(p1),
+        "diff": diff,
+        "paired_se": se_p,
+        "paired_low": diff - Z95 * se_p,
+        "paired_high": diff + Z95 * se_p,
+        "unpaired_se": se_u,
+        "unpaired_low": diff - Z95 * se_u,
+        "unpaired_high": diff + Z95 * se_u,
+        "width_ratio": se_p / se_u if se_u > 0 else float("nan"),
+        "n01": n01,
+        "n10": n10,
+    }
+
+
+def _wins(row: dict) -> np.ndarray:
+    return np.unpackbits(np.frombuffer(row["win_bits"], dtype=np.uint8))[: row["games"]].astype(bool)
+
+
+def compare_run(run: Path | str, baseline: dict | None = None) -> tuple[pl.DataFrame, dict]:
+    """Each cell's paired difference against its baseline partner (same other dimensions)."""
+    path = Path(run) / "summary.parquet"
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no summary.parquet; run `smersh-sim run` first")
+    baseline = dict(baseline or spec_baseline(path))
+    if not baseline:
+        raise ValueError("no baseline: pass --baseline DIMENSION=VALUE or add [compare] baseline to the spec")
+    summary = pl.read_parquet(path)
+    rows = list(summary.iter_rows(named=True))
+    for k, v in baseline.items():
+        if v not in {r[k] for r in rows}:
+            raise ValueError(f"baseline {k}={v!r} matches no cell (values: {sorted({str(r[k]) for r in rows})})")
+    others = [d for d in DIMENSIONS if d not in baseline]
+    base_of = {tuple(r[d] for d in others): r for r in rows if all(r[k] == v for k, v in baseline.items())}
+    out = []
+    for r in rows:
+        if all(r[k] == v for k, v in baseline.items()):
+            continue
+        b = base_of.get(tuple(r[d] for d in others))
+        if b is None:
+            continue
+        out.append({"cell": r["cell"], "baseline_cell": b["cell"], **{d: r[d] for d in DIMENSIONS},
+                    **paired_stats(_wins(b), _wins(r))})
+    if not out:
+        raise ValueError(f"no cell pairs with the baseline {baseline}")
+    return pl.DataFrame(out), baseline

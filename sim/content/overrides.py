@@ -1,0 +1,165 @@
+"""Content overrides by path: change any value of a pack for one experiment cell.
+
+A path names a file (without ``.toml``), then keys; an array of tables is
+indexed by ``[key=value]`` (the entry whose ``key`` equals ``value``), ``[N]``
+(position) or ``[*]`` (every entry)::
+
+    "lobo.track.start" = 2
+    "setup.player_count[players=4].location_target" = 6
+    "setup.player_count[*].overflow_limit" = 3
+    "henchmen.henchman[name=Darling].levels[0].options[0].modifier" = 0
+
+One path is special: ``"villain.counts"`` takes a table ``{plus_two, plus_one,
+minus_one, injury}`` and relabels the advancement side of the fewest cards
+needed (highest card ids first, End of Turn sides untouched) to reach those
+counts, updating ``[composition]`` to match.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+
+from sim.content.model import ContentError
+
+_STEP = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_]*)(?P<sel>(\[[^\]]*\])*)$")
+_SEL = re.compile(r"\[([^\]]*)\]")
+
+VILLAIN_KINDS = {"plus_two": 2, "plus_one": 1, "minus_one": -1, "injury": None}
+
+
+class OverrideError(ValueError):
+    """An override path or value that does not fit the pack."""
+
+
+def _coerce(text: str, like):
+    if isinstance(like, bool):
+        return text.lower() == "true"
+    if isinstance(like, int):
+        try:
+            return int(text)
+        except ValueError:
+            return text
+    return text
+
+
+def _select(items: list, sel: str, where: str) -> list:
+    if not isinstance(items, list):
+        raise OverrideError(f"{where} is not an array of tables, cannot select [{sel}]")
+    if sel == "*":
+        return list(items)
+    if sel.lstrip("-").isdigit():
+        i = int(sel)
+        if not -len(items) <= i < len(items):
+            raise OverrideError(f"{where}[{sel}]: index out of range (0..{len(items) - 1})")
+        return [items[i]]
+    if "=" in sel:
+        k, v = (s.strip() for s in sel.split("=", 1))
+        hits = [it for it in items if isinstance(it, dict) and k in it and it[k] == _coerce(v, it[k])]
+        if not hits:
+            known = sorted({str(it.get(k)) for it in items if isinstance(it, dict) and k in it})
+            raise OverrideError(f"{where}[{sel}]: no entry with {k} = {v!r} (known: {', '.join(known[:12])})")
+        return hits
+    raise OverrideError(f"{where}[{sel}]: use [key=value], [N] or [*]")
+
+
+def _set_path(raw: dict, path: str, value) -> None:
+    parts = path.split(".")
+    if len(parts) < 2:
+        raise OverrideError(f"override {path!r}: give file.key[.key...], e.g. 'lobo.track.start'")
+    file = parts[0] + ".toml"
+    if file not in raw:
+        stems = ", ".join(sorted(f[:-5] for f in raw))
+        raise OverrideError(f"override {path!r}: no pack file {file!r} (files: {stems})")
+    nodes = [raw[file]]
+    where = file
+    for n, step in enumerate(parts[1:]):
+        m = _STEP.match(step)
+        if not m:
+            raise OverrideError(f"override {path!r}: cannot read step {step!r}")
+        key, sels = m.group("key"), _SEL.findall(m.group("sel"))
+        last = n == len(parts) - 2
+        nxt = []
+        for node in nodes:
+            if not isinstance(node, dict) or key not in node:
+                keys = ", ".join(sorted(node)) if isinstance(node, dict) else "none"
+                raise OverrideError(f"override {path!r}: {where} has no key {key!r} (keys: {keys})")
+            if last and not sels:
+                old = node[key]
+                if isinstance(old, (dict, list)) and not isinstance(value, type(old)):
+                    raise OverrideError(f"override {path!r}: {where}.{key} is a {type(old).__name__}, not a value")
+                node[key] = copy.deepcopy(value)
+                continue
+            cur = [node[key]]
+            for sel in sels:
+                cur = [x for c in cur for x in _select(c, sel, f"{where}.{key}")]
+            if last:
+                raise OverrideError(f"override {path!r}: ends on a selection; name the key to set")
+            nxt.extend(cur)
+        where = f"{where}.{step}"
+        nodes = nxt
+
+
+def rebalance_villain(raw: dict, counts: dict) -> None:
+    """Relabel villain advancement values to reach ``counts`` (see the module doc)."""
+    unknown = set(counts) - set(VILLAIN_KINDS)
+    if unknown:
+        raise OverrideError(f"villain.counts: unknown kind(s) {sorted(unknown)}; use {sorted(VILLAIN_KINDS)}")
+    vill = raw["villain.toml"]
+    cards = vill["card"]
+
+    def kind(card) -> str:
+        if card.get("injury"):
+            return "injury"
+        return {2: "plus_two", 1: "plus_one", -1: "minus_one"}[card["advance"]]
+
+    want = {k: int(counts.get(k, sum(1 for c in cards if kind(c) == k))) for k in VILLAIN_KINDS}
+    if any(v < 0 for v in want.values()):
+        raise OverrideError(f"villain.counts: negative count in {want}")
+    if sum(want.values()) != len(cards):
+        raise OverrideError(f"villain.counts: {want} adds up to {sum(want.values())}, the deck has {len(cards)} cards")
+    have = {k: [c for c in cards if kind(c) == k] for k in VILLAIN_KINDS}
+    spare = []
+    for k in VILLAIN_KINDS:
+        surplus = len(have[k]) - want[k]
+        if surplus > 0:
+            spare.extend(sorted(have[k], key=lambda c: -c["id"])[:surplus])
+    spare.sort(key=lambda c: -c["id"])
+    for k in VILLAIN_KINDS:
+        for _ in range(want[k] - len(have[k])):
+            card = spare.pop(0)
+            card.pop("injury", None)
+            if k == "injury":
+                card["injury"] = True
+                card["advance"] = 0
+            else:
+                card["advance"] = VILLAIN_KINDS[k]
+            card["assumed"] = True
+    comp = vill["composition"]
+    for k in VILLAIN_KINDS:
+        comp[k] = want[k]
+
+
+def apply_overrides(raw: dict, overrides: dict) -> dict:
+    """A deep copy of ``raw`` with every override applied (raises OverrideError)."""
+    out = copy.deepcopy(raw)
+    for path, value in overrides.items():
+        if path == "villain.counts":
+            if not isinstance(value, dict):
+                raise OverrideError("villain.counts takes a table {plus_two, plus_one, minus_one, injury}")
+            rebalance_villain(out, value)
+        else:
+            _set_path(out, path, value)
+    return out
+
+
+def load_with_overrides(path, overrides: dict, source: str = "overrides"):
+    """Load a pack, apply overrides, validate; errors name the source, the override and the reason."""
+    from sim.content.loader import build, load_raw
+
+    raw = load_raw(path)
+    try:
+        patched = apply_overrides(raw, overrides)
+    except OverrideError as e:
+        raise ContentError(source, None, str(e)) from None
+    return build(patched, path)

@@ -1,0 +1,146 @@
+"""Experiment specs, resumable study runs, Parquet results and paired comparisons."""
+
+import json
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+from sim.compare import compare_run
+from sim.experiments import SpecError, load_spec
+from sim.study import run_study
+
+SPEC = """
+[experiment]
+name = "mini"
+seed = 5
+games = 48
+batch = 16
+
+[grid]
+players = [2, 3]
+strategies = ["heuristic", "gamble_happy"]
+
+[strategy.gamble_happy]
+base = "heuristic"
+params = { gamble_p = 0.99 }
+
+[compare]
+baseline = { strategy = "heuristic" }
+"""
+
+
+def write_spec(tmp_path: Path, text: str = SPEC, name: str = "mini.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("study")
+    spec = load_spec(write_spec(tmp))
+    report = run_study(spec, tmp / "out", progress=False)
+    assert report.finished
+    return spec, tmp / "out", report
+
+
+@pytest.mark.parametrize(
+    "patch,key,reason",
+    [
+        (("games = 48", "games = 0"), "experiment.games", "greater than or equal to 1"),
+        (("players = [2, 3]", "players = [2, 7]"), "grid.players", "1..6"),
+        (("seed = 5", "seed = 5\nsede = 3"), "experiment.sede", "unknown key"),
+        (('strategies = ["heuristic", "gamble_happy"]', 'strategies = ["heuristic", "nope"]'), "grid.strategies", "unknown strategy 'nope'"),
+        (("gamble_p = 0.99", "gamble_q = 0.99"), "strategy.gamble_happy.params", "unknown heuristic parameter"),
+        (('[compare]', '[setup.odd]\noverrides = { "lobo.track.strat" = 2 }\n[compare]'), None, None),
+    ],
+)
+def test_bad_specs_name_file_key_and_reason(tmp_path, patch, key, reason):
+    text = SPEC.replace(*patch)
+    if key is None:  # an unknown setup named in the grid, and a bad override path
+        text = text.replace('strategies = ["heuristic", "gamble_happy"]', 'strategies = ["heuristic"]\nsetups = ["odd"]')
+        with pytest.raises(SpecError) as e:
+            load_spec(write_spec(tmp_path, text))
+        assert "mini.toml" in str(e.value) and "setup.odd.overrides" in str(e.value) and "'strat'" in str(e.value)
+        return
+    with pytest.raises(SpecError) as e:
+        load_spec(write_spec(tmp_path, text))
+    msg = str(e.value)
+    assert msg.startswith("mini.toml: "), msg
+    assert key in msg and reason in msg, msg
+
+
+def test_results_open_in_polars_pandas_and_duckdb_with_metadata(finished_run):
+    import duckdb
+
+    spec, out, _ = finished_run
+    for name, rows in (("summary.parquet", 4), ("games.parquet", 4 * 48)):
+        path = out / name
+        assert pl.read_parquet(path).height == rows
+        assert len(pd.read_parquet(path)) == rows
+        assert duckdb.sql(f"select count(*) from read_parquet('{path}')").fetchall()[0][0] == rows
+        meta = pq.read_schema(path).metadata
+        assert json.loads(meta[b"smersh.spec"])["experiment"]["name"] == "mini"
+        for key in (b"smersh.seed", b"smersh.content_hash", b"smersh.rules_version", b"smersh.versions", b"smersh.git_revision"):
+            assert meta[key], key
+    summary = pl.read_parquet(out / "summary.parquet")
+    games = pl.read_parquet(out / "games.parquet")
+    # the summary agrees with the per-game table
+    for r in summary.iter_rows(named=True):
+        g = games.filter(pl.col("cell") == r["cell"])
+        assert g.height == r["games"] == 48
+        assert int(g["win"].sum()) == r["wins"]
+        assert abs(g["turns"].mean() - r["turns_mean"]) < 1e-12
+        assert sorted(g["game"].to_list()) == list(range(48))
+    for f in ("win_rate_by_players.png", "outcomes.png", "game_length.png"):
+        assert (out / f).stat().st_size > 1000
+
+
+def test_interrupted_run_resumes_without_recomputing_and_matches(tmp_path, finished_run):
+    spec, full_out, _ = finished_run
+    out = tmp_path / "resumed"
+    first = run_study(spec, out, progress=False, max_batches=5)
+    assert not first.finished and len(first.computed) == 5
+    assert not (out / "summary.parquet").exists()
+    second = run_study(spec, out, progress=False)
+    assert second.finished
+    assert set(second.skipped) == set(first.computed)
+    assert set(second.computed).isdisjoint(first.computed)
+    assert len(second.computed) + len(second.skipped) == 4 * 3
+    for name in ("summary.parquet", "games.parquet"):
+        assert (out / name).read_bytes() == (full_out / name).read_bytes(), name
+    assert not list(out.glob("*.tmp"))
+
+
+def test_games_override_changes_cells_and_keeps_results_apart(tmp_path):
+    spec = load_spec(write_spec(tmp_path)).with_games(20)
+    report = run_study(spec, tmp_path / "quick", progress=False, charts=False)
+    assert report.finished
+    assert pl.read_parquet(tmp_path / "quick" / "summary.parquet")["games"].to_list() == [20] * 4
+
+
+def test_paired_comparison_is_narrower_than_unpaired(finished_run):
+    spec, out, _ = finished_run
+    table, baseline = compare_run(out)
+    assert baseline == {"strategy": "heuristic"}
+    assert table.height == 2
+    for r in table.iter_rows(named=True):
+        assert r["paired_se"] < r["unpaired_se"], r
+        assert r["paired_low"] <= r["diff"] <= r["paired_high"]
+        assert abs(r["diff"] - (r["win_rate"] - r["baseline_win_rate"])) < 1e-12
+
+
+def test_content_overrides_change_the_game(tmp_path):
+    text = SPEC.replace('strategies = ["heuristic", "gamble_happy"]', 'strategies = ["heuristic"]\nsetups = ["default", "lobo2"]')
+    text = text.replace("[compare]", '[setup.lobo2]\noverrides = { "lobo.track.start" = 2 }\n[compare]')
+    text = text.replace('baseline = { strategy = "heuristic" }', 'baseline = { setup = "default" }')
+    spec = load_spec(write_spec(tmp_path, text))
+    run_study(spec, tmp_path / "o", progress=False, charts=False)
+    s = pl.read_parquet(tmp_path / "o" / "summary.parquet")
+    lobo = {(r["players"], r["setup"]): r["mean_lobo"] for r in s.iter_rows(named=True)}
+    # Dr. Lobo starts 2 higher: his final position is higher on average in the same games
+    assert all(lobo[(p, "lobo2")] > lobo[(p, "default")] for p in (2, 3))
