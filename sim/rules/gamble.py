@@ -53,10 +53,13 @@ def gamble(g: GameState, seat: int) -> bool:
     g.stats.gambles_played += 1
     hand = [draw() for _ in range(5)]
     free = free_exchanges(g, seat)
-    mask, spend = strat.gamble_exchange(g.view(seat), list(hand), free)
+    answer = strat.gamble_exchange(g.view(seat), list(hand), free)
+    if not (isinstance(answer, tuple) and len(answer) == 2):
+        raise StrategyError(f"strategy {strat.name!r} must answer a gamble with (mask, spend_resolve), got {answer!r}")
+    mask, spend = answer
+    if isinstance(mask, bool) or not isinstance(mask, int) or not 0 <= mask < 32 or not isinstance(spend, bool):
+        raise StrategyError(f"strategy {strat.name!r} returned exchange mask {mask!r} and spend {spend!r}")
     n = bin(mask).count("1")
-    if not isinstance(mask, int) or mask < 0 or mask >= 32:
-        raise StrategyError(f"strategy {strat.name!r} returned exchange mask {mask!r}")
     if spend and p.resolve <= 0:
         raise StrategyError(f"strategy {strat.name!r} spends Resolve it does not have in a gamble")
     if n > (RESOLVE_EXCHANGE if spend else free):

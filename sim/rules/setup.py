@@ -124,7 +124,11 @@ def setup_game(c: Content, s: Settings, strategies: list, seed: int, game: int, 
     if k:
         strat = g.strategy(0)
         chosen = strat.setup_level2_henchmen(g.view(0), k)
-        if len(set(chosen)) != k or not all(isinstance(h, int) and 0 <= h < len(g.henchman_level) for h in chosen):
+        if (
+            not isinstance(chosen, (list, tuple))
+            or len(set(chosen)) != k
+            or not all(isinstance(h, int) and 0 <= h < len(g.henchman_level) for h in chosen)
+        ):
             raise StrategyError(f"strategy {strat.name!r} chose henchmen {chosen!r} for level 2 (need {k})")
         for h in chosen:
             g.henchman_level[h] = 2

@@ -76,9 +76,9 @@ def dice_test(g: GameState, seat: int, test: Test) -> bool:
     )
     if p.resolve > 0 and not g.dice_resolve_used:
         k = strat.reroll(view, test, list(dice), list(faces))
-        if k is not None and k >= 0:
-            if not isinstance(k, int) or k >= len(dice):
-                raise StrategyError(f"strategy {strat.name!r} chose to reroll die {k!r} of {len(dice)}")
+        if isinstance(k, bool) or not isinstance(k, int) or not -1 <= k < len(dice):
+            raise StrategyError(f"strategy {strat.name!r} chose to reroll die {k!r} of {len(dice)} (-1: none)")
+        if k >= 0:
             p.resolve -= 1
             g.dice_resolve_used = True
             g.stats.resolve_spent += 1
