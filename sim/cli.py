@@ -223,6 +223,34 @@ def cmd_compare(args) -> int:
     return 0
 
 
+def cmd_check(args) -> int:
+    from sim.bands import BandsError, as_json, report_table, run_check, update_bands
+
+    try:
+        results = run_check(args.bands, content=args.content)
+    except BandsError as e:
+        raise SystemExit(f"bands error: {e}") from None
+    if args.update:
+        diff = update_bands(args.bands, results, args.margin)
+        print(diff or "bands unchanged")
+        return 0
+    failed = [r for r in results if r.failed]
+    if args.json:
+        print(json.dumps({"passed": not failed, "cells": as_json(results)}, indent=2))
+    else:
+        print(report_table(results))
+        if failed:
+            for r in failed:
+                for m, v in r.verdicts.items():
+                    if v == "outside":
+                        e = r.estimates[m]
+                        print(f"FAIL {r.cell.name}: {m} {e.value:.4g} (95% interval [{e.low:.4g}, {e.high:.4g}]) "
+                              f"lies outside its band {list(r.cell.bands()[m])} by {r.drift[m]:.4g}")
+        else:
+            print(f"all {len(results)} cells inside their bands")
+    return 1 if failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="smersh-sim", description="Monte Carlo balance simulator for Agents of SMERSH")
     sub = p.add_subparsers(dest="command", required=True)
@@ -272,6 +300,14 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--baseline", default=None, help="e.g. strategy=heuristic (default: the spec's [compare])")
     co.add_argument("--json", action="store_true")
     co.set_defaults(func=cmd_compare)
+
+    ch = sub.add_parser("check", help="check win rates against agreed bands (CI gate)")
+    ch.add_argument("bands", help="experiments/bands.toml")
+    ch.add_argument("--content", default=None, help="content pack folder to check (default: the file's or built-in)")
+    ch.add_argument("--update", action="store_true", help="rewrite the bands around today's estimates")
+    ch.add_argument("--margin", type=float, default=0.03, help="half-width of updated bands (win rate points / turn fraction)")
+    ch.add_argument("--json", action="store_true")
+    ch.set_defaults(func=cmd_check)
 
     tr = sub.add_parser("trace", help="print one game turn by turn")
     game_args(tr, False)
