@@ -215,8 +215,8 @@ def cmd_compare(args) -> int:
     print(f"paired differences in win rate against baseline {label} (same games, 95% intervals)")
     print(f"{'cell':<44}{'diff':>8}  {'paired interval':<20}{'unpaired interval':<20}{'width':>6}")
     for r in table.iter_rows(named=True):
-        paired = "[%+.2f, %+.2f]" % (100 * r["paired_low"], 100 * r["paired_high"])
-        unpaired = "[%+.2f, %+.2f]" % (100 * r["unpaired_low"], 100 * r["unpaired_high"])
+        paired = f"[{100 * r['paired_low']:+.2f}, {100 * r['paired_high']:+.2f}]"
+        unpaired = f"[{100 * r['unpaired_low']:+.2f}, {100 * r['unpaired_high']:+.2f}]"
         print(f"{r['cell']:<44}{100 * r['diff']:>+7.2f}  {paired:<20}{unpaired:<20}{r['width_ratio']:>6.2f}")
     print("width = paired / unpaired standard error (below 1: pairing narrowed the interval)")
     print(f"chart: {chart}")
