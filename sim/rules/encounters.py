@@ -196,8 +196,13 @@ def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) 
         return
     p = g.players[seat]
     strat = g.strategy(seat)
-    g.say(f"  {'reward' if effect < K.E_LOSE_INTEL else 'penalty'}: {K.EFFECTS[effect]}"
-          + (f" x{amount}" if amount > 1 else ""))
+    named = ""
+    if effect in (K.E_UP_SKILL, K.E_LOWER_SKILL):
+        named = f" ({K.BASIC_SKILLS[skill]})"
+    elif effect == K.E_NAMED_ADVANCED_SKILL:
+        named = f" ({K.ADVANCED_SKILLS[skill]})"
+    g.say(f"  {'reward' if effect < K.E_LOSE_INTEL else 'penalty'}: {'V-1' if effect == K.E_V_MINUS_1 else K.EFFECTS[effect].replace('_', ' ')}"
+          + (f" x{amount}" if amount > 1 else "") + named)
     if effect == K.E_GAIN_INTEL:
         for _ in range(amount):
             t = draw_token(g, g.intel_loc, SUPPLY)
@@ -215,6 +220,7 @@ def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) 
             if not isinstance(i, int) or not 0 <= i < len(options):
                 raise StrategyError(f"strategy {strat.name!r} chose skill {i!r} of {len(options)}")
             raise_skill(g, seat, options[i], +1)
+            g.say(f"    chooses {K.BASIC_SKILLS[options[i]]}: now {p.skills[options[i]]}")
     elif effect == K.E_UP_SKILL:
         raise_skill(g, seat, skill, +1)
     elif effect == K.E_UN_TRANSPORT:
@@ -226,6 +232,7 @@ def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) 
             if not isinstance(i, int) or not 0 <= i < len(options):
                 raise StrategyError(f"strategy {strat.name!r} chose advanced skill {i!r} of {len(options)}")
             p.advanced[options[i]] = True
+            g.say(f"    chooses {K.ADVANCED_SKILLS[options[i]]}")
     elif effect == K.E_NAMED_ADVANCED_SKILL:
         p.advanced[skill] = True
     elif effect == K.E_V_MINUS_1:

@@ -67,7 +67,12 @@ def mission_reward(g: GameState, seat: int) -> None:
         if not isinstance(i, int) or not 0 <= i < len(options):
             raise StrategyError(f"strategy {strat.name!r} chose mission reward {i!r} of {len(options)}")
         r = options[i]
-        g.say(f"{name(g, seat)} completes a secret mission: reward {r.kind.name.lower()}")
+        what = r.kind.name.lower().replace("_", " ")
+        if r.kind == Reward.SKILL:
+            from sim.content.constants import BASIC_SKILLS
+
+            what = f"+1 {BASIC_SKILLS[r.skill]}"
+        g.say(f"{name(g, seat)} completes a secret mission: reward {what}")
         if r.kind == Reward.TOP_SECRET:
             draw_top_secret(g, seat)
         elif r.kind == Reward.RESOLVE:

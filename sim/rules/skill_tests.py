@@ -40,13 +40,16 @@ def dice_test(g: GameState, seat: int, test: Test) -> bool:
     view = g.view(seat)
     allowed = test.dice_allowed
     bag = [int(d) for d in c.bag_dice]
+    base_allowed = max(allowed, 0)
     drawn: list[int] = []
+    story: list[str] = []  # what the table sees, in order, for the trace
     while True:
         if len(drawn) < allowed and bag:
             if not strat.draw_die(view, test, list(drawn)):
                 break
             j = g.rng.below(len(bag), DICE)
             drawn.append(bag[j])
+            story.append(c.die_names[bag[j]])
             bag[j] = bag[-1]
             bag.pop()
             continue
@@ -63,15 +66,15 @@ def dice_test(g: GameState, seat: int, test: Test) -> bool:
             g.stats.resolve_spent += 1
             allowed += 1
             test = Test(test.option, allowed, test.henchman, test.level, test.no_advance)
-            g.say("  spends 1 Resolve for +1 die")
+            story.append("+1 die for 1 Resolve:")
             continue
         break
     dice = drawn + [int(c.always_die)]
     faces = [g.rng.below(6, DICE) for _ in dice]
     g.say(
-        "  draws "
-        + (", ".join(c.die_names[d] for d in drawn) if drawn else "no die")
-        + " and rolls: "
+        f"  {base_allowed} dice allowed; draws "
+        + (" ".join(x if x.endswith(":") else x + "," for x in story).rstrip(",") if story else "no die")
+        + "; rolls "
         + ", ".join(f"{c.die_names[d]}={face_text(g, d, f)}" for d, f in zip(dice, faces))
     )
     if p.resolve > 0 and not g.dice_resolve_used:
