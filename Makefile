@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint clean venv
+.PHONY: run test check lint clean venv
 
 venv: $(STAMP)
 
@@ -21,6 +21,9 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+check: $(STAMP)
+	$(BIN)/smersh-sim check experiments/bands.toml
 
 lint: $(STAMP)
 	$(BIN)/ruff check sim strategies tests
