@@ -17,7 +17,7 @@ from sim.rng import check_seed
 from sim.rules.game import GameRecord
 from sim.rules.state import Settings
 
-ENGINES = ("reference",)
+ENGINES = ("kernel", "reference")
 
 GAME_COLUMNS = tuple(f.name for f in fields(GameRecord))
 STRING_COLUMNS = ("characters", "strategy", "variant", "outcome", "henchman_levels")
@@ -66,6 +66,96 @@ def records_frame(records: list[GameRecord]) -> pl.DataFrame:
     return pl.DataFrame(cols, schema=schema)
 
 
+def _kernel_strategy(strategy, params: dict | None):
+    """One built-in strategy object for the kernel (all seats play it)."""
+    import strategies
+
+    if isinstance(strategy, str):
+        return strategies.make(strategy, **(params or {}))
+    if isinstance(strategy, strategies.Strategy):
+        if params:
+            raise ValueError("pass params with a strategy name, not with a Strategy object")
+        return strategy
+    raise ValueError(
+        "the kernel plays one built-in strategy for every seat; use engine='reference' "
+        f"for per-seat or custom Python strategies (got {strategy!r})"
+    )
+
+
+def kernel_frame(content: Content, settings: Settings, strategy_name: str, rows: np.ndarray) -> pl.DataFrame:
+    """The kernel's int64 rows as the same table the reference engine gives."""
+    from sim.kernel.game import N_ROW, ROW_FIELDS
+    from sim.rules.state import OUTCOME_NAMES
+
+    n_h = len(content.henchman_names)
+    n = rows.shape[0]
+    cols = {name: rows[:, i] for i, name in enumerate(ROW_FIELDS)}
+    names = np.array(content.character_names, dtype=object)
+    seats = rows[:, N_ROW + n_h : N_ROW + n_h + settings.players]
+    if settings.random_lineup:
+        characters = [",".join(names[r]) for r in seats]
+    else:
+        characters = [",".join(names[seats[0]])] * n if n else []
+    levels = rows[:, N_ROW : N_ROW + n_h]
+    outcome_names = np.array([OUTCOME_NAMES[k] for k in sorted(OUTCOME_NAMES)], dtype=object)
+    data = {}
+    for name in GAME_COLUMNS:
+        if name == "characters":
+            data[name] = pl.Series(name, characters, dtype=pl.Utf8)
+        elif name == "strategy":
+            data[name] = pl.Series(name, [strategy_name] * n, dtype=pl.Utf8)
+        elif name == "variant":
+            data[name] = pl.Series(name, [settings.variant_label] * n, dtype=pl.Utf8)
+        elif name == "outcome":
+            data[name] = pl.Series(name, outcome_names[cols["outcome"]] if n else [], dtype=pl.Utf8)
+        elif name == "henchman_levels":
+            text = ["".join(str(int(x)) for x in r) for r in levels]
+            data[name] = pl.Series(name, text, dtype=pl.Utf8)
+        elif name == "win":
+            data[name] = pl.Series(name, cols["win"].astype(bool))
+        elif name in ("seed", "game"):
+            data[name] = pl.Series(name, cols[name].astype(np.int64))
+        else:
+            data[name] = pl.Series(name, cols[name].astype(np.int32))
+    return pl.DataFrame(data)
+
+
+class _Threads:
+    """Temporarily set numba's thread count (None: leave it)."""
+
+    def __init__(self, threads: int | None):
+        self.threads = threads
+        self.old = None
+
+    def __enter__(self):
+        if self.threads is not None:
+            import numba
+
+            if self.threads > numba.config.NUMBA_NUM_THREADS:
+                raise ValueError(f"threads={self.threads} exceeds the {numba.config.NUMBA_NUM_THREADS} numba threads available")
+            self.old = numba.get_num_threads()
+            numba.set_num_threads(self.threads)
+        return self
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            import numba
+
+            numba.set_num_threads(self.old)
+
+
+def _validate(players, games, seed, game0, threads, engine):
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 0:
+        raise ValueError(f"games must be a non-negative integer, got {games!r}")
+    if isinstance(game0, bool) or not isinstance(game0, (int, np.integer)) or game0 < 0:
+        raise ValueError(f"game0 must be a non-negative integer, got {game0!r}")
+    check_seed(seed, game0 + max(int(games) - 1, 0))
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise ValueError(f"threads must be a positive integer or None, got {threads!r}")
+
+
 def simulate(
     players: int = 4,
     games: int = 1000,
@@ -76,21 +166,82 @@ def simulate(
     content=None,
     threads: int | None = None,
     params: dict | None = None,
-    engine: str = "reference",
+    engine: str = "kernel",
     game0: int = 0,
-) -> pl.DataFrame:
-    """Play ``games`` games (indices game0 .. game0+games-1 of ``seed``); one row per game."""
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    if not isinstance(games, (int, np.integer)) or games < 0:
-        raise ValueError(f"games must be a non-negative integer, got {games!r}")
-    check_seed(seed, game0 + max(games - 1, 0))
-    if threads is not None and (not isinstance(threads, int) or threads < 1):
-        raise ValueError(f"threads must be a positive integer or None, got {threads!r}")
+    summary_only: bool = False,
+    batch: int = 1_000_000,
+):
+    """Play ``games`` games (indices game0 .. game0+games-1 of ``seed``).
+
+    Returns a polars DataFrame with one row per game (columns :data:`GAME_COLUMNS`),
+    or with ``summary_only=True`` a dict of counts and means aggregated batch by
+    batch, so memory does not grow with the number of games.
+    The kernel (default) and the reference engine give identical rows.
+    """
+    _validate(players, games, seed, game0, threads, engine)
     c = resolve_content(content)
     settings = Settings.build(c, players, characters, variant)
-    team = make_team(strategy, players, params)
-    from sim.rules import play_game
+    if summary_only:
+        return _summary_only(c, settings, strategy, params, seed, game0, int(games), engine, threads, batch)
+    if engine == "reference":
+        team = make_team(strategy, players, params)
+        from sim.rules import play_game
 
-    records = [play_game(c, settings, team, seed, g)[0] for g in range(game0, game0 + games)]
-    return records_frame(records)
+        records = [play_game(c, settings, team, seed, g)[0] for g in range(game0, game0 + games)]
+        return records_frame(records)
+    from sim.kernel import run_batch
+
+    strat = _kernel_strategy(strategy, params)
+    with _Threads(threads):
+        rows = run_batch(c, settings, strat, seed, game0, int(games))
+    return kernel_frame(c, settings, strat.name, rows)
+
+
+def _summary_only(c, settings, strategy, params, seed, game0, games, engine, threads, batch) -> dict:
+    """Counts and means over all games, one batch in memory at a time."""
+    from sim.results import wilson_interval
+    from sim.rules.state import OUTCOME_NAMES
+
+    if batch < 1:
+        raise ValueError(f"batch must be positive, got {batch}")
+    outcomes = np.zeros(len(OUTCOME_NAMES), np.int64)
+    turns_hist = np.zeros(int(c.turn_cap) + 1, np.int64)
+    sums: dict[str, int] = {}
+    numeric = [n for n in GAME_COLUMNS if n not in STRING_COLUMNS and n not in ("seed", "game", "win", "players")]
+    done = 0
+    while done < games:
+        size = min(batch, games - done)
+        if engine == "kernel":
+            from sim.kernel import run_batch
+            from sim.kernel.game import ROW_FIELDS
+
+            strat = _kernel_strategy(strategy, params)
+            with _Threads(threads):
+                rows = run_batch(c, settings, strat, seed, game0 + done, size)
+            col = {name: rows[:, i] for i, name in enumerate(ROW_FIELDS)}
+            outcomes += np.bincount(col["outcome"], minlength=len(outcomes))
+            turns_hist += np.bincount(np.minimum(col["turns"], c.turn_cap), minlength=turns_hist.size)
+            for name in numeric:
+                sums[name] = sums.get(name, 0) + int(col[name].sum())
+        else:
+            df = simulate(settings.players, size, strategy, seed, None, None, c, threads, params, engine, game0 + done)
+            for k, name in enumerate(OUTCOME_NAMES.values()):
+                outcomes[k] += int((df["outcome"] == name).sum())
+            turns_hist += np.bincount(np.minimum(df["turns"].to_numpy(), c.turn_cap), minlength=turns_hist.size)
+            for name in numeric:
+                sums[name] = sums.get(name, 0) + int(df[name].sum())
+        done += size
+    wins = int(outcomes[0] + outcomes[1])
+    lo, hi = wilson_interval(wins, games)
+    return {
+        "games": games,
+        "wins": wins,
+        "win_rate": wins / games if games else 0.0,
+        "ci_low": lo,
+        "ci_high": hi,
+        "outcomes": {name: int(outcomes[k]) for k, name in enumerate(OUTCOME_NAMES.values())},
+        "timeouts": int(outcomes[4]),
+        "mean_turns": sums.get("turns", 0) / games if games else 0.0,
+        "turns_histogram": turns_hist,
+        "means": {name: v / games for name, v in sums.items()} if games else {},
+    }

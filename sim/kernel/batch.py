@@ -1,0 +1,71 @@
+"""Python side of the kernel's batch entry: validate, build arrays, run, rebuild records.
+
+``run_batch(content, settings, strategy, seed, game0, n_games)`` plays games
+``game0 .. game0 + n_games - 1`` with :func:`sim.kernel.game.simulate_batch`
+and returns the int64 rows; :func:`records` turns rows into the reference's
+:class:`~sim.rules.game.GameRecord` objects (strings rebuilt here).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.content import Content
+from sim.kernel import layout as L
+from sim.kernel.game import N_ROW, ROW_FIELDS, row_width, simulate_batch
+from sim.kernel.packref import kernel_pack
+from sim.rng import check_seed
+from sim.rules.game import GameRecord
+from sim.rules.state import OUTCOME_NAMES, Outcome, Settings
+
+_BUNDLES: dict[int, tuple] = {}
+
+
+def bundle(content: Content):
+    """(namedtuple Pack, kernel bundle) of a content pack, cached per pack object."""
+    key = id(content)
+    hit = _BUNDLES.get(key)
+    if hit is None or hit[0] is not content:
+        pk = L.pack(content)
+        hit = (content, pk, kernel_pack(pk))
+        _BUNDLES[key] = hit
+    return hit[1], hit[2]
+
+
+def run_batch(
+    content: Content, settings: Settings, strategy, seed: int, game0: int, n_games: int
+) -> np.ndarray:
+    """Rows ``out[n_games, row_width]`` (see ``sim.kernel.game.ROW_FIELDS``) for one study cell.
+
+    ``strategy`` is a built-in strategy object (``strategies.make(...)``); all seats play it.
+    """
+    check_seed(seed, game0)
+    if n_games < 0:
+        raise ValueError(f"n_games must be >= 0, got {n_games}")
+    check_seed(seed, game0 + max(n_games - 1, 0))
+    sid, prm = L.strategy_vector(strategy)
+    pk, kp = bundle(content)
+    cfg = L.settings_vector(content, settings)
+    out = np.zeros((n_games, row_width(pk)), dtype=np.int64)
+    simulate_batch(kp, cfg, sid, prm, seed, game0, n_games, out)
+    return out
+
+
+def records(
+    content: Content, settings: Settings, strategy_name: str, rows: np.ndarray
+) -> list[GameRecord]:
+    """GameRecords of kernel rows (the reference's field values, strings included)."""
+    n_h = len(content.henchman_names)
+    names = content.character_names
+    out = []
+    for row in rows:
+        d = {name: int(row[i]) for i, name in enumerate(ROW_FIELDS)}
+        d["outcome"] = OUTCOME_NAMES[Outcome(d["outcome"])]
+        d["win"] = bool(d["win"])
+        seats = row[N_ROW + n_h : N_ROW + n_h + d["players"]]
+        d["characters"] = ",".join(names[int(ch)] for ch in seats)
+        d["strategy"] = strategy_name
+        d["variant"] = settings.variant_label
+        d["henchman_levels"] = "".join(str(int(x)) for x in row[N_ROW : N_ROW + n_h])
+        out.append(GameRecord(**d))
+    return out

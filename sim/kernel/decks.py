@@ -1,0 +1,192 @@
+"""Decks and token supplies in the kernel: the canonical draw protocol of ``sim.rules.decks``.
+
+A deck is a block of the state vector at ``base`` with capacity ``cap``:
+``[count, top, n_discard, pile[cap], discard[cap]]``. Also the small shared
+helpers of the kernel (player blocks, Dr. Lobo's track, token look-ups, the Top
+Secret hand), so every other kernel module imports from here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from sim.jit import JIT_OPTIONS
+from sim.kernel.layout import (
+    D_COUNT,
+    D_NDISC,
+    D_PILE,
+    D_TOP,
+    L_NEXT,
+    L_PLAYERS,
+    L_PSTRIDE,
+    L_TS,
+    L_TSCAP,
+    P_N_TS,
+    P_RESOLVE,
+    P_RESOLVE_MAX,
+    P_SKILLS,
+    P_TS,
+    P_UN,
+    S_LOBO_START,
+    S_N_NEXT,
+    S_UN_SUPPLY,
+    ST_TS_PLAYED,
+)
+from sim.rng import TOKENS, TOP_SECRET, next_below_nb
+
+jit = njit(**JIT_OPTIONS)
+
+
+@jit
+def player_base(pk, seat):
+    """Offset of a seat's player block in the state vector."""
+    return pk.lay[L_PLAYERS] + seat * pk.lay[L_PSTRIDE]
+
+
+@jit
+def lobo(pk, st):
+    """Dr. Lobo's track: start plus the cards lying next to him."""
+    v = st[S_LOBO_START]
+    off = pk.lay[L_NEXT]
+    for i in range(st[S_N_NEXT]):
+        v += pk.villain_advance[st[off + i]]
+    return v
+
+
+@jit
+def draw_card(st, base, cap, rs, source):
+    """Draw the top card of the deck at ``base`` (reshuffling its discards if needed); -1 if none."""
+    top = st[base + D_TOP]
+    if top >= 0:
+        st[base + D_TOP] = -1
+        return top
+    n = st[base + D_COUNT]
+    pile = base + D_PILE
+    if n == 0:
+        nd = st[base + D_NDISC]
+        if nd == 0:
+            return -1
+        st[pile : pile + nd] = np.sort(st[pile + cap : pile + cap + nd])
+        st[base + D_NDISC] = 0
+        n = nd
+    j = next_below_nb(rs, source, n)
+    card = st[pile + j]
+    st[pile + j] = st[pile + n - 1]
+    st[base + D_COUNT] = n - 1
+    return card
+
+
+@jit
+def peek_card(st, base, cap, rs, source):
+    """Reveal the top card without drawing it (it stays on top for the next draw)."""
+    if st[base + D_TOP] < 0:
+        st[base + D_TOP] = draw_card(st, base, cap, rs, source)
+    return st[base + D_TOP]
+
+
+@jit
+def cards_in(st, base):
+    """Cards left to draw (pile plus a revealed top card)."""
+    return st[base + D_COUNT] + (1 if st[base + D_TOP] >= 0 else 0)
+
+
+@jit
+def discard(st, base, cap, card):
+    """Append a card to the deck's discard pile."""
+    nd = st[base + D_NDISC]
+    st[base + D_PILE + cap + nd] = card
+    st[base + D_NDISC] = nd + 1
+
+
+@jit
+def count_at(st, off, n, where):
+    """Number of tokens among ``st[off:off + n]`` lying at ``where``."""
+    k = 0
+    for t in range(n):
+        if st[off + t] == where:
+            k += 1
+    return k
+
+
+@jit
+def first_at(st, off, n, where):
+    """Lowest token id lying at ``where``, or -1."""
+    for t in range(n):
+        if st[off + t] == where:
+            return t
+    return -1
+
+
+@jit
+def draw_token(st, off, n, where, rs):
+    """Pick a random token lying at ``where`` (ascending ids, TOKENS stream); -1 if none."""
+    k = count_at(st, off, n, where)
+    if k == 0:
+        return -1
+    j = next_below_nb(rs, TOKENS, k)
+    for t in range(n):
+        if st[off + t] == where:
+            if j == 0:
+                return t
+            j -= 1
+    return -1
+
+
+@jit
+def top_secret_card(pk, st, seat, effect):
+    """Lowest-id Top Secret card with ``effect`` in the seat's hand, or -1."""
+    b = player_base(pk, seat)
+    best = -1
+    for i in range(st[b + P_N_TS]):
+        c = st[b + P_TS + i]
+        if pk.top_secret_effect[c] == effect and (best < 0 or c < best):
+            best = c
+    return best
+
+
+@jit
+def play_top_secret(pk, st, seat, card):
+    """Remove a card from the hand (order of the rest kept), discard it, count it."""
+    b = player_base(pk, seat)
+    n = st[b + P_N_TS]
+    k = 0
+    while st[b + P_TS + k] != card:
+        k += 1
+    for i in range(k, n - 1):
+        st[b + P_TS + i] = st[b + P_TS + i + 1]
+    st[b + P_N_TS] = n - 1
+    discard(st, pk.lay[L_TS], pk.lay[L_TSCAP], card)
+    st[ST_TS_PLAYED] += 1
+
+
+# --- small rewards (``sim.rules.encounters`` names; here so set-up and missions share them) ---
+@jit
+def draw_top_secret(pk, st, rs, seat):
+    card = draw_card(st, pk.lay[L_TS], pk.lay[L_TSCAP], rs, TOP_SECRET)
+    if card < 0:
+        return
+    b = player_base(pk, seat)
+    n = st[b + P_N_TS]
+    st[b + P_TS + n] = card
+    st[b + P_N_TS] = n + 1
+
+
+@jit
+def gain_resolve(pk, st, seat, n):
+    b = player_base(pk, seat)
+    st[b + P_RESOLVE] = min(st[b + P_RESOLVE_MAX], st[b + P_RESOLVE] + n)
+
+
+@jit
+def gain_un(pk, st, seat):
+    if st[S_UN_SUPPLY] > 0:
+        st[S_UN_SUPPLY] -= 1
+        st[player_base(pk, seat) + P_UN] += 1
+
+
+@jit
+def raise_skill(pk, st, seat, skill, delta):
+    """Basic skills stay inside 0..5 (the mat's limits)."""
+    a = player_base(pk, seat) + P_SKILLS + skill
+    st[a] = min(5, max(0, st[a] + delta))

@@ -1,0 +1,309 @@
+"""Kernel twin of ``sim.rules.encounters``: mission flips, tokens, henchman tests, encounter cards."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from sim.content import constants as K
+from sim.jit import JIT_OPTIONS
+from sim.kernel import strategy as S
+from sim.kernel.decks import (  # noqa: F401  (the reward helpers live in decks, named as in rules)
+    discard,
+    draw_card,
+    draw_token,
+    draw_top_secret,
+    first_at,
+    gain_resolve,
+    gain_un,
+    player_base,
+    raise_skill,
+)
+from sim.kernel.endgame import check_henchmen, check_location
+from sim.kernel.layout import (
+    DEFEATED,
+    L_ECAP,
+    L_FATE,
+    L_FCAP,
+    L_GREEN,
+    L_HLEVEL,
+    L_INTEL,
+    N_ADV,
+    N_SKILLS,
+    P_ADV,
+    P_SKILLS,
+    P_SPACE,
+    POOL,
+    REMOVED,
+    S_LOC_TRACK,
+    S_OUTCOME,
+    ST_HPASSED,
+    ST_HTESTS,
+    ST_PASSED,
+    ST_TESTS,
+    SUPPLY,
+)
+from sim.kernel.missions import flip_missions
+from sim.kernel.skill_tests import run_test
+from sim.kernel.villain import take_injuries, v_minus_1, villain_advancement
+from sim.rng import ENCOUNTER, FATE
+
+jit = njit(**JIT_OPTIONS)
+
+
+# --- the encounter phase ----------------------------------------------------------------------
+@jit
+def token_choices(pk, st, seat, out):
+    """What the player may do with the tokens on their space (TokenChoice codes); returns count."""
+    space = st[player_base(pk, seat) + P_SPACE]
+    n_h, n_i = pk.henchman_autopass.shape[0], pk.intel_token_type.shape[0]
+    out[0] = S.T_NO_INTEL
+    n = 1
+    if first_at(st, pk.lay[L_GREEN], n_h, space) >= 0:
+        out[n] = S.T_HENCHMAN
+        n += 1
+    if first_at(st, pk.lay[L_INTEL], n_i, space) >= 0:
+        out[n] = S.T_POOL
+        n += 1
+        if first_at(st, pk.lay[L_GREEN], n_h, SUPPLY) >= 0:
+            out[n] = S.T_EXCHANGE
+            n += 1
+    return n
+
+
+@jit
+def encounter_phase(pk, cfg, st, rs, sid, prm, seat):
+    """Flip secret missions, then resolve exactly one token or a No Intel encounter."""
+    flip_missions(pk, st, seat)
+    choices = np.empty(4, np.int64)
+    n = token_choices(pk, st, seat, choices)
+    choice = S.T_NO_INTEL
+    if n > 1:
+        i = S.token(pk, st, rs, sid, prm, seat, choices, n)
+        if i < 0 or i >= n:
+            raise ValueError("strategy chose an illegal token option")
+        choice = choices[i]
+    space = st[player_base(pk, seat) + P_SPACE]
+    n_h, n_i = pk.henchman_autopass.shape[0], pk.intel_token_type.shape[0]
+    if choice == S.T_HENCHMAN:
+        henchman_encounter(
+            pk, cfg, st, rs, sid, prm, seat, first_at(st, pk.lay[L_GREEN], n_h, space)
+        )
+    elif choice == S.T_POOL:
+        st[pk.lay[L_INTEL] + first_at(st, pk.lay[L_INTEL], n_i, space)] = POOL
+        encounter_card(pk, cfg, st, rs, sid, prm, seat, K.WITH_INTEL)
+    elif choice == S.T_EXCHANGE:
+        exchange_intel(pk, st, rs, first_at(st, pk.lay[L_INTEL], n_i, space))
+        encounter_card(pk, cfg, st, rs, sid, prm, seat, K.WITH_INTEL)
+    else:
+        encounter_card(pk, cfg, st, rs, sid, prm, seat, K.NO_INTEL)
+
+
+@jit
+def exchange_intel(pk, st, rs, tok):
+    """Yellow token back to the supply; a face-down green token goes to a Fate-drawn city."""
+    st[pk.lay[L_INTEL] + tok] = SUPPLY
+    green = draw_token(st, pk.lay[L_GREEN], pk.henchman_autopass.shape[0], SUPPLY, rs)
+    if green < 0:
+        raise RuntimeError("exchange offered with an empty green supply")
+    card = draw_card(st, pk.lay[L_FATE], pk.lay[L_FCAP], rs, FATE)
+    if card < 0:
+        raise RuntimeError("Fate deck exhausted")
+    discard(st, pk.lay[L_FATE], pk.lay[L_FCAP], card)
+    st[pk.lay[L_GREEN] + green] = pk.fate_city[card]
+
+
+@jit
+def _choose_option(pk, st, rs, sid, prm, seat, opts, n):
+    if n == 1:
+        return 0
+    i = S.test_option(pk, st, rs, sid, prm, seat, opts, n)
+    if i < 0 or i >= n:
+        raise ValueError("strategy chose an illegal test option")
+    return i
+
+
+@jit
+def henchman_encounter(pk, cfg, st, rs, sid, prm, seat, tok):
+    """Reveal the Location token and test its henchman at his current level."""
+    h = tok  # Location token t belongs to henchman t
+    hl = pk.lay[L_HLEVEL] + h
+    level = st[hl]
+    st[ST_HTESTS] += 1
+    st[pk.lay[L_GREEN] + tok] = SUPPLY  # the token leaves the board whatever happens
+    b = player_base(pk, seat)
+    auto = pk.henchman_autopass[h, level - 1]
+    if auto >= 0 and st[b + P_ADV + auto]:
+        st[ST_TESTS] += 1
+        st[ST_PASSED] += 1
+        passed = True
+    else:
+        opts = np.zeros((K.MAX_OPTIONS, 4), np.int64)
+        n = 0
+        for i in range(K.MAX_OPTIONS):
+            if pk.henchman_option_skill[h, level - 1, i] >= 0:
+                opts[n, 0] = pk.henchman_option_skill[h, level - 1, i]
+                opts[n, 1] = pk.henchman_option_modifier[h, level - 1, i]
+                opts[n, 2] = pk.henchman_option_successes[h, level - 1, i]
+                n += 1
+        i = _choose_option(pk, st, rs, sid, prm, seat, opts, n)
+        passed = run_test(
+            pk, st, rs, sid, prm, seat, opts[i, 0], opts[i, 1], opts[i, 2], False, h, level, False
+        )
+        if st[S_OUTCOME] >= 0:
+            return
+    if not passed:
+        villain_advancement(pk, st, rs, sid, prm)
+        return
+    st[ST_HPASSED] += 1
+    if level == 3:
+        st[hl] = DEFEATED
+        st[pk.lay[L_GREEN] + tok] = REMOVED
+        check_henchmen(pk, st)
+        if st[S_OUTCOME] >= 0:
+            return
+    else:
+        st[hl] = level + 1
+    st[S_LOC_TRACK] += 1
+    check_location(pk, st)
+
+
+@jit
+def encounter_card(pk, cfg, st, rs, sid, prm, seat, side):
+    """Draw from the space's continent deck (ocean deck at sea) and resolve one side."""
+    b = player_base(pk, seat)
+    deck = pk.space_deck[st[b + P_SPACE]]
+    base, cap = pk.deck_base[deck], pk.lay[L_ECAP]
+    card = draw_card(st, base, cap, rs, ENCOUNTER + deck)
+    if card < 0:
+        raise RuntimeError("an encounter deck is empty")
+    discard(st, base, cap, card)
+    no_advance = pk.encounter_no_advance[card, side] != 0
+    auto = pk.encounter_autopass[card, side]
+    if auto >= 0 and st[b + P_ADV + auto]:
+        st[ST_TESTS] += 1
+        st[ST_PASSED] += 1
+        passed = True
+    else:
+        opts = np.zeros((K.MAX_OPTIONS + 1, 4), np.int64)
+        n = 0
+        for i in range(K.MAX_OPTIONS):
+            if pk.encounter_option_skill[card, side, i] >= 0:
+                opts[n, 0] = pk.encounter_option_skill[card, side, i]
+                opts[n, 1] = pk.encounter_option_modifier[card, side, i]
+                opts[n, 2] = pk.encounter_option_successes[card, side, i]
+                n += 1
+        if pk.encounter_gamble[card, side]:
+            opts[n, 0] = -1
+            opts[n, 2] = 1
+            opts[n, 3] = 1
+            n += 1
+        i = _choose_option(pk, st, rs, sid, prm, seat, opts, n)
+        passed = run_test(
+            pk,
+            st,
+            rs,
+            sid,
+            prm,
+            seat,
+            opts[i, 0],
+            opts[i, 1],
+            opts[i, 2],
+            opts[i, 3] != 0,
+            -1,
+            0,
+            no_advance,
+        )
+        if st[S_OUTCOME] >= 0:
+            return
+    if passed:
+        apply_effect(
+            pk,
+            st,
+            rs,
+            sid,
+            prm,
+            seat,
+            pk.encounter_reward[card, side],
+            pk.encounter_reward_amount[card, side],
+            pk.encounter_reward_skill[card, side],
+        )
+    else:
+        if not no_advance:
+            villain_advancement(pk, st, rs, sid, prm)
+            if st[S_OUTCOME] >= 0:
+                return
+        apply_effect(
+            pk,
+            st,
+            rs,
+            sid,
+            prm,
+            seat,
+            pk.encounter_penalty[card, side],
+            pk.encounter_penalty_amount[card, side],
+            pk.encounter_penalty_skill[card, side],
+        )
+
+
+@jit
+def apply_effect(pk, st, rs, sid, prm, seat, effect, amount, skill):
+    """One reward or penalty of the Appendix."""
+    if effect == K.E_NONE:
+        return
+    b = player_base(pk, seat)
+    off, n_i = pk.lay[L_INTEL], pk.intel_token_type.shape[0]
+    if effect == K.E_GAIN_INTEL:
+        for _ in range(amount):
+            t = draw_token(st, off, n_i, SUPPLY, rs)
+            if t < 0:
+                break  # supply empty: out of luck (FAQ 1)
+            st[off + t] = POOL
+    elif effect == K.E_TOP_SECRET:
+        draw_top_secret(pk, st, rs, seat)
+    elif effect == K.E_GAIN_RESOLVE:
+        gain_resolve(pk, st, seat, amount)
+    elif effect == K.E_UP_ANY_SKILL:
+        options = np.empty(N_SKILLS, np.int64)
+        n = 0
+        for s in range(N_SKILLS):
+            if st[b + P_SKILLS + s] < 5:
+                options[n] = s
+                n += 1
+        if n:
+            i = S.skill_up(pk, st, rs, sid, seat, options, n)
+            if i < 0 or i >= n:
+                raise ValueError("strategy chose an illegal skill")
+            raise_skill(pk, st, seat, options[i], 1)
+    elif effect == K.E_UP_SKILL:
+        raise_skill(pk, st, seat, skill, 1)
+    elif effect == K.E_UN_TRANSPORT:
+        gain_un(pk, st, seat)
+    elif effect == K.E_ADVANCED_SKILL:
+        options = np.empty(N_ADV, np.int64)
+        n = 0
+        for s in range(N_ADV):
+            if not st[b + P_ADV + s]:
+                options[n] = s
+                n += 1
+        if n:
+            i = S.advanced_skill(pk, rs, sid, options, n)
+            if i < 0 or i >= n:
+                raise ValueError("strategy chose an illegal advanced skill")
+            st[b + P_ADV + options[i]] = 1
+    elif effect == K.E_NAMED_ADVANCED_SKILL:
+        st[b + P_ADV + skill] = 1
+    elif effect == K.E_V_MINUS_1:
+        v_minus_1(pk, st, rs)
+    elif effect == K.E_LOSE_INTEL:
+        for _ in range(amount):
+            t = draw_token(st, off, n_i, POOL, rs)
+            if t < 0:
+                break
+            st[off + t] = REMOVED
+    elif effect == K.E_INJURIES:
+        take_injuries(pk, st, rs, sid, prm, seat, amount)
+    elif effect == K.E_LOWER_SKILL:
+        raise_skill(pk, st, seat, skill, -1)
+    else:
+        raise RuntimeError("unknown effect code")

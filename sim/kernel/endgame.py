@@ -1,0 +1,61 @@
+"""Kernel twin of ``sim.rules.endgame``: the end of the game, checked when a track moves."""
+
+from __future__ import annotations
+
+from numba import njit
+
+from sim.jit import JIT_OPTIONS
+from sim.kernel.decks import lobo
+from sim.kernel.layout import (
+    DEFEATED,
+    K_LOBO_LOSS,
+    L_HLEVEL,
+    L_INTEL,
+    POOL,
+    S_LOC_TARGET,
+    S_LOC_TRACK,
+    S_OUTCOME,
+)
+
+jit = njit(**JIT_OPTIONS)
+
+WIN_LOCATION, WIN_HENCHMEN, LOSS_LOBO, LOSS_INTEL, TIMEOUT = range(5)
+
+
+@jit
+def intel_pool_counts(pk, st, out):
+    """Fill ``out[4]`` with the Intel Pool by type (W, T, D, A)."""
+    out[:] = 0
+    off = pk.lay[L_INTEL]
+    for t in range(pk.intel_token_type.shape[0]):
+        if st[off + t] == POOL:
+            out[pk.intel_token_type[t]] += 1
+
+
+@jit
+def check_henchmen(pk, st):
+    """All four henchmen defeated: an immediate win."""
+    off = pk.lay[L_HLEVEL]
+    for h in range(pk.henchman_autopass.shape[0]):
+        if st[off + h] != DEFEATED:
+            return
+    st[S_OUTCOME] = WIN_HENCHMEN
+
+
+@jit
+def check_location(pk, st):
+    """Location Track at its target: reveal the Pool and compare with Dr. Lobo's symbols."""
+    if st[S_LOC_TRACK] < st[S_LOC_TARGET]:
+        return
+    loss = pk.scal[K_LOBO_LOSS]
+    pos = min(max(lobo(pk, st), 0), loss - 1)
+    have = [0, 0, 0, 0]
+    off = pk.lay[L_INTEL]
+    for t in range(pk.intel_token_type.shape[0]):
+        if st[off + t] == POOL:
+            have[pk.intel_token_type[t]] += 1
+    for i in range(pk.lobo_intel_required.shape[1]):
+        if have[i] < pk.lobo_intel_required[pos, i]:
+            st[S_OUTCOME] = LOSS_INTEL
+            return
+    st[S_OUTCOME] = WIN_LOCATION

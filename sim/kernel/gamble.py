@@ -1,0 +1,82 @@
+"""Kernel twin of ``sim.rules.gamble``: poker against the House on the GAMBLE stream."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from sim.content import constants as K
+from sim.jit import JIT_OPTIONS
+from sim.kernel import strategy as S
+from sim.kernel.decks import player_base
+from sim.kernel.layout import P_ADV, P_RESOLVE, ST_GAMBLES, ST_GAMBLES_WON, ST_RESOLVE
+from sim.poker import hand_value_arr_nb
+from sim.rng import GAMBLE, next_below_nb
+
+jit = njit(**JIT_OPTIONS)
+
+FREE_EXCHANGE = 1
+LUCK_EXCHANGE = 2
+RESOLVE_EXCHANGE = 5
+
+
+@jit
+def free_exchanges(pk, st, seat):
+    """Cards a player may exchange without Resolve (2 with Gambling/Luck)."""
+    return LUCK_EXCHANGE if st[player_base(pk, seat) + P_ADV + K.GAMBLING_LUCK] else FREE_EXCHANGE
+
+
+@jit
+def _draw(rs, deck, n_left):
+    j = next_below_nb(rs, GAMBLE, n_left)
+    card = deck[j]
+    deck[j] = deck[n_left - 1]
+    return card
+
+
+@jit
+def gamble(pk, st, rs, sid, prm, seat):
+    """Play one gamble for the seat; True if the player's hand is better (a tie loses)."""
+    n_left = pk.fate_rank.shape[0]
+    deck = np.arange(n_left)
+    hand = np.empty(5, np.int64)
+    ranks = np.empty(5, np.int64)
+    suits = np.empty(5, np.int64)
+    st[ST_GAMBLES] += 1
+    for i in range(5):
+        hand[i] = _draw(rs, deck, n_left)
+        n_left -= 1
+        ranks[i] = pk.fate_rank[hand[i]]
+        suits[i] = pk.fate_suit[hand[i]]
+    free = free_exchanges(pk, st, seat)
+    mask, spend = S.gamble_exchange(pk, st, rs, sid, prm, seat, ranks, suits, free)
+    n = 0
+    for i in range(5):
+        n += (mask >> i) & 1
+    b = player_base(pk, seat)
+    if mask < 0 or mask >= 32:
+        raise ValueError("strategy returned an illegal exchange mask")
+    if spend and st[b + P_RESOLVE] <= 0:
+        raise ValueError("strategy spends Resolve it does not have in a gamble")
+    if n > (RESOLVE_EXCHANGE if spend else free):
+        raise ValueError("strategy exchanges more cards than allowed")
+    if spend:
+        st[b + P_RESOLVE] -= 1
+        st[ST_RESOLVE] += 1
+    for i in range(5):
+        if (mask >> i) & 1:
+            hand[i] = _draw(rs, deck, n_left)
+            n_left -= 1
+            ranks[i] = pk.fate_rank[hand[i]]
+            suits[i] = pk.fate_suit[hand[i]]
+    mine = hand_value_arr_nb(ranks, suits)
+    for i in range(5):
+        c = _draw(rs, deck, n_left)
+        n_left -= 1
+        ranks[i] = pk.fate_rank[c]
+        suits[i] = pk.fate_suit[c]
+    theirs = hand_value_arr_nb(ranks, suits)
+    won = mine > theirs
+    if won:
+        st[ST_GAMBLES_WON] += 1
+    return won

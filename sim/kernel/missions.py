@@ -1,0 +1,105 @@
+"""Kernel twin of ``sim.rules.missions``: dealing, flipping and rewarding secret missions."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from sim.jit import JIT_OPTIONS
+from sim.kernel import strategy as S
+from sim.kernel.decks import (
+    cards_in,
+    discard,
+    draw_card,
+    draw_top_secret,
+    gain_resolve,
+    gain_un,
+    player_base,
+    raise_skill,
+)
+from sim.kernel.layout import (
+    C_PLAYERS,
+    D_NDISC,
+    L_FATE,
+    L_FCAP,
+    L_TS,
+    N_SKILLS,
+    P_FLIPPED,
+    P_MISSIONS,
+    P_N_MISSIONS,
+    P_RESOLVE,
+    P_RESOLVE_MAX,
+    P_SKILLS,
+    P_SPACE,
+    S_UN_SUPPLY,
+    ST_MISSIONS,
+)
+from sim.rng import FATE
+
+jit = njit(**JIT_OPTIONS)
+
+
+@jit
+def deal_missions(pk, st, rs, seat):
+    """Draw two Fate cards as the player's secret-mission cities."""
+    b = player_base(pk, seat)
+    st[b + P_N_MISSIONS] = 0
+    for i in range(2):
+        card = draw_card(st, pk.lay[L_FATE], pk.lay[L_FCAP], rs, FATE)
+        if card < 0:
+            raise RuntimeError("Fate deck exhausted while dealing secret missions")
+        st[b + P_MISSIONS + i] = card
+        st[b + P_N_MISSIONS] = i + 1
+    st[b + P_FLIPPED] = 0
+    st[b + P_FLIPPED + 1] = 0
+
+
+@jit
+def flip_missions(pk, st, seat):
+    """On a mission city at the start of the encounter phase, that mission card flips."""
+    b = player_base(pk, seat)
+    for i in range(st[b + P_N_MISSIONS]):
+        if not st[b + P_FLIPPED + i] and pk.fate_city[st[b + P_MISSIONS + i]] == st[b + P_SPACE]:
+            st[b + P_FLIPPED + i] = 1
+
+
+@jit
+def mission_reward(pk, cfg, st, rs, sid, prm, seat):
+    """Both mission cards flipped: claim one reward, then draw two new missions."""
+    b = player_base(pk, seat)
+    if not (st[b + P_FLIPPED] and st[b + P_FLIPPED + 1]):
+        return
+    st[ST_MISSIONS] += 1
+    opts = np.zeros((3 + N_SKILLS, 2), np.int64)
+    n = 0
+    tsb = pk.lay[L_TS]
+    if cards_in(st, tsb) + st[tsb + D_NDISC] > 0:
+        opts[n, 0] = S.R_TOP_SECRET
+        n += 1
+    if st[b + P_RESOLVE] < st[b + P_RESOLVE_MAX]:
+        opts[n, 0] = S.R_RESOLVE
+        n += 1
+    if st[S_UN_SUPPLY] > 0:
+        opts[n, 0] = S.R_UN
+        n += 1
+    for s in range(N_SKILLS):
+        if st[b + P_SKILLS + s] < 5:
+            opts[n, 0] = S.R_SKILL
+            opts[n, 1] = s
+            n += 1
+    if n:
+        i = S.mission_reward(pk, st, rs, sid, prm, seat, opts, n)
+        if i < 0 or i >= n:
+            raise ValueError("strategy chose an illegal mission reward")
+        kind = opts[i, 0]
+        if kind == S.R_TOP_SECRET:
+            draw_top_secret(pk, st, rs, seat)
+        elif kind == S.R_RESOLVE:
+            gain_resolve(pk, st, seat, pk.setup_mission_resolve[cfg[C_PLAYERS]])
+        elif kind == S.R_UN:
+            gain_un(pk, st, seat)
+        else:
+            raise_skill(pk, st, seat, opts[i, 1], 1)
+    for i in range(st[b + P_N_MISSIONS]):
+        discard(st, pk.lay[L_FATE], pk.lay[L_FCAP], st[b + P_MISSIONS + i])
+    deal_missions(pk, st, rs, seat)

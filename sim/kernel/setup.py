@@ -1,0 +1,241 @@
+"""Kernel twin of ``sim.rules.setup``: lay out the table of one game in a state vector.
+
+Random draws in the reference's order: villain cards removed (VILLAIN), Top
+Secret cards (TOP_SECRET), secret missions then board Intel cities (FATE), the
+Intel tokens placed (TOKENS); the strategy answers the set-up questions
+(henchmen at level 2, extras) as its readable twin does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from sim.jit import JIT_OPTIONS
+from sim.kernel import strategy as S
+from sim.kernel.decks import discard, draw_card, draw_token, draw_top_secret, gain_un, player_base
+from sim.kernel.layout import (
+    C_CHARS,
+    C_RANDOM_LINEUP,
+    C_EASIER,
+    C_LOBO_START,
+    C_LOC_TARGET,
+    C_OVERFLOW,
+    C_PLAYERS,
+    D_COUNT,
+    D_PILE,
+    D_TOP,
+    K_N_CLOSE,
+    K_N_UN,
+    L_FATE,
+    L_FCAP,
+    L_GREEN,
+    L_HLEVEL,
+    L_INTEL,
+    L_REMOVED,
+    L_TS,
+    L_VILLAIN,
+    N_ADV,
+    N_SKILLS,
+    P_ADV,
+    P_CHAR,
+    P_GIVES,
+    P_LIFE,
+    P_RESOLVE,
+    P_RESOLVE_MAX,
+    P_SKILLS,
+    P_SPACE,
+    P_WATCH,
+    S_ACTIVE,
+    S_CLOSE_LEFT,
+    S_LOBO_START,
+    S_LOC_TARGET,
+    S_N_REMOVED,
+    S_OUTCOME,
+    S_OVERFLOW,
+    S_UN_SUPPLY,
+    S_WATCHED,
+    SUPPLY,
+)
+from sim.kernel.missions import deal_missions
+from sim.rng import FATE, SETUP, VILLAIN, init_state_nb, next_below_nb
+
+jit = njit(**JIT_OPTIONS)
+
+
+@jit
+def _init_deck(st, base, cards, n):
+    st[base + D_COUNT] = n
+    st[base + D_TOP] = -1
+    st[base + D_PILE : base + D_PILE + n] = cards[:n]
+
+
+@jit
+def villain_deck_for(pk, st, rs, players):
+    """Villain cards in play (the pile) and removed (``st`` removed list), both ascending."""
+    n_v = pk.villain_advance.shape[0]
+    kept = np.zeros(n_v, np.int64)  # 1 = kept
+    removed = np.zeros(n_v, np.int64)
+    for card in range(n_v):
+        if pk.setup_remove_injury_cards[players] and pk.villain_injury[card]:
+            removed[card] = 1
+        elif (
+            pk.setup_remove_minus_one[players]
+            and not pk.villain_injury[card]
+            and pk.villain_advance[card] == -1
+        ):
+            removed[card] = 1
+        else:
+            kept[card] = 1
+    plus_one = [0 for _ in range(0)]
+    for card in range(n_v):
+        if kept[card] and not pk.villain_injury[card] and pk.villain_advance[card] == 1:
+            plus_one.append(card)
+    for _ in range(pk.setup_remove_random_plus_one[players]):
+        if len(plus_one) == 0:
+            raise RuntimeError(
+                "setup.toml: more random +1 villain cards to remove than the deck holds"
+            )
+        j = next_below_nb(rs, VILLAIN, len(plus_one))
+        card = plus_one[j]
+        plus_one[j] = plus_one[-1]
+        plus_one.pop()
+        removed[card] = 1
+        kept[card] = 0
+    base = pk.lay[L_VILLAIN]
+    n = 0
+    for card in range(n_v):
+        if kept[card]:
+            st[base + D_PILE + n] = card
+            n += 1
+    st[base + D_COUNT] = n
+    st[base + D_TOP] = -1
+    r = 0
+    for card in range(n_v):
+        if removed[card]:
+            st[pk.lay[L_REMOVED] + r] = card
+            r += 1
+    st[S_N_REMOVED] = r
+
+
+@jit
+def random_lineup(pk, rs, players, out):
+    """A line-up drawn from the SETUP stream: distinct characters while they last, then repeats."""
+    n_chars = pk.character_life.shape[0]
+    left = np.empty(n_chars, np.int64)
+    n_left = 0
+    for seat in range(players):
+        if n_left == 0:
+            for i in range(n_chars):
+                left[i] = i
+            n_left = n_chars
+        j = next_below_nb(rs, SETUP, n_left)
+        out[seat] = left[j]
+        left[j] = left[n_left - 1]
+        n_left -= 1
+
+
+@jit
+def make_player(pk, cfg, st, seat, character):
+    b = player_base(pk, seat)
+    n = cfg[C_PLAYERS]
+    if pk.character_reduced_resolve_cut[character]:
+        cut = pk.setup_resolve_cut_reduced[n]
+    else:
+        cut = pk.setup_resolve_cut[n]
+    st[b + P_CHAR] = character
+    st[b + P_SPACE] = pk.character_start_space[character]
+    for s in range(N_SKILLS):
+        st[b + P_SKILLS + s] = pk.character_skills[character, s]
+    st[b + P_RESOLVE] = max(0, pk.character_resolve_start[character] - cut)
+    st[b + P_RESOLVE_MAX] = pk.character_resolve_max[character]
+    st[b + P_LIFE] = pk.character_life[character]
+    for s in range(N_ADV):
+        st[b + P_ADV + s] = pk.character_advanced[character, s]
+    st[b + P_WATCH] = pk.character_watch[character]
+    st[b + P_GIVES] = pk.character_gives_un[character]
+
+
+@jit
+def setup_game(pk, cfg, st, rs, sid, prm, seed, game):
+    """Lay out the table for one game in ``st`` (zeroed or reused) and seed ``rs``."""
+    n = cfg[C_PLAYERS]
+    st[:] = 0
+    init_state_nb(rs, seed, game)
+    lineup = np.empty(n, np.int64)
+    if cfg[C_RANDOM_LINEUP]:
+        random_lineup(pk, rs, n, lineup)
+    else:
+        for seat in range(n):
+            lineup[seat] = cfg[C_CHARS + seat]
+    villain_deck_for(pk, st, rs, n)
+    for seat in range(n):
+        make_player(pk, cfg, st, seat, lineup[seat])
+    st[S_LOBO_START] = cfg[C_LOBO_START]
+    st[S_LOC_TARGET] = cfg[C_LOC_TARGET]
+    st[S_OVERFLOW] = cfg[C_OVERFLOW]
+    st[S_OUTCOME] = -1
+    st[S_ACTIVE] = 0
+    st[S_WATCHED] = -1
+    st[S_CLOSE_LEFT] = pk.scal[K_N_CLOSE]
+    st[S_UN_SUPPLY] = pk.scal[K_N_UN]
+    n_h = pk.henchman_autopass.shape[0]
+    for h in range(n_h):
+        st[pk.lay[L_HLEVEL] + h] = 1
+        st[pk.lay[L_GREEN] + h] = SUPPLY
+    for t in range(pk.intel_token_type.shape[0]):
+        st[pk.lay[L_INTEL] + t] = SUPPLY
+    n_f = pk.fate_city.shape[0]
+    _init_deck(st, pk.lay[L_FATE], np.arange(n_f), n_f)
+    n_ts = pk.top_secret_effect.shape[0]
+    _init_deck(st, pk.lay[L_TS], np.arange(n_ts), n_ts)
+    n_e = pk.encounter_deck.shape[0]
+    for d in range(pk.deck_base.shape[0]):
+        cards = np.empty(n_e, np.int64)
+        k = 0
+        for x in range(n_e):
+            if pk.encounter_deck[x] == d:
+                cards[k] = x
+                k += 1
+        _init_deck(st, pk.deck_base[d], cards, k)
+    for seat in range(n):
+        for _ in range(pk.character_start_un[lineup[seat]]):
+            gain_un(pk, st, seat)
+    # henchmen starting at level 2 (the players choose which)
+    k = 0 if (cfg[C_EASIER] and pk.easier_henchmen_level1[n]) else pk.setup_henchmen_level2[n]
+    if k:
+        chosen = np.empty(k, np.int64)
+        S.setup_level2_henchmen(pk, st, rs, sid, n, k, chosen)
+        for h in chosen:
+            st[pk.lay[L_HLEVEL] + h] = 2
+    # extra UN Transports and Top Secret cards by player count (and the easier variant)
+    for seat in range(n):
+        giver = st[player_base(pk, seat) + P_GIVES] != 0
+        un = pk.setup_giver_extra_un[n] if giver else pk.setup_extra_un[n]
+        ts = pk.setup_giver_extra_top_secret[n] if giver else pk.setup_extra_top_secret[n]
+        choice = pk.setup_extra_choice[n]
+        if choice:
+            cap = pk.setup_giver_choice_max_un[n] if giver else choice
+            a = S.setup_extras(rs, sid, choice, cap)
+            un += a
+            ts += choice - a
+        if cfg[C_EASIER]:
+            ts += pk.easier_extra_top_secret[n]
+            e = pk.easier_extra_choice[n]
+            if e:
+                a = S.setup_extras(rs, sid, e, e)
+                un += a
+                ts += e - a
+        for _ in range(un):
+            gain_un(pk, st, seat)
+        for _ in range(ts):
+            draw_top_secret(pk, st, rs, seat)
+    for seat in range(n):
+        deal_missions(pk, st, rs, seat)
+    fb, fc = pk.lay[L_FATE], pk.lay[L_FCAP]
+    for _ in range(pk.setup_board_intel[n]):
+        card = draw_card(st, fb, fc, rs, FATE)
+        city = pk.fate_city[card]
+        discard(st, fb, fc, card)
+        t = draw_token(st, pk.lay[L_INTEL], pk.intel_token_type.shape[0], SUPPLY, rs)
+        st[pk.lay[L_INTEL] + t] = city

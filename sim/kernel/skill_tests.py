@@ -1,0 +1,138 @@
+"""Kernel twin of ``sim.rules.skill_tests``: blind dice draws, the Yellow die, Resolve.
+
+A test is passed as ints: ``successes`` needed, ``allowed`` dice, ``henchman``
+(-1 unless a henchman test), ``level`` and ``no_advance`` (the reference's
+:class:`~sim.rules.choices.Test`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from sim.content import constants as K
+from sim.jit import JIT_OPTIONS
+from sim.kernel import strategy as S
+from sim.kernel.decks import play_top_secret, player_base, top_secret_card
+from sim.kernel.gamble import gamble
+from sim.kernel.layout import (
+    K_ALWAYS_DIE,
+    P_RESOLVE,
+    P_SKILLS,
+    S_DICE_RES,
+    S_OUTCOME,
+    ST_PASSED,
+    ST_RESOLVE,
+    ST_TESTS,
+)
+from sim.kernel.villain import heal, take_injuries
+from sim.rng import DICE, next_below_nb
+
+jit = njit(**JIT_OPTIONS)
+
+
+@jit
+def dice_test(pk, st, rs, sid, prm, seat, successes, allowed, henchman, no_advance):
+    """Draw dice one at a time (the player may stop), roll them with Yellow, maybe reroll."""
+    b = player_base(pk, seat)
+    n_bag = pk.bag_dice.shape[0]
+    bag = pk.bag_dice.copy()
+    dice = np.empty(n_bag + 1, np.int64)
+    faces = np.empty(n_bag + 1, np.int64)
+    nd = 0
+    while True:
+        if nd < allowed and n_bag > 0:
+            if not S.draw_die(pk, st, rs, sid, prm, seat, successes, henchman, no_advance, nd):
+                break
+            j = next_below_nb(rs, DICE, n_bag)
+            dice[nd] = bag[j]
+            nd += 1
+            bag[j] = bag[n_bag - 1]
+            n_bag -= 1
+            continue
+        if (
+            n_bag > 0
+            and allowed >= nd
+            and allowed >= 0
+            and st[b + P_RESOLVE] > 0
+            and st[S_DICE_RES] == 0
+            and S.resolve_plus_one(pk, st, rs, sid, prm, seat, henchman, no_advance, nd)
+        ):
+            st[b + P_RESOLVE] -= 1
+            st[S_DICE_RES] = 1
+            st[ST_RESOLVE] += 1
+            allowed += 1
+            continue
+        break
+    dice[nd] = pk.scal[K_ALWAYS_DIE]
+    n = nd + 1
+    for i in range(n):
+        faces[i] = next_below_nb(rs, DICE, 6)
+    if st[b + P_RESOLVE] > 0 and st[S_DICE_RES] == 0:
+        k = S.reroll(pk, st, rs, sid, prm, seat, successes, henchman, no_advance, dice, faces, n)
+        if k >= 0:
+            if k >= n:
+                raise ValueError("strategy chose to reroll a die that was not rolled")
+            st[b + P_RESOLVE] -= 1
+            st[S_DICE_RES] = 1
+            st[ST_RESOLVE] += 1
+            faces[k] = next_below_nb(rs, DICE, 6)
+    succ = 0
+    hurt = 0
+    for i in range(n):
+        succ += pk.die_success[dice[i], faces[i]]
+        hurt += pk.die_injury[dice[i], faces[i]] - pk.die_heal[dice[i], faces[i]]
+    passed = succ >= successes
+    # injuries and heals apply whether the test passes or fails (they cancel each other)
+    if hurt > 0:
+        take_injuries(pk, st, rs, sid, prm, seat, hurt)
+    elif hurt < 0:
+        heal(pk, st, seat, -hurt)
+    return passed
+
+
+@jit
+def run_test(
+    pk,
+    st,
+    rs,
+    sid,
+    prm,
+    seat,
+    skill,
+    modifier,
+    successes,
+    gamble_option,
+    henchman,
+    level,
+    no_advance,
+):
+    """Resolve one skill-test option (or a Gamble), offering the Top Secret cards for tests.
+
+    Returns True if passed; when the game ends inside the test the result is
+    meaningless and ``st[S_OUTCOME]`` is set (the reference raises there).
+    """
+    st[ST_TESTS] += 1
+    if gamble_option:
+        passed = gamble(pk, st, rs, sid, prm, seat)
+    else:
+        allowed = st[player_base(pk, seat) + P_SKILLS + skill] + modifier
+        ts = top_secret_card(pk, st, seat, K.TS_AUTO_PASS)
+        if (
+            ts >= 0
+            and level != 3
+            and S.play_auto_pass(pk, st, rs, sid, prm, seat, allowed, successes, henchman)
+        ):
+            play_top_secret(pk, st, seat, ts)
+            passed = True
+        else:
+            ts = top_secret_card(pk, st, seat, K.TS_TWO_DICE)
+            if ts >= 0 and S.play_two_dice(rs, sid, allowed, henchman):
+                play_top_secret(pk, st, seat, ts)
+                allowed += 2
+            passed = dice_test(pk, st, rs, sid, prm, seat, successes, allowed, henchman, no_advance)
+            if st[S_OUTCOME] >= 0:
+                return passed
+    if passed:
+        st[ST_PASSED] += 1
+    return passed

@@ -1,0 +1,509 @@
+"""Kernel twins of the built-in strategies' decisions (``strategies/``), by strategy id.
+
+``sid`` is :data:`~sim.kernel.layout.RANDOM` or :data:`~sim.kernel.layout.HEURISTIC`
+(``heuristic``, ``cautious`` and ``bold`` differ only in ``prm``, the parameter
+vector of :func:`sim.kernel.layout.strategy_vector`). Each function makes the
+same choice as its readable twin, ties broken the same way; the random strategy
+draws from the STRATEGY stream in the same order.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from sim.jit import JIT_OPTIONS
+from sim.kernel.decks import lobo, player_base
+from sim.kernel.layout import (
+    H_AUTO_PASS_BELOW,
+    H_CANCEL_AT,
+    H_DICE_STOP,
+    H_EXCH_MIN_POOL,
+    H_EXCH_WHEN,
+    H_FINAL_POOL_MIN,
+    H_GAMBLE_P,
+    H_GAMBLE_RESOLVE,
+    H_MAX_GREENS,
+    H_MISSION_REWARD,
+    H_MOVE_RESOLVE,
+    H_PLUS_ONE,
+    H_POOL_TARGET,
+    H_REROLL,
+    H_RESERVE,
+    H_REST_MARGIN,
+    H_UN_MIN_DIST,
+    H_WATCH_FAIL,
+    K_LOBO_LOSS,
+    K_N_CITIES,
+    L_GREEN,
+    L_INTEL,
+    P_FLIPPED,
+    P_INJ,
+    P_LIFE,
+    P_MISSIONS,
+    P_N_MISSIONS,
+    P_RESOLVE,
+    P_SKILLS,
+    P_SPACE,
+    POOL,
+    RANDOM,
+    S_DICE_RES,
+    S_LOC_TARGET,
+    S_LOC_TRACK,
+    S_WATCHED,
+    SUPPLY,
+)
+from sim.poker import HIGH_CARD, choose_exchange_nb, hand_category_nb, hand_value_arr_nb
+from sim.rng import STRATEGY, next_below_nb
+
+jit = njit(**JIT_OPTIONS)
+
+# Means codes (sim.rules.choices.Means) and their cost to the heuristic (MOVE_COST)
+M_STAY, M_WALK, M_PLANE, M_UN, M_UN_GIFT, M_TOP_SECRET_UN = range(6)
+MOVE_COST = (0, 0, 0, 2, 2, 3)
+# TokenChoice codes and Reward kinds (sim.rules.choices)
+T_NO_INTEL, T_HENCHMAN, T_POOL, T_EXCHANGE = range(4)
+R_TOP_SECRET, R_RESOLVE, R_UN, R_SKILL = range(4)
+
+
+@jit
+def coin(rs):
+    """The random strategy's fair coin."""
+    return next_below_nb(rs, STRATEGY, 2) == 1
+
+
+@jit
+def p_pass(pk, st, prm, seat, skill_total, needed):
+    """Heuristic's exact P(pass) estimate (``HeuristicStrategy._p_pass``)."""
+    b = player_base(pk, seat)
+    k = min(max(skill_total, 0), 5)
+    can_reroll = prm[H_REROLL] != 0 and st[b + P_RESOLVE] > 0 and st[S_DICE_RES] == 0
+    return pk.pass_table[k, min(needed, 2) - 1, 1 if can_reroll else 0]
+
+
+@jit
+def may_spend(pk, st, prm, seat, henchman):
+    b = player_base(pk, seat)
+    r = st[b + P_RESOLVE]
+    return r > 0 and (henchman or r > prm[H_RESERVE])
+
+
+@jit
+def watch_fail(pk, st, prm, henchman, no_advance):
+    """Heuristic: the Watch shows a -1 card, so fail an ordinary test on purpose."""
+    c = st[S_WATCHED]
+    if prm[H_WATCH_FAIL] == 0 or c < 0:
+        return False
+    adv = 0 if pk.villain_injury[c] else pk.villain_advance[c]
+    return adv < 0 and henchman < 0 and not no_advance
+
+
+# --- set-up ----------------------------------------------------------------------------
+@jit
+def setup_level2_henchmen(pk, st, rs, sid, players, k, out):
+    """Fill ``out[:k]`` with the henchmen chosen to start at level 2 (in the strategy's order)."""
+    n_h = pk.henchman_autopass.shape[0]
+    if sid == RANDOM:
+        pool = list(range(n_h))
+        for i in range(k):
+            out[i] = pool.pop(next_below_nb(rs, STRATEGY, len(pool)))
+        return
+    scores = [0] * n_h
+    for h in range(n_h):
+        score = -99
+        for i in range(pk.henchman_option_skill.shape[2]):
+            s = pk.henchman_option_skill[h, 1, i]
+            if s < 0:
+                continue
+            team = -(1 << 40)
+            for seat in range(players):
+                v = st[player_base(pk, seat) + P_SKILLS + s]
+                if v > team:
+                    team = v
+            score = max(
+                score,
+                team
+                + pk.henchman_option_modifier[h, 1, i]
+                - 2 * (pk.henchman_option_successes[h, 1, i] - 1),
+            )
+        scores[h] = score
+    taken = [False] * n_h
+    for i in range(k):
+        best = -1
+        for h in range(n_h):
+            if not taken[h] and (best < 0 or scores[h] > scores[best]):
+                best = h
+        taken[best] = True
+        out[i] = best
+
+
+@jit
+def setup_extras(rs, sid, n, max_un):
+    """How many of ``n`` extras to take as UN Transports."""
+    if sid == RANDOM:
+        return next_below_nb(rs, STRATEGY, min(n, max_un) + 1)
+    return min(1, n, max_un)
+
+
+# --- villain ------------------------------------------------------------------------------
+@jit
+def cancel_advance(pk, st, rs, sid, prm, seat, card):
+    if sid == RANDOM:
+        return coin(rs)
+    value = 0 if pk.villain_injury[card] else pk.villain_advance[card]
+    return value >= prm[H_CANCEL_AT] or (value > 0 and lobo(pk, st) + value >= pk.scal[K_LOBO_LOSS])
+
+
+# --- tests -----------------------------------------------------------------------------------
+@jit
+def play_auto_pass(pk, st, rs, sid, prm, seat, allowed, successes, henchman):
+    if sid == RANDOM:
+        return coin(rs)
+    if henchman < 0:
+        return False
+    return p_pass(pk, st, prm, seat, allowed, successes) < prm[H_AUTO_PASS_BELOW]
+
+
+@jit
+def play_two_dice(rs, sid, allowed, henchman):
+    if sid == RANDOM:
+        return coin(rs)
+    return henchman >= 0 and allowed < 5
+
+
+@jit
+def draw_die(pk, st, rs, sid, prm, seat, successes, henchman, no_advance, n_drawn):
+    if sid == RANDOM:
+        return coin(rs)
+    if watch_fail(pk, st, prm, henchman, no_advance):
+        return False
+    b = player_base(pk, seat)
+    if n_drawn >= successes and st[b + P_LIFE] - st[b + P_INJ] <= prm[H_DICE_STOP]:
+        return False
+    return True
+
+
+@jit
+def resolve_plus_one(pk, st, rs, sid, prm, seat, henchman, no_advance, n_drawn):
+    if sid == RANDOM:
+        return coin(rs)
+    mode = prm[H_PLUS_ONE]
+    if watch_fail(pk, st, prm, henchman, no_advance) or mode == 0 or n_drawn >= 5:
+        return False
+    if mode == 1 and henchman < 0:
+        return False
+    return may_spend(pk, st, prm, seat, henchman >= 0)
+
+
+@jit
+def reroll(pk, st, rs, sid, prm, seat, successes, henchman, no_advance, dice, faces, n):
+    """Index of the die to reroll for 1 Resolve, or -1."""
+    if sid == RANDOM:
+        return next_below_nb(rs, STRATEGY, n + 1) - 1
+    if prm[H_REROLL] == 0 or watch_fail(pk, st, prm, henchman, no_advance):
+        return -1
+    succ = 0
+    for i in range(n):
+        succ += pk.die_success[dice[i], faces[i]]
+    if succ != successes - 1 or not may_spend(pk, st, prm, seat, henchman >= 0):
+        return -1
+    best, k0, k1 = -1, 0, 0
+    for i in range(n):
+        d, f = dice[i], faces[i]
+        if pk.die_success[d, f]:
+            continue
+        a = 0
+        for x in range(6):
+            a += pk.die_success[d, x]
+        b = pk.die_injury[d, f]
+        # key (a, b, -i): the first die wins ties
+        if best < 0 or a > k0 or (a == k0 and b > k1):
+            best, k0, k1 = i, a, b
+    return best
+
+
+@jit
+def gamble_exchange(pk, st, rs, sid, prm, seat, ranks, suits, free):
+    """(bitmask of hand positions to exchange, spend 1 Resolve)."""
+    if sid == RANDOM:
+        spend = st[player_base(pk, seat) + P_RESOLVE] > 0 and coin(rs)
+        limit = 5 if spend else free
+        n = next_below_nb(rs, STRATEGY, limit + 1)
+        positions = [0, 1, 2, 3, 4]
+        mask = 0
+        for _ in range(n):
+            mask |= 1 << positions.pop(next_below_nb(rs, STRATEGY, len(positions)))
+        return mask, spend and n > free
+    if prm[H_GAMBLE_RESOLVE] != 0 and may_spend(pk, st, prm, seat, False):
+        if hand_category_nb(hand_value_arr_nb(ranks, suits)) == HIGH_CARD:
+            mask5 = choose_exchange_nb(ranks, suits, 5)
+            bits = 0
+            for i in range(5):
+                bits += (mask5 >> i) & 1
+            if bits > free:
+                return mask5, True
+    return choose_exchange_nb(ranks, suits, free), False
+
+
+# --- what the heuristic wants (public facts of the view) ----------------------------------
+@jit
+def pool_size(pk, st):
+    """Intel tokens in the Pool."""
+    off = pk.lay[L_INTEL]
+    k = 0
+    for t in range(pk.intel_token_type.shape[0]):
+        if st[off + t] == POOL:
+            k += 1
+    return k
+
+
+@jit
+def n_green_spaces(pk, st):
+    """Distinct spaces holding a green Location token."""
+    off, n = pk.lay[L_GREEN], pk.henchman_autopass.shape[0]
+    k = 0
+    for t in range(n):
+        s = st[off + t]
+        if s < 0:
+            continue
+        dup = False
+        for u in range(t):
+            if st[off + u] == s:
+                dup = True
+        if not dup:
+            k += 1
+    return k
+
+
+@jit
+def green_supply_size(pk, st):
+    off = pk.lay[L_GREEN]
+    k = 0
+    for t in range(pk.henchman_autopass.shape[0]):
+        if st[off + t] == SUPPLY:
+            k += 1
+    return k
+
+
+@jit
+def wants_exchange(pk, st, prm):
+    when = prm[H_EXCH_WHEN]
+    if when == 0 or green_supply_size(pk, st) == 0:
+        return False
+    if n_green_spaces(pk, st) >= prm[H_MAX_GREENS]:
+        return False
+    return when == 2 or pool_size(pk, st) >= prm[H_EXCH_MIN_POOL]
+
+
+@jit
+def wants_intel(pk, st, prm):
+    return pool_size(pk, st) < prm[H_POOL_TARGET] or wants_exchange(pk, st, prm)
+
+
+@jit
+def ready_to_fight(pk, st, prm):
+    """Fight henchmen unless the win would end the game with too small a Pool."""
+    return st[S_LOC_TRACK] < st[S_LOC_TARGET] - 1 or pool_size(pk, st) >= prm[H_FINAL_POOL_MIN]
+
+
+@jit
+def _nearest(pk, st, off, n, here, best, best_d):
+    """Fold tokens at ``st[off:off+n]`` (spaces >= 0) into the nearest (distance, space)."""
+    for t in range(n):
+        s = st[off + t]
+        if s < 0:
+            continue
+        d = pk.hop_distance[here, s]
+        if best < 0 or d < best_d or (d == best_d and s < best):
+            best, best_d = s, d
+    return best, best_d
+
+
+@jit
+def target(pk, st, prm, seat):
+    """Nearest green token, else (if Intel is wanted) nearest yellow, else a mission city; or -1."""
+    b = player_base(pk, seat)
+    here = st[b + P_SPACE]
+    if ready_to_fight(pk, st, prm):
+        best, _d = _nearest(pk, st, pk.lay[L_GREEN], pk.henchman_autopass.shape[0], here, -1, 0)
+        if best >= 0:
+            return best
+    if wants_intel(pk, st, prm):
+        best, _d = _nearest(pk, st, pk.lay[L_INTEL], pk.intel_token_type.shape[0], here, -1, 0)
+        if best >= 0:
+            return best
+    best, best_d = -1, 0
+    for i in range(st[b + P_N_MISSIONS]):
+        if st[b + P_FLIPPED + i]:
+            continue
+        s = pk.fate_city[st[b + P_MISSIONS + i]]
+        d = pk.hop_distance[here, s]
+        if best < 0 or d < best_d or (d == best_d and s < best):
+            best, best_d = s, d
+    return best
+
+
+# --- movement ---------------------------------------------------------------------------------
+@jit
+def rest(pk, st, rs, sid, prm, seat):
+    if sid == RANDOM:
+        return coin(rs)
+    b = player_base(pk, seat)
+    return st[b + P_LIFE] - st[b + P_INJ] <= prm[H_REST_MARGIN]
+
+
+@jit
+def move(pk, st, rs, sid, prm, seat, moves, n):
+    """Index of the chosen move among ``moves[:n]`` (rows: dest, means, resolve, steps)."""
+    if sid == RANDOM:
+        return next_below_nb(rs, STRATEGY, n)
+    dist = pk.hop_distance
+    here = st[player_base(pk, seat) + P_SPACE]
+    tgt = target(pk, st, prm, seat)
+    if tgt < 0:
+        for i in range(n):
+            if moves[i, 1] == M_STAY:
+                return i
+        bd = -1
+        for s in range(pk.scal[K_N_CITIES]):
+            if tgt < 0 or dist[here, s] < bd:
+                tgt, bd = s, dist[here, s]
+    far = dist[here, tgt]
+    free_reach = False
+    for i in range(n):
+        if moves[i, 0] == tgt and moves[i, 2] == 0 and MOVE_COST[moves[i, 1]] == 0:
+            free_reach = True
+    may = prm[H_MOVE_RESOLVE] != 0 and may_spend(pk, st, prm, seat, False)
+    best = 0
+    k0 = k1 = k2 = k3 = 0
+    found = False
+    for i in range(n):
+        dest, means, res = moves[i, 0], moves[i, 1], moves[i, 2]
+        cost = MOVE_COST[means] + (1 if res else 0)
+        if cost:
+            if dest != tgt or free_reach:
+                continue
+            if res and not may:
+                continue
+            if MOVE_COST[means] and far < prm[H_UN_MIN_DIST]:
+                continue
+        a = dist[dest, tgt]
+        if (
+            not found
+            or a < k0
+            or (
+                a == k0
+                and (cost < k1 or (cost == k1 and (means < k2 or (means == k2 and dest < k3))))
+            )
+        ):
+            best, k0, k1, k2, k3, found = i, a, cost, means, dest, True
+    return best
+
+
+# --- encounters ------------------------------------------------------------------------------
+@jit
+def token(pk, st, rs, sid, prm, seat, choices, n):
+    """Index into ``choices[:n]`` (TokenChoice codes)."""
+    if sid == RANDOM:
+        return next_below_nb(rs, STRATEGY, n)
+    for i in range(n):
+        if choices[i] == T_HENCHMAN and ready_to_fight(pk, st, prm):
+            return i
+    for i in range(n):
+        if choices[i] == T_EXCHANGE and wants_exchange(pk, st, prm):
+            return i
+    for i in range(n):
+        if choices[i] == T_POOL and pool_size(pk, st) < prm[H_POOL_TARGET]:
+            return i
+    return 0
+
+
+@jit
+def test_option(pk, st, rs, sid, prm, seat, opts, n):
+    """Index into ``opts[:n]`` (rows: skill, modifier, successes, gamble)."""
+    if sid == RANDOM:
+        return next_below_nb(rs, STRATEGY, n)
+    b = player_base(pk, seat)
+    best, best_s = 0, 0.0
+    for i in range(n):
+        if opts[i, 3]:
+            s = prm[H_GAMBLE_P]
+        else:
+            s = p_pass(pk, st, prm, seat, st[b + P_SKILLS + opts[i, 0]] + opts[i, 1], opts[i, 2])
+        if i == 0 or s > best_s:
+            best, best_s = i, s
+    return best
+
+
+@jit
+def mission_reward(pk, st, rs, sid, prm, seat, opts, n):
+    """Index into ``opts[:n]`` (rows: Reward kind, skill)."""
+    if sid == RANDOM:
+        return next_below_nb(rs, STRATEGY, n)
+    want = int(prm[H_MISSION_REWARD])
+    b = player_base(pk, seat)
+    for r in range(5):
+        if r == 0:
+            kind = want
+        else:
+            kind = r - 1
+            if kind == want:
+                continue
+            if kind > 3:
+                break
+        best = -1
+        for i in range(n):
+            if opts[i, 0] != kind:
+                continue
+            if kind != R_SKILL:
+                return i
+            if best < 0 or st[b + P_SKILLS + opts[i, 1]] > st[b + P_SKILLS + opts[best, 1]]:
+                best = i
+        if best >= 0:
+            return best
+    return 0
+
+
+@jit
+def skill_up(pk, st, rs, sid, seat, skills, n):
+    if sid == RANDOM:
+        return next_below_nb(rs, STRATEGY, n)
+    b = player_base(pk, seat)
+    best = 0
+    for i in range(1, n):
+        if st[b + P_SKILLS + skills[i]] > st[b + P_SKILLS + skills[best]]:
+            best = i
+    return best
+
+
+@jit
+def advanced_skill(pk, rs, sid, skills, n):
+    if sid == RANDOM:
+        return next_below_nb(rs, STRATEGY, n)
+    best = 0
+    for i in range(1, n):
+        if pk.autopass_counts[skills[i]] > pk.autopass_counts[skills[best]]:
+            best = i
+    return best
+
+
+# --- start of turn ---------------------------------------------------------------------------
+@jit
+def heal_all(pk, st, rs, sid, prm, seat):
+    if sid == RANDOM:
+        return coin(rs)
+    b = player_base(pk, seat)
+    return st[b + P_LIFE] - st[b + P_INJ] <= prm[H_REST_MARGIN] + 1
+
+
+@jit
+def intel_to_pool(rs, sid):
+    if sid == RANDOM:
+        return coin(rs)
+    return True
+
+
+@jit
+def use_watch(rs, sid, prm):
+    if sid == RANDOM:
+        return coin(rs)
+    return prm[H_WATCH_FAIL] != 0

@@ -1,0 +1,235 @@
+"""Kernel twin of ``sim.rules.villain`` (and ``endgame.check_lobo``).
+
+A game ends by setting ``st[S_OUTCOME]``; every caller returns at once when it
+is set, exactly where the reference raises ``GameOver``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from sim.content import constants as K
+from sim.jit import JIT_OPTIONS
+from sim.kernel import strategy as S
+from sim.kernel.decks import (
+    discard,
+    draw_card,
+    draw_token,
+    lobo,
+    play_top_secret,
+    player_base,
+    top_secret_card,
+)
+from sim.kernel.layout import (
+    K_LOBO_LOSS,
+    L_AIRPORT,
+    L_GREEN,
+    L_INTEL,
+    L_NEXT,
+    L_VCAP,
+    L_VILLAIN,
+    P_INJ,
+    P_LIFE,
+    POOL,
+    S_ACTIVE,
+    S_CLOSE_LEFT,
+    S_N_NEXT,
+    S_OUTCOME,
+    S_OVERFLOW,
+    ST_AIRPORTS,
+    ST_INJURIES,
+    ST_KNOCKOUTS,
+    ST_OVERFLOWS,
+    ST_VILLAIN,
+    SUPPLY,
+)
+from sim.rng import TOKENS, VILLAIN, next_below_nb
+
+jit = njit(**JIT_OPTIONS)
+
+LOSS_LOBO = 2
+
+
+@jit
+def check_lobo(pk, st):
+    """Dr. Lobo at 9 (or more): the players lose at once."""
+    if lobo(pk, st) >= pk.scal[K_LOBO_LOSS]:
+        st[S_OUTCOME] = LOSS_LOBO
+
+
+@jit
+def draw_villain_card(pk, st, rs):
+    card = draw_card(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], rs, VILLAIN)
+    if card < 0:
+        raise RuntimeError("villain deck and discard pile are both empty")
+    st[ST_VILLAIN] += 1
+    return card
+
+
+@jit
+def villain_advancement(pk, st, rs, sid, prm):
+    """Draw a villain card and apply its Villain Advancement side (see the reference).
+
+    The reference recurses (an Injury card can knock the player out, which draws
+    again); numba's on-disk cache breaks on recursion, so this loops instead.
+    """
+    seat = st[S_ACTIVE]
+    b = player_base(pk, seat)
+    while True:
+        card = draw_villain_card(pk, st, rs)
+        ts = top_secret_card(pk, st, seat, K.TS_CANCEL_ADVANCE)
+        if ts >= 0 and S.cancel_advance(pk, st, rs, sid, prm, seat, card):
+            play_top_secret(pk, st, seat, ts)
+            discard(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], card)
+            return
+        if pk.villain_injury[card]:
+            discard(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], card)
+            # take_injuries(seat, 1), whose knock-out advances the villain again
+            st[b + P_INJ] += 1
+            st[ST_INJURIES] += 1
+            if st[b + P_INJ] >= st[b + P_LIFE]:
+                st[b + P_INJ] = 0
+                st[ST_KNOCKOUTS] += 1
+                continue
+            return
+        n = st[S_N_NEXT]
+        st[pk.lay[L_NEXT] + n] = card
+        st[S_N_NEXT] = n + 1
+        check_lobo(pk, st)
+        return
+
+
+@jit
+def v_minus_1(pk, st, rs):
+    """V-1: shuffle the cards next to Dr. Lobo, discard one at random, recompute the track."""
+    n = st[S_N_NEXT]
+    if n == 0:
+        return
+    off = pk.lay[L_NEXT]
+    pile = np.sort(st[off : off + n])
+    card = pile[next_below_nb(rs, VILLAIN, n)]
+    k = 0
+    while st[off + k] != card:
+        k += 1
+    for i in range(k, n - 1):
+        st[off + i] = st[off + i + 1]
+    st[S_N_NEXT] = n - 1
+    discard(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], card)
+    check_lobo(pk, st)
+
+
+@jit
+def take_injuries(pk, st, rs, sid, prm, seat, n):
+    """Injure a player; reaching life points knocks them out (discard all, villain advances)."""
+    if n <= 0:
+        return
+    b = player_base(pk, seat)
+    st[b + P_INJ] += n
+    st[ST_INJURIES] += n
+    if st[b + P_INJ] >= st[b + P_LIFE]:
+        st[b + P_INJ] = 0
+        st[ST_KNOCKOUTS] += 1
+        villain_advancement(pk, st, rs, sid, prm)
+
+
+@jit
+def heal(pk, st, seat, n):
+    b = player_base(pk, seat)
+    st[b + P_INJ] = max(0, st[b + P_INJ] - n)
+
+
+@jit
+def in_region(pk, space, region):
+    """USSR cities count as Asia too (FAQ 4)."""
+    if pk.space_kind[space] == K.OCEAN:
+        return False
+    if region == K.USSR_REGION:
+        return pk.space_ussr[space] != 0
+    return pk.space_deck[space] == region
+
+
+@jit
+def place_intel(pk, st, rs, space):
+    """Add one yellow Intel at a space: from the supply, else a random one from the Pool."""
+    off, n = pk.lay[L_INTEL], pk.intel_token_type.shape[0]
+    t = draw_token(st, off, n, SUPPLY, rs)
+    if t < 0:
+        t = draw_token(st, off, n, POOL, rs)
+    if t < 0:
+        return
+    st[off + t] = space
+
+
+@jit
+def close_airport(pk, st, space):
+    """Close an airport; red airports never close; closures are limited by the tokens."""
+    a = pk.lay[L_AIRPORT] + space
+    if not pk.space_airport[space] or pk.space_red_airport[space] or st[a] != 0:
+        return
+    if st[S_CLOSE_LEFT] <= 0:
+        return
+    st[a] = 1
+    st[S_CLOSE_LEFT] -= 1
+    st[ST_AIRPORTS] += 1
+
+
+@jit
+def end_of_turn_event(pk, st, rs, card):
+    """Apply a card's End of Turn side: remove Intel, then add Intel, then close an airport."""
+    region = pk.villain_remove_region[card]
+    if region >= 0:
+        off, n = pk.lay[L_INTEL], pk.intel_token_type.shape[0]
+        for t in range(n):
+            loc = st[off + t]
+            if loc >= 0 and in_region(pk, loc, region):
+                st[off + t] = SUPPLY
+    for i in range(pk.villain_add_intel.shape[1]):
+        space = pk.villain_add_intel[card, i]
+        if space >= 0:
+            place_intel(pk, st, rs, space)
+    target = pk.villain_close_city[card]
+    if target >= 0:
+        close_airport(pk, st, target)
+    discard(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], card)
+
+
+@jit
+def intel_overflow(pk, st, rs):
+    """Too many yellow tokens on the board: clear them all and keep at most one green token."""
+    off, n = pk.lay[L_INTEL], pk.intel_token_type.shape[0]
+    on_board = 0
+    for t in range(n):
+        if st[off + t] >= 0:
+            on_board += 1
+    if on_board <= st[S_OVERFLOW]:
+        return
+    st[ST_OVERFLOWS] += 1
+    for t in range(n):
+        if st[off + t] >= 0:
+            st[off + t] = SUPPLY
+    goff, ng = pk.lay[L_GREEN], pk.henchman_autopass.shape[0]
+    greens = 0
+    for t in range(ng):
+        if st[goff + t] >= 0:
+            greens += 1
+    if greens > 1:
+        j = next_below_nb(rs, TOKENS, greens)
+        kept = -1
+        for t in range(ng):
+            if st[goff + t] >= 0:
+                if j == 0:
+                    kept = t
+                j -= 1
+        for t in range(ng):
+            if st[goff + t] >= 0 and t != kept:
+                st[goff + t] = SUPPLY
+
+
+@jit
+def villain_phase(pk, st, rs, cards):
+    """Draw 1 villain card (2 after a rest), apply the End of Turn events, then check overflow."""
+    for _ in range(cards):
+        card = draw_villain_card(pk, st, rs)
+        end_of_turn_event(pk, st, rs, card)
+    intel_overflow(pk, st, rs)

@@ -1,0 +1,79 @@
+"""Shared helpers of the kernel-vs-reference equality tests (tests/test_kernel_*.py)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+import strategies
+from sim.content import load
+from sim.kernel import layout as L
+from sim.kernel.packref import kernel_pack
+from sim.rng import STATE_HEADER, STATE_SIZE
+from sim.rules import Settings
+from sim.rules.setup import setup_game
+
+# Under NUMBA_DISABLE_JIT=1 the kernel runs as plain Python: keep the samples small.
+NO_JIT = os.environ.get("NUMBA_DISABLE_JIT", "") not in ("", "0")
+STRATEGY_NAMES = ("heuristic", "cautious", "bold", "random")
+VARIANTS = (None, "easier", "dirty", "easier,dirty-lobo")
+
+_CONTENT = None
+_PACK = None
+_KPACK = None
+
+
+def content_and_pack():
+    """(Content, layout.Pack): the default pack and its namedtuple bundle (Python side)."""
+    global _CONTENT, _PACK
+    if _CONTENT is None:
+        _CONTENT = load()
+        _PACK = L.pack(_CONTENT)
+    return _CONTENT, _PACK
+
+
+def kernel_bundle():
+    """The bundle jitted kernel functions take (a PackRef; the namedtuple without JIT)."""
+    global _KPACK
+    if _KPACK is None:
+        _KPACK = kernel_pack(content_and_pack()[1])
+    return _KPACK
+
+
+def n_cases(full: int, no_jit: int) -> int:
+    """Sample size: ``full`` compiled, ``no_jit`` under NUMBA_DISABLE_JIT=1."""
+    return no_jit if NO_JIT else full
+
+
+def reference_game(players: int, name: str, seed: int, game: int, variant=None):
+    """A reference game right after set-up, plus its kernel twins: (g, settings, cfg, sid, prm)."""
+    c, _ = content_and_pack()
+    s = Settings.build(c, players, None, variant)
+    g = setup_game(c, s, [strategies.make(name) for _ in range(players)], seed, game)
+    sid, prm = L.strategy_vector(strategies.make(name))
+    return g, s, L.settings_vector(c, s), sid, prm
+
+
+def kernel_copy(g):
+    """(st, rs): the kernel state vector and stream state of a reference position."""
+    _, pk = content_and_pack()
+    st = L.encode(pk, g)
+    rs = g.rng.state()
+    return st, rs
+
+
+def new_rng_state() -> np.ndarray:
+    return np.zeros(STATE_SIZE, dtype=np.int64)
+
+
+def assert_same(g, st, rs, where: str = "") -> None:
+    """The kernel state equals the reference position, random stream counters included."""
+    _, pk = content_and_pack()
+    a = L.snapshot(g)
+    b = L.snapshot_state(pk, st, len(g.players))
+    if a != b:
+        diff = {k: (a[k], b[k]) for k in a if a[k] != b[k]}
+        raise AssertionError(f"{where}: kernel state differs from the reference: {diff}")
+    counts = [int(x) for x in rs[STATE_HEADER:]]
+    assert counts == g.rng.counts, f"{where}: stream counters {counts} != reference {g.rng.counts}"

@@ -1,0 +1,105 @@
+"""Layers 5-6: whole games and batches in the kernel equal the reference's games.
+
+``play_game`` must leave the very same final position (every deck, token and
+counter, the stream counters included); ``simulate_batch`` rows must rebuild
+the reference's GameRecords field for field, whatever the batch size and the
+thread count.
+"""
+
+import numba
+import numpy as np
+import pytest
+
+import strategies
+from sim.kernel import layout as L
+from sim.kernel.batch import records, run_batch
+from sim.kernel.game import play_game as k_play_game
+from sim.kernel.movement import move_capacity
+from sim.rules import Settings, play_game
+from tests.kernel_support import (
+    NO_JIT,
+    STRATEGY_NAMES,
+    VARIANTS,
+    assert_same,
+    content_and_pack,
+    kernel_bundle,
+    n_cases,
+    new_rng_state,
+)
+
+
+@pytest.mark.parametrize("players", [1, 2, 3, 4, 5, 6])
+def test_play_game_final_position_matches_reference(players):
+    c, pk = content_and_pack()
+    kp = kernel_bundle()
+    st, rs = L.new_state(pk), new_rng_state()
+    moves = np.zeros((move_capacity(pk), 4), dtype=np.int64)
+    for game in range(n_cases(40, 1)):
+        name = STRATEGY_NAMES[game % len(STRATEGY_NAMES)]
+        variant = VARIANTS[(game // len(STRATEGY_NAMES)) % len(VARIANTS)]
+        s = Settings.build(c, players, None, variant)
+        sid, prm = L.strategy_vector(strategies.make(name))
+        _rec, g = play_game(c, s, [strategies.make(name) for _ in range(players)], 23, game)
+        k_play_game(kp, L.settings_vector(c, s), st, rs, sid, prm, 23, game, moves)
+        assert_same(g, st, rs, f"players {players}, {name}, {variant}, game {game}")
+
+
+@pytest.mark.parametrize("players", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("name", STRATEGY_NAMES)
+def test_batch_rows_equal_reference_records(players, name):
+    c, _ = content_and_pack()
+    n = n_cases(100, 1)
+    variant = VARIANTS[(players + STRATEGY_NAMES.index(name)) % len(VARIANTS)]
+    s = Settings.build(c, players, None, variant)
+    seed = 2024
+    rows = run_batch(c, s, strategies.make(name), seed, 5, n)
+    got = records(c, s, name, rows)
+    for i, rec in enumerate(got):
+        ref, _g = play_game(c, s, [strategies.make(name) for _ in range(players)], seed, 5 + i)
+        assert rec == ref, f"game {5 + i}"
+
+
+@pytest.mark.skipif(NO_JIT, reason="thread counts mean nothing without JIT")
+def test_batch_independent_of_batch_size_and_threads():
+    c, _ = content_and_pack()
+    s = Settings.build(c, 3, None, "dirty")
+    strat = strategies.make("bold")
+    whole = run_batch(c, s, strat, 99, 1000, 64)
+    parts = np.vstack(
+        [
+            run_batch(c, s, strat, 99, 1000 + a, b - a)
+            for a, b in ((0, 1), (1, 8), (8, 41), (41, 64))
+        ]
+    )
+    assert np.array_equal(whole, parts)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        single = run_batch(c, s, strat, 99, 1000, 64)
+    finally:
+        numba.set_num_threads(before)
+    assert np.array_equal(whole, single)
+    assert run_batch(c, s, strat, 99, 0, 0).shape == (0, whole.shape[1])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NO_JIT, reason="already running without JIT")
+def test_kernel_tests_pass_without_jit():
+    """The kernel is also plain Python: its equality tests pass with NUMBA_DISABLE_JIT=1."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    tests = sorted(str(p) for p in (root / "tests").glob("test_kernel_*.py"))
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

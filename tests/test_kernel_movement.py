@@ -1,0 +1,87 @@
+"""Layer 4: legal moves (canonical order), moving, resting and the strategies' move choices.
+
+Positions come from reference games: after every turn each seat's legal moves
+and the heuristic presets' choices are compared; every few turns a copy of the
+position plays one movement phase on both engines with the game's strategy.
+"""
+
+import copy
+
+import numpy as np
+import pytest
+
+import strategies
+from sim.kernel import layout as L
+from sim.kernel import movement as KM
+from sim.kernel import strategy as KS
+from sim.rules import Settings, play_game
+from sim.rules import movement as RM
+from sim.rules.errors import GameOver
+from tests.kernel_support import (
+    STRATEGY_NAMES,
+    assert_same,
+    content_and_pack,
+    kernel_bundle,
+    kernel_copy,
+    n_cases,
+)
+
+
+def _moves_of(moves, n):
+    return [
+        (int(moves[i, 0]), int(moves[i, 1]), int(moves[i, 2]), int(moves[i, 3])) for i in range(n)
+    ]
+
+
+@pytest.mark.parametrize("players", [1, 2, 3, 4, 5, 6])
+def test_movement_matches_reference(players):
+    c, pk = content_and_pack()
+    kp = kernel_bundle()
+    s = Settings.build(c, players)
+    cfg = L.settings_vector(c, s)
+    moves = np.zeros((KM.move_capacity(pk), 4), dtype=np.int64)
+    presets = [(name, strategies.make(name)) for name in ("heuristic", "cautious", "bold")]
+    vectors = [L.strategy_vector(st) for _, st in presets]
+    checked = {"moves": 0, "phases": 0}
+
+    def after_turn(g):
+        if g.outcome is not None:
+            return
+        st, rs = kernel_copy(g)
+        for seat in range(players):
+            ref = RM.legal_moves(g, seat)
+            n = KM.legal_moves(kp, cfg, st, seat, moves)
+            assert _moves_of(moves, n) == [
+                (m.dest, int(m.means), int(m.resolve), m.steps) for m in ref
+            ]
+            assert KM.can_rest(kp, st, seat) == RM.can_rest(g, seat)
+            for (name, strat), (sid, prm) in zip(presets, vectors):
+                view = g.view(seat)
+                assert KS.move(kp, st, rs, sid, prm, seat, moves, n) == strat.move(view, ref), name
+                assert KS.rest(kp, st, rs, sid, prm, seat) == strat.rest(view), name
+            checked["moves"] += 1
+        if g.turn % 3 == 0:
+            # one movement phase of the next seat on a copy, with the game's own strategy
+            h = copy.deepcopy(g, {id(g.content): g.content})
+            seat = g.turn % players
+            h.active = seat
+            h.move_resolve_used = bool(g.turn % 2)
+            st, rs = kernel_copy(h)
+            st[L.S_ACTIVE] = seat
+            sid, prm = L.strategy_vector(h.strategies[seat])
+            got = KM.movement_phase(kp, cfg, st, rs, sid, prm, seat, moves)
+            try:
+                want = RM.movement_phase(h, seat)
+            except GameOver:
+                want = None
+            if want is not None:
+                assert got == want
+            assert_same(h, st, rs, f"movement phase after turn {g.turn}")
+            checked["phases"] += 1
+
+    for game in range(n_cases(12, 1)):
+        name = STRATEGY_NAMES[game % len(STRATEGY_NAMES)]
+        play_game(
+            c, s, [strategies.make(name) for _ in range(players)], 41, game, after_turn=after_turn
+        )
+    assert checked["moves"] > 0 and checked["phases"] > 0
