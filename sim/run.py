@@ -120,30 +120,6 @@ def kernel_frame(content: Content, settings: Settings, strategy_name: str, rows:
     return pl.DataFrame(data)
 
 
-class _Threads:
-    """Temporarily set numba's thread count (None: leave it)."""
-
-    def __init__(self, threads: int | None):
-        self.threads = threads
-        self.old = None
-
-    def __enter__(self):
-        if self.threads is not None:
-            import numba
-
-            if self.threads > numba.config.NUMBA_NUM_THREADS:
-                raise ValueError(f"threads={self.threads} exceeds the {numba.config.NUMBA_NUM_THREADS} numba threads available")
-            self.old = numba.get_num_threads()
-            numba.set_num_threads(self.threads)
-        return self
-
-    def __exit__(self, *exc):
-        if self.old is not None:
-            import numba
-
-            numba.set_num_threads(self.old)
-
-
 def _validate(players, games, seed, game0, threads, engine):
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
@@ -192,8 +168,7 @@ def simulate(
     from sim.kernel import run_batch
 
     strat = _kernel_strategy(strategy, params)
-    with _Threads(threads):
-        rows = run_batch(c, settings, strat, seed, game0, int(games))
+    rows = run_batch(c, settings, strat, seed, game0, int(games), threads=threads)
     return kernel_frame(c, settings, strat.name, rows)
 
 
@@ -216,8 +191,7 @@ def _summary_only(c, settings, strategy, params, seed, game0, games, engine, thr
             from sim.kernel.game import ROW_FIELDS
 
             strat = _kernel_strategy(strategy, params)
-            with _Threads(threads):
-                rows = run_batch(c, settings, strat, seed, game0 + done, size)
+            rows = run_batch(c, settings, strat, seed, game0 + done, size, threads=threads)
             col = {name: rows[:, i] for i, name in enumerate(ROW_FIELDS)}
             outcomes += np.bincount(col["outcome"], minlength=len(outcomes))
             turns_hist += np.bincount(np.minimum(col["turns"], c.turn_cap), minlength=turns_hist.size)

@@ -21,9 +21,12 @@ from sim.rules.state import OUTCOME_NAMES, Outcome, Settings
 _BUNDLES: dict[int, tuple] = {}
 
 
-def bundle(content: Content):
-    """(namedtuple Pack, kernel bundle) of a content pack, cached per pack object."""
-    key = id(content)
+def bundle(content: Content, copy: int = 0):
+    """(namedtuple Pack, kernel bundle) of a content pack, cached per pack object.
+
+    ``copy`` k > 0 gives the k-th private copy (own arrays), one per worker thread.
+    """
+    key = (id(content), copy)
     hit = _BUNDLES.get(key)
     if hit is None or hit[0] is not content:
         pk = L.pack(content)
@@ -32,22 +35,49 @@ def bundle(content: Content):
     return hit[1], hit[2]
 
 
+def default_threads() -> int:
+    """Worker threads when none are asked for: numba's configured count (NUMBA_NUM_THREADS)."""
+    import numba
+
+    return int(numba.config.NUMBA_NUM_THREADS)
+
+
 def run_batch(
-    content: Content, settings: Settings, strategy, seed: int, game0: int, n_games: int
+    content: Content, settings: Settings, strategy, seed: int, game0: int, n_games: int,
+    threads: int | None = None,
 ) -> np.ndarray:
     """Rows ``out[n_games, row_width]`` (see ``sim.kernel.game.ROW_FIELDS``) for one study cell.
 
     ``strategy`` is a built-in strategy object (``strategies.make(...)``); all seats play it.
+    The games are split into one contiguous slice per thread; a game's row depends only
+    on (seed, game index), so the result is the same for any thread count.
     """
-    check_seed(seed, game0)
+    from concurrent.futures import ThreadPoolExecutor
+
     if n_games < 0:
         raise ValueError(f"n_games must be >= 0, got {n_games}")
     check_seed(seed, game0 + max(n_games - 1, 0))
+    threads = default_threads() if threads is None else int(threads)
+    if threads < 1:
+        raise ValueError(f"threads must be at least 1, got {threads}")
     sid, prm = L.strategy_vector(strategy)
     pk, kp = bundle(content)
     cfg = L.settings_vector(content, settings)
     out = np.zeros((n_games, row_width(pk)), dtype=np.int64)
-    simulate_batch(kp, cfg, sid, prm, seed, game0, n_games, out)
+    threads = max(1, min(threads, n_games))
+    if threads == 1:
+        simulate_batch(kp, cfg, sid, prm, seed, game0, n_games, out)
+        return out
+    bounds = [n_games * k // threads for k in range(threads + 1)]
+
+    def work(k: int) -> None:
+        _, kpk = bundle(content, k)
+        lo, hi = bounds[k], bounds[k + 1]
+        simulate_batch(kpk, cfg.copy(), sid, prm.copy(), seed, game0 + lo, hi - lo, out[lo:hi])
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        for f in [pool.submit(work, k) for k in range(threads)]:
+            f.result()
     return out
 
 

@@ -11,10 +11,10 @@ depends on the batch size or the thread count.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from sim.content import constants as K
-from sim.jit import JIT_OPTIONS, PARALLEL_OPTIONS
+from sim.jit import JIT_OPTIONS
 from sim.kernel import strategy as S
 from sim.kernel.decks import (
     draw_token,
@@ -192,14 +192,21 @@ def record(pk, cfg, st, seed, game, row):
         row[14 + i] = st[S_STATS + _ROW_STATS[i]]
 
 
-@njit(**PARALLEL_OPTIONS)
+@jit
 def simulate_batch(pk, cfg, sid, prm, seed, game0, n_games, out):
-    """Play games ``game0 .. game0 + n_games - 1`` in parallel; row i of ``out`` is game0 + i."""
+    """Play games ``game0 .. game0 + n_games - 1`` one after another; row i of ``out`` is game0 + i.
+
+    Compiled without the GIL: :func:`sim.kernel.batch.run_batch` runs one call per
+    thread on contiguous slices, each thread with its own copy of the bundle.
+    (A ``prange`` over one shared bundle did not scale: every access to a shared
+    array updates its reference count atomically, and two threads fighting over
+    those counters ran at 1.03x of one thread; private bundles run at 1.5-1.8x.)
+    """
     size = pk.lay[L_SIZE]
     cap = 1 + 5 * pk.space_kind.shape[0]
-    for i in prange(n_games):
-        st = np.zeros(size, np.int64)
-        rs = np.zeros(STATE_SIZE, np.int64)
-        moves = np.zeros((cap, 4), np.int64)
+    st = np.zeros(size, np.int64)
+    rs = np.zeros(STATE_SIZE, np.int64)
+    moves = np.zeros((cap, 4), np.int64)
+    for i in range(n_games):
         play_game(pk, cfg, st, rs, sid, prm, seed, game0 + i, moves)
         record(pk, cfg, st, seed, game0 + i, out[i])

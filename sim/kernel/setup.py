@@ -16,12 +16,12 @@ from sim.kernel import strategy as S
 from sim.kernel.decks import discard, draw_card, draw_token, draw_top_secret, gain_un, player_base
 from sim.kernel.layout import (
     C_CHARS,
-    C_RANDOM_LINEUP,
     C_EASIER,
     C_LOBO_START,
     C_LOC_TARGET,
     C_OVERFLOW,
     C_PLAYERS,
+    C_RANDOM_LINEUP,
     D_COUNT,
     D_PILE,
     D_TOP,
