@@ -130,12 +130,19 @@ def u32_block(seed, games, source, n_draws, out):
             out[i, n] = random_u32(seed, g, source, n)
 
 
+def mulhilo32_u64(a, m):
+    """:func:`mulhilo32` with one native unsigned 64-bit product (compiled code only)."""
+    p = np.uint64(a) * np.uint64(m)
+    return np.int64(p >> np.uint64(32)), np.int64(p & np.uint64(MASK32))
+
+
 # --- numba twins: the very same functions, compiled ----------------------------------
 from sim.jit import compile_twins  # noqa: E402
 
 _twins = compile_twins(
     globals(),
     ["mulhilo32", "philox4x32", "random_u32", "init_state", "next_u32", "next_below", "next_uniform", "u32_block"],
+    replacements={"mulhilo32": mulhilo32_u64},
 )
 mulhilo32_nb = _twins["mulhilo32"]
 philox4x32_nb = _twins["philox4x32"]
