@@ -89,24 +89,37 @@ def _settings_and_strategies(args, content):
 
 
 def cmd_play(args) -> int:
+    import sim
     from sim.results import summarize_records
-    from sim.rules import play_game
+    from sim.rules.state import OUTCOME_NAMES
 
     content = _load_content(args.content)
     settings, team = _settings_and_strategies(args, content)
     if args.games < 1:
         raise SystemExit("--games must be at least 1")
     t0 = time.perf_counter()
-    records = []
-    for game in range(args.games):
-        rec, _ = play_game(content, settings, team, args.seed, game)
-        records.append(rec)
+    try:
+        df = sim.simulate(players=args.players, games=args.games, strategy=team[0] if args.engine == "kernel" else team,
+                          seed=args.seed, characters=args.characters, variant=args.variant, content=content,
+                          engine=args.engine, threads=args.threads)
+    except ValueError as e:
+        raise SystemExit(f"error: {e}") from None
     elapsed = time.perf_counter() - t0
+
+    class _Row:
+        __slots__ = ("outcome", "win", "turns")
+
+        def __init__(self, o, w, t):
+            self.outcome, self.win, self.turns = o, w, t
+
+    records = [_Row(o, w, t) for o, w, t in zip(df["outcome"].to_list(), df["win"].to_list(), df["turns"].to_list())]
     summary = summarize_records(records)
+    assert set(summary["outcomes"]) == set(OUTCOME_NAMES.values())
+    first_lineup = df["characters"][0]
     summary.update(
         {
             "players": args.players,
-            "characters": records[0].characters,
+            "characters": first_lineup if not settings.random_lineup else "random",
             "strategy": args.strategy,
             "params": team[0].params(),
             "variant": settings.variant_label,
@@ -251,6 +264,15 @@ def cmd_check(args) -> int:
     return 1 if failed else 0
 
 
+def cmd_bench(args) -> int:
+    from sim.bench import format_bench, run_bench
+
+    r = run_bench(games=args.games, reference_games=args.reference_games, players=args.players,
+                  strategy=args.strategy, seed=args.seed, cold=not args.skip_cold)
+    print(json.dumps(r, indent=2) if args.json else format_bench(r))
+    return 0 if r["sample_identical"] else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="smersh-sim", description="Monte Carlo balance simulator for Agents of SMERSH")
     sub = p.add_subparsers(dest="command", required=True)
@@ -277,7 +299,9 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("--content", default=None, help="content pack folder")
         if games:
             q.add_argument("--games", type=int, default=1000)
-            q.add_argument("--engine", choices=["reference"], default="reference")
+            q.add_argument("--engine", choices=["kernel", "reference"], default="kernel",
+                           help="kernel (numba, default) or reference (the readable rulebook); same games")
+            q.add_argument("--threads", type=int, default=None, help="numba threads (default: all)")
             q.add_argument("--json", action="store_true")
         else:
             q.add_argument("--game", type=int, default=0, help="game index within the seed")
@@ -290,7 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     ru.add_argument("spec", help="experiments/<name>.toml")
     ru.add_argument("--out", default=None, help="output folder (default results/<name>)")
     ru.add_argument("--games", type=int, default=None, help="games per cell, overriding the spec")
-    ru.add_argument("--engine", choices=["reference"], default="reference")
+    ru.add_argument("--engine", choices=["kernel", "reference"], default="kernel")
     ru.add_argument("--max-batches", type=int, default=None, help="stop after N new batches (resume later)")
     ru.add_argument("--quiet", action="store_true", help="no progress bar")
     ru.set_defaults(func=cmd_run)
@@ -308,6 +332,16 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument("--margin", type=float, default=0.03, help="half-width of updated bands (win rate points / turn fraction)")
     ch.add_argument("--json", action="store_true")
     ch.set_defaults(func=cmd_check)
+
+    be = sub.add_parser("bench", help="games per second of the kernel (1 and all threads) and the reference, compile times")
+    be.add_argument("--games", type=int, default=200_000)
+    be.add_argument("--reference-games", type=int, default=300)
+    be.add_argument("--players", type=int, default=4)
+    be.add_argument("--strategy", default="heuristic")
+    be.add_argument("--seed", type=int, default=1)
+    be.add_argument("--skip-cold", action="store_true", help="skip the cold-compile measurement (minutes)")
+    be.add_argument("--json", action="store_true")
+    be.set_defaults(func=cmd_bench)
 
     tr = sub.add_parser("trace", help="print one game turn by turn")
     game_args(tr, False)

@@ -151,7 +151,7 @@ def run_study(
     spec: Spec,
     out: Path | str | None = None,
     *,
-    engine: str = "reference",
+    engine: str = "kernel",
     progress: bool | None = None,
     max_batches: int | None = None,
     games_table: bool | None = None,

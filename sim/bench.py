@@ -1,0 +1,81 @@
+"""``smersh-sim bench``: kernel vs readable engine speed, threads, and compile times, in one run.
+
+Timings are measured here and printed as rates and ratios from the same run;
+they are never asserted in tests (the machine is shared and noisy).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+FIRST_RESULT = (
+    "import time; t=time.perf_counter(); import sim; "
+    "sim.simulate(players=4, games=1, seed=1); print(time.perf_counter()-t)"
+)
+
+
+def _first_result_seconds(env_extra: dict | None = None) -> float:
+    """Wall time of a fresh process until its first simulated game (import + load/compile + play)."""
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", FIRST_RESULT], env=env, capture_output=True, text=True, timeout=3600)
+    wall = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise RuntimeError(f"benchmark subprocess failed:\n{out.stderr[-2000:]}")
+    return wall
+
+
+def run_bench(games: int = 200_000, reference_games: int = 300, players: int = 4, strategy: str = "heuristic",
+              seed: int = 1, cold: bool = True) -> dict:
+    import numba
+
+    import sim
+
+    result: dict = {"players": players, "strategy": strategy, "seed": seed, "threads_available": numba.config.NUMBA_NUM_THREADS}
+    if cold:
+        with tempfile.TemporaryDirectory() as tmp:
+            result["cold_start_s"] = _first_result_seconds({"NUMBA_CACHE_DIR": tmp})
+    sim.simulate(players=players, games=10, seed=seed, strategy=strategy)  # make sure this process has it loaded
+    result["cached_start_s"] = _first_result_seconds()
+    rates = {}
+    for threads in sorted({1, numba.config.NUMBA_NUM_THREADS}):
+        t0 = time.perf_counter()
+        sim.simulate(players=players, games=games, seed=seed, strategy=strategy, threads=threads)
+        rates[threads] = games / (time.perf_counter() - t0)
+    result["kernel_games"] = games
+    result["kernel_1_thread_games_per_s"] = rates[1]
+    result["kernel_all_threads_games_per_s"] = rates[numba.config.NUMBA_NUM_THREADS]
+    result["kernel_all_threads_games_per_min"] = 60 * rates[numba.config.NUMBA_NUM_THREADS]
+    t0 = time.perf_counter()
+    ref = sim.simulate(players=players, games=reference_games, seed=seed, strategy=strategy, engine="reference")
+    result["reference_games"] = reference_games
+    result["reference_games_per_s"] = reference_games / (time.perf_counter() - t0)
+    kern = sim.simulate(players=players, games=reference_games, seed=seed, strategy=strategy)
+    result["sample_identical"] = bool(kern.equals(ref))
+    result["ratio_threads"] = result["kernel_all_threads_games_per_s"] / result["kernel_1_thread_games_per_s"]
+    result["ratio_kernel_1_thread_vs_reference"] = result["kernel_1_thread_games_per_s"] / result["reference_games_per_s"]
+    result["ratio_kernel_all_threads_vs_reference"] = result["kernel_all_threads_games_per_s"] / result["reference_games_per_s"]
+    result["seconds_per_million_games"] = 1e6 / result["kernel_all_threads_games_per_s"]
+    return result
+
+
+def format_bench(r: dict) -> str:
+    lines = [f"{r['players']}-player {r['strategy']} games, seed {r['seed']}, {r['threads_available']} threads available"]
+    lines.append(f"  kernel, 1 thread:          {r['kernel_1_thread_games_per_s']:>12,.0f} games/s")
+    lines.append(f"  kernel, all threads:       {r['kernel_all_threads_games_per_s']:>12,.0f} games/s"
+                 f"  ({r['kernel_all_threads_games_per_min']:,.0f} games/min; 1M games in {r['seconds_per_million_games']:.1f} s)")
+    lines.append(f"  reference engine:          {r['reference_games_per_s']:>12,.1f} games/s  (first {r['reference_games']} games)")
+    lines.append(f"  ratios: all threads / 1 thread {r['ratio_threads']:.2f}x; kernel 1 thread / reference "
+                 f"{r['ratio_kernel_1_thread_vs_reference']:.0f}x; all threads / reference {r['ratio_kernel_all_threads_vs_reference']:.0f}x")
+    lines.append(f"  same games from both engines on the sample: {'yes' if r['sample_identical'] else 'NO (a bug)'}")
+    if "cold_start_s" in r:
+        lines.append(f"  first result in a new process: cold (empty numba cache) {r['cold_start_s']:.1f} s, "
+                     f"cached {r['cached_start_s']:.1f} s")
+    else:
+        lines.append(f"  first result in a new process (cached): {r['cached_start_s']:.1f} s")
+    return "\n".join(lines)
