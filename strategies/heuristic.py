@@ -99,6 +99,12 @@ def content_pass_table(content) -> np.ndarray:
                       t(content.bag_dice), int(content.always_die))
 
 
+@functools.lru_cache(maxsize=8)
+def distance_lists(content) -> list[list[int]]:
+    """The pack's hop distances as nested lists (fast scalar lookups)."""
+    return [[int(x) for x in row] for row in content.hop_distance]
+
+
 class HeuristicStrategy(Strategy):
     """A sensible player; see :class:`HeuristicParams` for what can be tuned."""
 
@@ -145,13 +151,13 @@ class HeuristicStrategy(Strategy):
 
     def _target(self, view) -> int:
         """Nearest green token, else (if Intel is wanted) nearest yellow, else a mission city."""
-        dist = view.content.hop_distance
+        dist = distance_lists(view.content)
         here = view.me.space
         greens = view.green_spaces() if self._ready_to_fight(view) else []
         for spaces in (greens, view.yellow_spaces() if self._wants_intel(view) else [],
                        view.mission_cities()):
             if spaces:
-                return min(spaces, key=lambda s: (int(dist[here, s]), s))
+                return min(spaces, key=lambda s: (dist[here][s], s))
         return -1
 
     def _best_skill(self, view, skills) -> int:
@@ -183,15 +189,15 @@ class HeuristicStrategy(Strategy):
         return me.life - me.injuries <= self.p.rest_margin
 
     def move(self, view, moves):
-        dist = view.content.hop_distance
+        dist = distance_lists(view.content)
         me = view.me
         target = self._target(view)
         if target < 0:
             for i, m in enumerate(moves):
                 if m.means == Means.STAY:
                     return i
-            target = min(range(view.content.n_cities), key=lambda s: (int(dist[me.space, s]), s))
-        far = int(dist[me.space, target])
+            target = min(range(view.content.n_cities), key=lambda s: (dist[me.space][s], s))
+        far = dist[me.space][target]
         free_reach = any(m.dest == target and not m.resolve and MOVE_COST[m.means] == 0 for m in moves)
         best, best_key = 0, None
         for i, m in enumerate(moves):
@@ -203,7 +209,7 @@ class HeuristicStrategy(Strategy):
                     continue
                 if MOVE_COST[m.means] and far < self.p.un_min_distance:
                     continue
-            key = (int(dist[m.dest, target]), cost, int(m.means), m.dest)
+            key = (dist[m.dest][target], cost, int(m.means), m.dest)
             if best_key is None or key < best_key:
                 best, best_key = i, key
         return best

@@ -44,13 +44,13 @@ def steps_from(g: GameState, space: int) -> tuple[int, ...]:
 
 def walk_costs(g: GameState, start: int, budget: int) -> dict[int, int]:
     """Fewest MP to reach each space within ``budget``; entering an ocean ends movement."""
-    c = g.content
+    kind = _map_lists(g.content)[2]
     cost = {start: 0}
     frontier = [start]
     for mp in range(1, budget + 1):
         nxt = []
         for s in frontier:
-            if s != start and c.space_kind[s] == K.OCEAN:
+            if s != start and kind[s] == K.OCEAN:
                 continue  # movement stopped in this ocean
             for t in steps_from(g, s):
                 if t not in cost:
@@ -66,16 +66,36 @@ def can_rest(g: GameState, seat: int) -> bool:
     return p.injuries >= 2 and g.content.space_kind[p.space] != K.REGIONAL
 
 
+@functools.cache
+def _move(dest: int, means: Means, resolve: bool = False, steps: int = 0) -> Move:
+    """Moves are immutable values: build each one once."""
+    return Move(dest, means, resolve, steps)
+
+
+@functools.lru_cache(maxsize=8)
+def _map_lists(content) -> tuple[list[bool], list[bool], list[int], dict]:
+    """Per-pack lookups as plain lists (numpy scalar indexing is slow in a hot loop)."""
+    c = content
+    airport = [bool(x) for x in c.space_airport]
+    red = [bool(x) for x in c.space_red_airport]
+    kind = [int(x) for x in c.space_kind]
+    un = {m: tuple(_move(d, m) for d in range(c.n_spaces) if kind[d] != K.REGIONAL)
+          for m in (Means.UN, Means.UN_GIFT, Means.TOP_SECRET_UN)}
+    return airport, red, kind, un
+
+
 def legal_moves(g: GameState, seat: int) -> list[Move]:
     """Every legal move of the active player, in a canonical order."""
     c = g.content
+    airport, red, kind, un_moves = _map_lists(c)
+    closed = g.airport_closed
     p = g.players[seat]
     here = p.space
-    regional = c.space_kind[here] == K.REGIONAL
+    regional = kind[here] == K.REGIONAL
     can_resolve = p.resolve > 0 and not g.move_resolve_used
     moves: list[Move] = []
     if not regional:
-        moves.append(Move(here, Means.STAY))
+        moves.append(_move(here, Means.STAY))
     # walking and trains
     costs = walk_costs(g, here, BASE_MP + 1)
     for dest in sorted(costs):
@@ -83,15 +103,15 @@ def legal_moves(g: GameState, seat: int) -> list[Move]:
         if dest == here:
             continue
         if mp <= BASE_MP:
-            moves.append(Move(dest, Means.WALK, False, mp))
+            moves.append(_move(dest, Means.WALK, False, mp))
         elif can_resolve:
-            moves.append(Move(dest, Means.WALK, True, mp))
+            moves.append(_move(dest, Means.WALK, True, mp))
     # planes: from the starting city's open airport to any other open airport (all MP),
     # then 1 Resolve may buy one more movement point
-    if airport_open(g, here):
-        plane_dest = [a for a in range(c.n_spaces) if a != here and airport_open(g, a)]
+    if airport[here] and (red[here] or not closed[here]):
+        plane_dest = [a for a in range(c.n_spaces) if a != here and airport[a] and (red[a] or not closed[a])]
         for a in plane_dest:
-            moves.append(Move(a, Means.PLANE, False, BASE_MP))
+            moves.append(_move(a, Means.PLANE, False, BASE_MP))
         if can_resolve:
             seen = set()
             for a in plane_dest:
@@ -99,7 +119,7 @@ def legal_moves(g: GameState, seat: int) -> list[Move]:
                     if t != a and t not in seen:
                         seen.add(t)
             for t in sorted(seen):
-                moves.append(Move(t, Means.PLANE, True, BASE_MP + 1))
+                moves.append(_move(t, Means.PLANE, True, BASE_MP + 1))
     # UN Transport: any city or ocean space, never into a regional area or island
     means = []
     if p.un_tokens > 0:
@@ -109,9 +129,7 @@ def legal_moves(g: GameState, seat: int) -> list[Move]:
     if _top_secret_card(g, p, K.TS_UN_TRANSPORT) >= 0:
         means.append(Means.TOP_SECRET_UN)
     for m in means:
-        for dest in range(c.n_spaces):
-            if dest != here and c.space_kind[dest] != K.REGIONAL:
-                moves.append(Move(dest, m))
+        moves.extend(mv for mv in un_moves[m] if mv.dest != here)
     return moves
 
 
