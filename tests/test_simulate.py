@@ -1,0 +1,67 @@
+"""The public entry point: sim.simulate() input checks, engines, summary-only mode."""
+
+import numpy as np
+import polars as pl
+import pytest
+
+import sim
+import sim.kernel.batch as batch
+
+
+def test_simulate_returns_one_row_per_game_with_stable_columns():
+    df = sim.simulate(players=3, games=40, seed=9)
+    assert isinstance(df, pl.DataFrame) and df.height == 40
+    assert df["game"].to_list() == list(range(40))
+    assert set(df["outcome"].unique()) <= {"win_location", "win_henchmen", "loss_lobo", "loss_intel", "timeout"}
+    assert (df["win"] == df["outcome"].is_in(["win_location", "win_henchmen"])).all()
+
+
+def test_kernel_and_reference_agree_on_variants_and_lineups():
+    for kw in ({"variant": "dirty"}, {"variant": "easier"}, {"characters": "random"},
+               {"characters": "Nika Shizuka,Agent Five"}, {"strategy": "bold", "params": {"pool_target": 4}}):
+        players = 2
+        a = sim.simulate(players=players, games=60, seed=4, **kw)
+        b = sim.simulate(players=players, games=60, seed=4, engine="reference", **kw)
+        assert a.equals(b), kw
+
+
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        ({"players": 7}, "players must be an integer from 1 to 6"),
+        ({"games": -1}, "games must be a non-negative integer"),
+        ({"seed": -5}, "seed must be in"),
+        ({"engine": "gpu"}, "engine must be one of"),
+        ({"threads": 0}, "threads must be a positive integer"),
+        ({"strategy": "nope"}, "unknown strategy 'nope'"),
+        ({"variant": "harder"}, "unknown variant 'harder'"),
+        ({"characters": "Calli Dagger"}, "1 given for 4 players"),
+        ({"params": {"pool_target": 3, "bogus": 1}}, "unknown heuristic parameter"),
+    ],
+)
+def test_bad_input_is_refused_clearly(kw, match):
+    args = {"players": 4, "games": 5, "seed": 1, **kw}
+    with pytest.raises(ValueError, match=match):
+        sim.simulate(**args)
+
+
+def test_summary_only_matches_the_table_and_holds_one_batch_at_a_time(monkeypatch):
+    full = sim.simulate(players=4, games=3000, seed=12)
+    seen = []
+    real = batch.run_batch
+
+    def spy(content, settings, strategy, seed, game0, n_games, threads=None):
+        seen.append(n_games)
+        return real(content, settings, strategy, seed, game0, n_games, threads)
+
+    monkeypatch.setattr(batch, "run_batch", spy)
+    monkeypatch.setattr("sim.kernel.run_batch", spy)
+    s = sim.simulate(players=4, games=3000, seed=12, summary_only=True, batch=700)
+    assert seen == [700, 700, 700, 700, 200]
+    assert s["games"] == 3000 and s["wins"] == int(full["win"].sum())
+    assert s["outcomes"]["loss_lobo"] == int((full["outcome"] == "loss_lobo").sum())
+    assert s["mean_turns"] == pytest.approx(full["turns"].mean(), rel=0, abs=1e-12)
+    assert s["means"]["injuries"] == pytest.approx(full["injuries"].mean(), rel=0, abs=1e-12)
+    hist = np.bincount(full["turns"].to_numpy(), minlength=len(s["turns_histogram"]))
+    assert np.array_equal(hist, s["turns_histogram"])
+    assert s["ci_low"] < s["win_rate"] < s["ci_high"]
