@@ -15,9 +15,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
+# The default balance study: win rate by player count for the built-in strategies.
 run: $(STAMP)
-	$(BIN)/smersh-sim odds dice
-	$(BIN)/smersh-sim odds gamble
+	$(BIN)/smersh-sim run experiments/player_count.toml
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
