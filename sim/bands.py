@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sim.results import Z95, wilson_interval
 from sim.rules.state import OUTCOME_NAMES
@@ -128,22 +128,10 @@ class CellResult:
 
 
 def load_bands(path: str | Path) -> tuple[BandsModel, Path]:
-    p = Path(path)
-    if not p.exists():
-        raise BandsError(str(p), None, "bands file not found")
-    try:
-        raw = tomllib.loads(p.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise BandsError(p.name, None, f"malformed TOML: {e}") from None
-    try:
-        model = BandsModel.model_validate(raw)
-    except ValidationError as e:
-        err = e.errors()[0]
-        loc = list(err["loc"])
-        if loc[:1] == ["cell"] and len(loc) > 1 and isinstance(loc[1], int) and loc[1] < len(raw.get("cell", [])):
-            loc[1] = f"[{raw['cell'][loc[1]].get('name', loc[1])}]"
-        key = ".".join(str(x) for x in loc).replace(".[", "[")
-        raise BandsError(p.name, key, "unknown key" if err["type"] == "extra_forbidden" else err["msg"]) from None
+    """Read and validate a bands file (raises BandsError naming file, key, reason)."""
+    from sim.tomlfile import load_toml_model
+
+    p, _raw, model = load_toml_model(path, BandsModel, BandsError, "bands", named_lists=("cell",))
     return model, p
 
 

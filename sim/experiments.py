@@ -34,12 +34,11 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 DIMENSIONS = ("players", "strategy", "variant", "characters", "setup")
 
@@ -244,22 +243,9 @@ def _check_cross(spec: Spec) -> None:
 
 def load_spec(path: str | Path) -> Spec:
     """Read and validate an experiment spec (raises SpecError naming file, key, reason)."""
-    p = Path(path)
-    if not p.exists():
-        raise SpecError(str(p), None, "spec file not found")
-    try:
-        raw = tomllib.loads(p.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise SpecError(p.name, None, f"malformed TOML: {e}") from None
-    try:
-        model = SpecModel.model_validate(raw)
-    except ValidationError as e:
-        err = e.errors()[0]
-        key = ".".join(str(x) for x in err["loc"])
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            msg = "unknown key"
-        raise SpecError(p.name, key, msg) from None
+    from sim.tomlfile import load_toml_model
+
+    p, raw, model = load_toml_model(path, SpecModel, SpecError, "spec")
     spec = Spec(p.resolve(), model, raw)
     _check_cross(spec)
     return spec

@@ -18,22 +18,8 @@ import random
 import re
 from pathlib import Path
 
-BASIC_SKILLS = ("spycraft", "persuasion", "deception", "athletics", "hand_to_hand")
-ADVANCED_SKILLS = (
-    "gambling_luck",
-    "driving_piloting",
-    "stealth",
-    "seduction",
-    "speed",
-    "weapons_use",
-    "lockpicking",
-    "electronics",
-    "adventurer",
-    "detection",
-    "disguise",
-)
-DECKS = ("africa", "asia", "europe", "north_america", "south_america", "ocean")
-REGIONS = ("africa", "asia", "europe", "north_america", "south_america", "ussr")
+from sim.content.constants import ADVANCED_SKILLS, BASIC_SKILLS, DECKS, REGIONS  # noqa: E402
+
 RANKS = ("4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
 SUITS = ("clubs", "diamonds", "hearts", "spades")
 

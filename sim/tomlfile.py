@@ -1,0 +1,35 @@
+"""Read a TOML file into a pydantic model, turning every failure into (file, key, reason)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+
+def load_toml_model(path: str | Path, model: type[BaseModel], error, kind: str, named_lists: tuple[str, ...] = ()):
+    """Return (path, raw dict, validated model); raise ``error(file, key, reason)`` otherwise.
+
+    In ``named_lists`` (arrays of tables with a ``name`` key) an entry is named by
+    its ``name`` in the key, e.g. ``cell[3p-heuristic].win_rate``.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise error(str(p), None, f"{kind} file not found")
+    try:
+        raw = tomllib.loads(p.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise error(p.name, None, f"malformed TOML: {e}") from None
+    try:
+        return p, raw, model.model_validate(raw)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = list(err["loc"])
+        if len(loc) > 1 and loc[0] in named_lists and isinstance(loc[1], int):
+            entries = raw.get(loc[0], [])
+            if loc[1] < len(entries) and isinstance(entries[loc[1]], dict):
+                loc[1] = f"[{entries[loc[1]].get('name', loc[1])}]"
+        key = ".".join(str(x) for x in loc).replace(".[", "[")
+        reason = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        raise error(p.name, key, reason) from None
