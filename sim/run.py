@@ -72,9 +72,11 @@ def _kernel_strategy(strategy, params: dict | None):
 
     if isinstance(strategy, str):
         return strategies.make(strategy, **(params or {}))
-    if isinstance(strategy, strategies.Strategy):
+    from sim.kernel.custom import KernelStrategy
+
+    if isinstance(strategy, (strategies.Strategy, KernelStrategy)):
         if params:
-            raise ValueError("pass params with a strategy name, not with a Strategy object")
+            raise ValueError("pass params with a strategy name, not with a strategy object")
         return strategy
     raise ValueError(
         "the kernel plays one built-in strategy for every seat; use engine='reference' "

@@ -60,20 +60,24 @@ def run_batch(
     threads = default_threads() if threads is None else int(threads)
     if threads < 1:
         raise ValueError(f"threads must be at least 1, got {threads}")
+    batch = simulate_batch
+    if hasattr(strategy, "batch_function"):  # a KernelStrategy: the base's vector, the user's decisions
+        batch = strategy.batch_function()
+        strategy = strategy.base
     sid, prm = L.strategy_vector(strategy)
     pk, kp = bundle(content)
     cfg = L.settings_vector(content, settings)
     out = np.zeros((n_games, row_width(pk)), dtype=np.int64)
     threads = max(1, min(threads, n_games))
     if threads == 1:
-        simulate_batch(kp, cfg, sid, prm, seed, game0, n_games, out)
+        batch(kp, cfg, sid, prm, seed, game0, n_games, out)
         return out
     bounds = [n_games * k // threads for k in range(threads + 1)]
 
     def work(k: int) -> None:
         _, kpk = bundle(content, k)
         lo, hi = bounds[k], bounds[k + 1]
-        simulate_batch(kpk, cfg.copy(), sid, prm.copy(), seed, game0 + lo, hi - lo, out[lo:hi])
+        batch(kpk, cfg.copy(), sid, prm.copy(), seed, game0 + lo, hi - lo, out[lo:hi])
 
     with ThreadPoolExecutor(max_workers=threads) as pool:
         for f in [pool.submit(work, k) for k in range(threads)]:
