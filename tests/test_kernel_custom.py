@@ -7,6 +7,10 @@ import sim
 from sim.kernel.custom import KernelStrategy
 from sim.rng import STRATEGY, next_below_nb
 from strategies import HeuristicStrategy
+from tests.kernel_support import NO_JIT
+
+# Compiling a pairing needs numba; under NUMBA_DISABLE_JIT=1 there is nothing to compile.
+pytestmark = pytest.mark.skipif(NO_JIT, reason="custom decisions are compiled code")
 
 
 @njit
