@@ -89,13 +89,8 @@ def henchman_encounter(g: GameState, seat: int, token: int) -> None:
         g.say(f"  passes automatically with {K.ADVANCED_SKILLS[auto]}")
         passed = True
     else:
-        options = [
-            TestOption(int(c.henchman_option_skill[h, level - 1, i]),
-                       int(c.henchman_option_modifier[h, level - 1, i]),
-                       int(c.henchman_option_successes[h, level - 1, i]))
-            for i in range(K.MAX_OPTIONS)
-            if c.henchman_option_skill[h, level - 1, i] >= 0
-        ]
+        options = skill_options(c.henchman_option_skill[h, level - 1], c.henchman_option_modifier[h, level - 1],
+                                c.henchman_option_successes[h, level - 1])
         option = choose_option(g, seat, options)
         g.say(f"  tests {describe_option(g, option)}")
         passed = run_test(g, seat, option, henchman=h, level=level)
@@ -117,15 +112,16 @@ def henchman_encounter(g: GameState, seat: int, token: int) -> None:
     check_location(g)
 
 
+def skill_options(skills, modifiers, successes) -> list[TestOption]:
+    """The printed test options (skill, modifier, successes needed); -1 skill pads."""
+    return [TestOption(int(skills[i]), int(modifiers[i]), int(successes[i]))
+            for i in range(K.MAX_OPTIONS) if skills[i] >= 0]
+
+
 def encounter_options(g: GameState, card: int, side: int) -> list[TestOption]:
     c = g.content
-    options = [
-        TestOption(int(c.encounter_option_skill[card, side, i]),
-                   int(c.encounter_option_modifier[card, side, i]),
-                   int(c.encounter_option_successes[card, side, i]))
-        for i in range(K.MAX_OPTIONS)
-        if c.encounter_option_skill[card, side, i] >= 0
-    ]
+    options = skill_options(c.encounter_option_skill[card, side], c.encounter_option_modifier[card, side],
+                            c.encounter_option_successes[card, side])
     if c.encounter_gamble[card, side]:
         options.append(TestOption(gamble=True))
     return options
