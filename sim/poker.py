@@ -344,6 +344,7 @@ _twins = compile_twins(
         "play_gamble",
         "deal_hand_value",
     ],
+    allocating=("play_gamble", "deal_hand_value"),
 )
 hand_value_nb = _twins["hand_value"]
 hand_value_arr_nb = _twins["hand_value_arr"]

@@ -42,7 +42,7 @@ def test_movement_matches_reference(players):
     moves = np.zeros((KM.move_capacity(pk), 4), dtype=np.int64)
     presets = [(name, strategies.make(name)) for name in ("heuristic", "cautious", "bold")]
     vectors = [L.strategy_vector(st) for _, st in presets]
-    checked = {"moves": 0, "phases": 0}
+    checked = {"moves": 0, "phases": 0, "direct": 0}
 
     def after_turn(g):
         if g.outcome is not None:
@@ -57,8 +57,24 @@ def test_movement_matches_reference(players):
             assert KM.can_rest(kp, st, seat) == RM.can_rest(g, seat)
             for (name, strat), (sid, prm) in zip(presets, vectors):
                 view = g.view(seat)
-                assert KS.move(kp, st, rs, sid, prm, seat, moves, n) == strat.move(view, ref), name
+                i = KS.move(kp, st, rs, sid, prm, seat, moves, n)
+                assert i == strat.move(view, ref), name
                 assert KS.rest(kp, st, rs, sid, prm, seat) == strat.rest(view), name
+                # the shortcut that skips the list picks the same row (or defers to the list)
+                dest, means, res = KM.heuristic_move(kp, cfg, st, prm, seat)
+                if means >= 0:
+                    assert (dest, means, res) == tuple(int(x) for x in moves[i, :3]), name
+                    checked["direct"] += 1
+                was = st[L.S_MOVE_RES]
+                for s_ in (1, 0):  # also with and without Resolve to spend this turn
+                    st[L.S_MOVE_RES] = s_
+                    n2 = KM.legal_moves(kp, cfg, st, seat, moves)
+                    i2 = KS.move(kp, st, rs, sid, prm, seat, moves, n2)
+                    dest, means, res = KM.heuristic_move(kp, cfg, st, prm, seat)
+                    if means >= 0:
+                        assert (dest, means, res) == tuple(int(x) for x in moves[i2, :3]), name
+                st[L.S_MOVE_RES] = was
+                n = KM.legal_moves(kp, cfg, st, seat, moves)
             checked["moves"] += 1
         if g.turn % 3 == 0:
             # one movement phase of the next seat on a copy, with the game's own strategy
@@ -84,4 +100,4 @@ def test_movement_matches_reference(players):
         play_game(
             c, s, [strategies.make(name) for _ in range(players)], 41, game, after_turn=after_turn
         )
-    assert checked["moves"] > 0 and checked["phases"] > 0
+    assert checked["moves"] > 0 and checked["phases"] > 0 and checked["direct"] > 0

@@ -5,11 +5,20 @@ Function for function the same names as ``sim.rules`` (``setup_game``,
 ``play_game`` ...), over the content bundle (:mod:`sim.kernel.layout`,
 :mod:`sim.kernel.packref`), a settings vector ``cfg`` and one int64 state
 vector per game. Every kernel function is tested for exact equality with the
-reference (tests/test_kernel_*.py). Entry points:
+reference (tests/test_kernel_*.py).
+
+How it stays fast: the kernel never allocates (scratch space is a region at the
+end of the state vector, ``L_W_*`` in :mod:`sim.kernel.layout`) and is compiled
+without numba's runtime (:data:`sim.jit.KERNEL_OPTIONS`), so no call pays for
+atomic reference counts; map facts that never change are tables in the bundle
+(walking costs, airports by distance); and the heuristic finds its move without
+listing the ~200 legal moves (:func:`sim.kernel.movement.heuristic_move`, tested
+against the listed choice). Entry points:
 
 * :func:`run_batch` / :func:`records`: a batch of games as rows, and the rows as
   the reference's :class:`~sim.rules.game.GameRecord` objects;
-* :func:`simulate_batch`: the parallel jitted kernel itself.
+* :func:`simulate_batch`: the jitted kernel itself (one slice of games, no GIL;
+  :func:`run_batch` runs one slice per thread).
 """
 
 from sim.kernel._cache import refresh_cache

@@ -83,13 +83,17 @@ def compile_batch_function(decisions: dict):
     substitute = types.ModuleType(f"{strategy_module.__name__}_custom")
     substitute.__dict__.update(vars(strategy_module))
     substitute.__dict__.update(decisions)
+    if "move" in decisions:
+        substitute.MOVE_IS_BUILT_IN = False  # always list the legal moves for the user's choice
     envs = {m.__name__: {**vars(m), "S": substitute} for m in modules}
     clones = {}
     for m in modules:
         for name in [n for (mod, n) in marked if mod == m.__name__]:
             f = getattr(m, name).py_func
             clone = types.FunctionType(f.__code__, envs[m.__name__], f.__name__, f.__defaults__, f.__closure__)
-            clones[(m.__name__, name)] = njit(nogil=True, cache=False)(clone)
+            options = {k: v for k, v in getattr(m, name).targetoptions.items() if k != "nopython"}
+            options["cache"] = False  # the original's flags (no runtime), not cached
+            clones[(m.__name__, name)] = njit(**options)(clone)
     for m in modules:
         env = envs[m.__name__]
         for k, v in list(env.items()):

@@ -8,10 +8,9 @@ Secret hand), so every other kernel module imports from here.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
-from sim.jit import JIT_OPTIONS
+from sim.jit import KERNEL_OPTIONS
 from sim.kernel.layout import (
     D_COUNT,
     D_NDISC,
@@ -35,13 +34,34 @@ from sim.kernel.layout import (
 )
 from sim.rng import TOKENS, TOP_SECRET, next_below_nb
 
-jit = njit(**JIT_OPTIONS)
+jit = njit(**KERNEL_OPTIONS)
+# views into the state vector cannot be returned from a runtime-free function: inline them
+inline_jit = njit(inline="always", **KERNEL_OPTIONS)
 
 
 @jit
 def player_base(pk, seat):
     """Offset of a seat's player block in the state vector."""
     return pk.lay[L_PLAYERS] + seat * pk.lay[L_PSTRIDE]
+
+
+@inline_jit
+def work(pk, st, region, n):
+    """The first ``n`` ints of a scratch region of the state vector (``L_W_*``), as a view."""
+    o = pk.lay[region]
+    return st[o : o + n]
+
+
+@jit
+def sort_into(st, src, dst, n):
+    """``st[dst:dst + n]`` = ``st[src:src + n]`` in ascending order (insertion sort, in place)."""
+    for i in range(n):
+        v = st[src + i]
+        j = i
+        while j > 0 and st[dst + j - 1] > v:
+            st[dst + j] = st[dst + j - 1]
+            j -= 1
+        st[dst + j] = v
 
 
 @jit
@@ -67,7 +87,7 @@ def draw_card(st, base, cap, rs, source):
         nd = st[base + D_NDISC]
         if nd == 0:
             return -1
-        st[pile : pile + nd] = np.sort(st[pile + cap : pile + cap + nd])
+        sort_into(st, pile + cap, pile, nd)
         st[base + D_NDISC] = 0
         n = nd
     j = next_below_nb(rs, source, n)

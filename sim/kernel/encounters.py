@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from sim.content import constants as K
-from sim.jit import JIT_OPTIONS
+from sim.jit import KERNEL_OPTIONS
 from sim.kernel import strategy as S
 from sim.kernel.decks import (  # noqa: F401  (the reward helpers live in decks, named as in rules)
     discard,
@@ -18,6 +17,7 @@ from sim.kernel.decks import (  # noqa: F401  (the reward helpers live in decks,
     gain_un,
     player_base,
     raise_skill,
+    work,
 )
 from sim.kernel.endgame import check_henchmen, check_location
 from sim.kernel.layout import (
@@ -28,6 +28,9 @@ from sim.kernel.layout import (
     L_GREEN,
     L_HLEVEL,
     L_INTEL,
+    L_W_CHOICES,
+    L_W_EFFECT,
+    L_W_OPTS,
     N_ADV,
     N_SKILLS,
     P_ADV,
@@ -48,7 +51,7 @@ from sim.kernel.skill_tests import run_test
 from sim.kernel.villain import take_injuries, v_minus_1, villain_advancement
 from sim.rng import ENCOUNTER, FATE
 
-jit = njit(**JIT_OPTIONS)
+jit = njit(**KERNEL_OPTIONS)
 
 
 # --- the encounter phase ----------------------------------------------------------------------
@@ -75,7 +78,7 @@ def token_choices(pk, st, seat, out):
 def encounter_phase(pk, cfg, st, rs, sid, prm, seat):
     """Flip secret missions, then resolve exactly one token or a No Intel encounter."""
     flip_missions(pk, st, seat)
-    choices = np.empty(4, np.int64)
+    choices = work(pk, st, L_W_CHOICES, 4)
     n = token_choices(pk, st, seat, choices)
     choice = S.T_NO_INTEL
     if n > 1:
@@ -138,7 +141,8 @@ def henchman_encounter(pk, cfg, st, rs, sid, prm, seat, tok):
         st[ST_PASSED] += 1
         passed = True
     else:
-        opts = np.zeros((K.MAX_OPTIONS, 4), np.int64)
+        opts = work(pk, st, L_W_OPTS, K.MAX_OPTIONS * 4).reshape((K.MAX_OPTIONS, 4))
+        opts[:] = 0
         n = 0
         for i in range(K.MAX_OPTIONS):
             if pk.henchman_option_skill[h, level - 1, i] >= 0:
@@ -185,7 +189,8 @@ def encounter_card(pk, cfg, st, rs, sid, prm, seat, side):
         st[ST_PASSED] += 1
         passed = True
     else:
-        opts = np.zeros((K.MAX_OPTIONS + 1, 4), np.int64)
+        opts = work(pk, st, L_W_OPTS, (K.MAX_OPTIONS + 1) * 4).reshape((K.MAX_OPTIONS + 1, 4))
+        opts[:] = 0
         n = 0
         for i in range(K.MAX_OPTIONS):
             if pk.encounter_option_skill[card, side, i] >= 0:
@@ -264,7 +269,7 @@ def apply_effect(pk, st, rs, sid, prm, seat, effect, amount, skill):
     elif effect == K.E_GAIN_RESOLVE:
         gain_resolve(pk, st, seat, amount)
     elif effect == K.E_UP_ANY_SKILL:
-        options = np.empty(N_SKILLS, np.int64)
+        options = work(pk, st, L_W_EFFECT, N_SKILLS)
         n = 0
         for s in range(N_SKILLS):
             if st[b + P_SKILLS + s] < 5:
@@ -280,7 +285,7 @@ def apply_effect(pk, st, rs, sid, prm, seat, effect, amount, skill):
     elif effect == K.E_UN_TRANSPORT:
         gain_un(pk, st, seat)
     elif effect == K.E_ADVANCED_SKILL:
-        options = np.empty(N_ADV, np.int64)
+        options = work(pk, st, L_W_EFFECT, N_ADV)
         n = 0
         for s in range(N_ADV):
             if not st[b + P_ADV + s]:

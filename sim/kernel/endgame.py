@@ -4,20 +4,21 @@ from __future__ import annotations
 
 from numba import njit
 
-from sim.jit import JIT_OPTIONS
-from sim.kernel.decks import lobo
+from sim.jit import KERNEL_OPTIONS
+from sim.kernel.decks import lobo, work
 from sim.kernel.layout import (
     DEFEATED,
     K_LOBO_LOSS,
     L_HLEVEL,
     L_INTEL,
+    L_W_POOL,
     POOL,
     S_LOC_TARGET,
     S_LOC_TRACK,
     S_OUTCOME,
 )
 
-jit = njit(**JIT_OPTIONS)
+jit = njit(**KERNEL_OPTIONS)
 
 WIN_LOCATION, WIN_HENCHMEN, LOSS_LOBO, LOSS_INTEL, TIMEOUT = range(5)
 
@@ -49,11 +50,8 @@ def check_location(pk, st):
         return
     loss = pk.scal[K_LOBO_LOSS]
     pos = min(max(lobo(pk, st), 0), loss - 1)
-    have = [0, 0, 0, 0]
-    off = pk.lay[L_INTEL]
-    for t in range(pk.intel_token_type.shape[0]):
-        if st[off + t] == POOL:
-            have[pk.intel_token_type[t]] += 1
+    have = work(pk, st, L_W_POOL, 4)
+    intel_pool_counts(pk, st, have)
     for i in range(pk.lobo_intel_required.shape[1]):
         if have[i] < pk.lobo_intel_required[pos, i]:
             st[S_OUTCOME] = LOSS_INTEL

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from sim.content import constants as K
-from sim.jit import JIT_OPTIONS
+from sim.jit import KERNEL_OPTIONS
 from sim.kernel import strategy as S
-from sim.kernel.decks import player_base
-from sim.kernel.layout import P_ADV, P_RESOLVE, ST_GAMBLES, ST_GAMBLES_WON, ST_RESOLVE
+from sim.kernel.decks import player_base, work
+from sim.kernel.layout import (
+    L_W_DECK,
+    L_W_HAND,
+    P_ADV,
+    P_RESOLVE,
+    ST_GAMBLES,
+    ST_GAMBLES_WON,
+    ST_RESOLVE,
+)
 from sim.poker import hand_value_arr_nb
 from sim.rng import GAMBLE, next_below_nb
 
-jit = njit(**JIT_OPTIONS)
+jit = njit(**KERNEL_OPTIONS)
 
 FREE_EXCHANGE = 1
 LUCK_EXCHANGE = 2
@@ -38,10 +45,11 @@ def _draw(rs, deck, n_left):
 def gamble(pk, st, rs, sid, prm, seat):
     """Play one gamble for the seat; True if the player's hand is better (a tie loses)."""
     n_left = pk.fate_rank.shape[0]
-    deck = np.arange(n_left)
-    hand = np.empty(5, np.int64)
-    ranks = np.empty(5, np.int64)
-    suits = np.empty(5, np.int64)
+    deck = work(pk, st, L_W_DECK, n_left)
+    for i in range(n_left):
+        deck[i] = i
+    hand5 = work(pk, st, L_W_HAND, 15)
+    hand, ranks, suits = hand5[0:5], hand5[5:10], hand5[10:15]
     st[ST_GAMBLES] += 1
     for i in range(5):
         hand[i] = _draw(rs, deck, n_left)

@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from sim.content import constants as K
-from sim.jit import JIT_OPTIONS
+from sim.jit import JIT_OPTIONS, KERNEL_OPTIONS
 from sim.kernel import strategy as S
 from sim.kernel.decks import (
     draw_token,
@@ -23,6 +23,7 @@ from sim.kernel.decks import (
     play_top_secret,
     player_base,
     top_secret_card,
+    work,
 )
 from sim.kernel.encounters import encounter_phase
 from sim.kernel.endgame import TIMEOUT, intel_pool_counts
@@ -35,6 +36,7 @@ from sim.kernel.layout import (
     L_SIZE,
     L_VCAP,
     L_VILLAIN,
+    L_W_POOL,
     P_CHAR,
     P_INJ,
     P_RESTED,
@@ -56,7 +58,7 @@ from sim.kernel.setup import setup_game
 from sim.kernel.villain import heal, villain_phase
 from sim.rng import STATE_SIZE, VILLAIN
 
-jit = njit(**JIT_OPTIONS)
+jit = njit(**KERNEL_OPTIONS)
 
 ROW_FIELDS = (
     "seed",
@@ -184,7 +186,7 @@ def record(pk, cfg, st, seed, game, row):
     row[9] = defeated
     for seat in range(K.MAX_PLAYERS):
         row[N_ROW + n_h + seat] = st[player_base(pk, seat) + P_CHAR] if seat < n else -1
-    pool = np.zeros(4, np.int64)
+    pool = work(pk, st, L_W_POOL, 4)
     intel_pool_counts(pk, st, pool)
     for i in range(4):
         row[10 + i] = pool[i]
@@ -192,15 +194,14 @@ def record(pk, cfg, st, seed, game, row):
         row[14 + i] = st[S_STATS + _ROW_STATS[i]]
 
 
-@jit
+@njit(**JIT_OPTIONS)  # the one kernel function that allocates (the state, once per batch)
 def simulate_batch(pk, cfg, sid, prm, seed, game0, n_games, out):
     """Play games ``game0 .. game0 + n_games - 1`` one after another; row i of ``out`` is game0 + i.
 
     Compiled without the GIL: :func:`sim.kernel.batch.run_batch` runs one call per
     thread on contiguous slices, each thread with its own copy of the bundle.
-    (A ``prange`` over one shared bundle did not scale: every access to a shared
-    array updates its reference count atomically, and two threads fighting over
-    those counters ran at 1.03x of one thread; private bundles run at 1.5-1.8x.)
+    (A ``prange`` over one shared bundle did not scale while the kernel still counted
+    references: two threads fighting over the shared counters ran at 1.03x of one.)
     """
     size = pk.lay[L_SIZE]
     cap = 1 + 5 * pk.space_kind.shape[0]

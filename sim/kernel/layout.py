@@ -98,8 +98,21 @@ N_SCALARS = S_STATS + len(STAT_NAMES)
     L_PLAYERS,
     L_PSTRIDE,
     L_SIZE,
-) = range(17)
-N_LAY = 17
+    # scratch ("work") regions at the end of the state vector: the kernel never allocates
+    L_W_SEEN,  # [n_spaces] bit set (int64 words) of the plane + Resolve destinations
+    L_W_CHOICES,  # [4] token choices
+    L_W_OPTS,  # [(MAX_OPTIONS + 1) * 4] test options (rows: skill, modifier, successes, gamble)
+    L_W_EFFECT,  # [max(N_SKILLS, N_ADV)] skills offered by a reward
+    L_W_MOPTS,  # [(3 + N_SKILLS) * 2] secret-mission rewards (rows: kind, skill)
+    L_W_BAG,  # [n_bag] dice left in the bag
+    L_W_DICE,  # [n_bag + 1] dice drawn (the Yellow die last)
+    L_W_FACES,  # [n_bag + 1] their faces
+    L_W_DECK,  # [n_fate] the gamble's deck
+    L_W_HAND,  # [15] gamble hand, ranks, suits
+    L_W_POOL,  # [4] Intel Pool by type (the record)
+    L_W_SETUP,  # [3 * n_villain + n_characters + MAX_PLAYERS + n_encounter + 4 * n_henchmen] set-up
+) = range(29)
+N_LAY = 29
 
 # --- player fields -------------------------------------------------------------------
 N_SKILLS = len(K.BASIC_SKILLS)
@@ -243,6 +256,16 @@ _EXTRA_FIELDS = (
     "scal",  # content scalars K_*
     "lay",  # state layout L_*
     "pass_table",  # float64 [6, 2, 2] exact P(pass) (strategies.heuristic.content_pass_table)
+    # static move tables (sim.rules.movement facts that depend on the map only)
+    "walk_start",  # [n_spaces + 1] CSR: spaces within BASE_MP + 1 walking MP of a start, ascending
+    "walk_dest",
+    "walk_mp",  # their walking cost (1 .. BASE_MP + 1)
+    "airport_spaces",  # spaces with an airport, ascending
+    "airport_reach",  # [n_spaces, words] bit set of the spaces one MP from an airport (not itself)
+    "un_dests",  # spaces a UN Transport may reach (not regional), ascending
+    "airports_by_distance",  # [n_spaces, n_airports] airports by (hop distance to a space, id)
+    "airports_near_start",  # [n_spaces + 1] CSR: airports one MP from a space (not the space itself)
+    "airports_near",
 )
 
 Pack = namedtuple("Pack", _INT_FIELDS + _EXTRA_FIELDS)
@@ -277,6 +300,26 @@ def layout(c: Content) -> np.ndarray:
     lay[L_PLAYERS] = o
     lay[L_PSTRIDE] = P_TS + n_ts
     o += K.MAX_PLAYERS * lay[L_PSTRIDE]
+    n_bag = len(c.bag_dice)
+    n_chars = len(c.character_life)
+    n_e = len(c.encounter_deck)
+    sizes = (
+        (L_W_SEEN, c.n_spaces),
+        (L_W_CHOICES, 4),
+        (L_W_OPTS, (K.MAX_OPTIONS + 1) * 4),
+        (L_W_EFFECT, max(N_SKILLS, N_ADV)),
+        (L_W_MOPTS, (3 + N_SKILLS) * 2),
+        (L_W_BAG, n_bag),
+        (L_W_DICE, n_bag + 1),
+        (L_W_FACES, n_bag + 1),
+        (L_W_DECK, n_f),
+        (L_W_HAND, 15),
+        (L_W_POOL, 4),
+        (L_W_SETUP, 3 * n_v + n_chars + K.MAX_PLAYERS + n_e + 4 * n_h),
+    )
+    for region, size in sizes:
+        lay[region] = o
+        o += size
     lay[L_SIZE] = o
     return lay
 
@@ -315,7 +358,51 @@ def pack(c: Content) -> Pack:
     arrays["scal"] = scal
     arrays["lay"] = lay
     arrays["pass_table"] = np.ascontiguousarray(content_pass_table(c), dtype=np.float64)
+    arrays.update(move_tables(c))
     return Pack(**arrays)
+
+
+def move_tables(c: Content) -> dict:
+    """The static move tables of :func:`pack`, from the readable engine's own functions."""
+    from types import SimpleNamespace
+
+    from sim.rules.movement import BASE_MP, _steps_table, walk_costs
+
+    table = _steps_table(c)
+    view = SimpleNamespace(content=c)
+    start, dest, mp = [0], [], []
+    for s in range(c.n_spaces):
+        costs = walk_costs(view, s, BASE_MP + 1)
+        for d in sorted(costs):
+            if d != s:
+                dest.append(d)
+                mp.append(costs[d])
+        start.append(len(dest))
+    airports = [s for s in range(c.n_spaces) if c.space_airport[s]]
+    words = (c.n_spaces + 63) // 64
+    reach = np.zeros((c.n_spaces, words), dtype=np.uint64)
+    for a in airports:
+        for t in table[a]:
+            if t != a:
+                reach[a, t // 64] |= np.uint64(1) << np.uint64(t % 64)
+    un = [s for s in range(c.n_spaces) if c.space_kind[s] != K.REGIONAL]
+    hop = np.asarray(c.hop_distance)
+    by_distance = [sorted(airports, key=lambda a, t=t: (int(hop[a, t]), a)) for t in range(c.n_spaces)]
+    near_start, near = [0], []
+    for t in range(c.n_spaces):
+        near.extend(a for a in airports if a != t and t in table[a])
+        near_start.append(len(near))
+    return {
+        "walk_start": np.array(start, dtype=np.int64),
+        "walk_dest": np.array(dest, dtype=np.int64),
+        "walk_mp": np.array(mp, dtype=np.int64),
+        "airport_spaces": np.array(airports, dtype=np.int64),
+        "airport_reach": reach.view(np.int64),
+        "un_dests": np.array(un, dtype=np.int64),
+        "airports_by_distance": np.array(by_distance, dtype=np.int64).reshape(c.n_spaces, len(airports)),
+        "airports_near_start": np.array(near_start, dtype=np.int64),
+        "airports_near": np.array(near, dtype=np.int64),
+    }
 
 
 def settings_vector(c: Content, s) -> np.ndarray:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
-from sim.jit import JIT_OPTIONS
+from sim.jit import KERNEL_OPTIONS
 from sim.kernel import strategy as S
 from sim.kernel.decks import (
     cards_in,
@@ -16,6 +15,7 @@ from sim.kernel.decks import (
     gain_un,
     player_base,
     raise_skill,
+    work,
 )
 from sim.kernel.layout import (
     C_PLAYERS,
@@ -23,6 +23,7 @@ from sim.kernel.layout import (
     L_FATE,
     L_FCAP,
     L_TS,
+    L_W_MOPTS,
     N_SKILLS,
     P_FLIPPED,
     P_MISSIONS,
@@ -36,7 +37,7 @@ from sim.kernel.layout import (
 )
 from sim.rng import FATE
 
-jit = njit(**JIT_OPTIONS)
+jit = njit(**KERNEL_OPTIONS)
 
 
 @jit
@@ -70,7 +71,8 @@ def mission_reward(pk, cfg, st, rs, sid, prm, seat):
     if not (st[b + P_FLIPPED] and st[b + P_FLIPPED + 1]):
         return
     st[ST_MISSIONS] += 1
-    opts = np.zeros((3 + N_SKILLS, 2), np.int64)
+    opts = work(pk, st, L_W_MOPTS, (3 + N_SKILLS) * 2).reshape((3 + N_SKILLS, 2))
+    opts[:] = 0
     n = 0
     tsb = pk.lay[L_TS]
     if cards_in(st, tsb) + st[tsb + D_NDISC] > 0:

@@ -7,21 +7,25 @@ resolve, steps)`` (the reference's :class:`~sim.rules.choices.Move`) and a count
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from sim.content import constants as K
-from sim.jit import JIT_OPTIONS
+from sim.jit import KERNEL_OPTIONS
 from sim.kernel import strategy as S
 from sim.kernel.decks import play_top_secret, player_base, top_secret_card
 from sim.kernel.layout import (
     C_PLAYERS,
+    H_MOVE_RESOLVE,
+    H_UN_MIN_DIST,
+    K_N_CITIES,
     L_AIRPORT,
+    L_W_SEEN,
     P_GIVES,
     P_INJ,
     P_RESOLVE,
     P_SPACE,
     P_UN,
+    RANDOM,
     S_MOVE_RES,
     S_UN_SUPPLY,
     ST_RESOLVE,
@@ -31,7 +35,7 @@ from sim.kernel.strategy import M_PLANE, M_STAY, M_TOP_SECRET_UN, M_UN, M_UN_GIF
 from sim.kernel.villain import heal, villain_advancement
 from sim.rng import DICE, next_below_nb
 
-jit = njit(**JIT_OPTIONS)
+jit = njit(**KERNEL_OPTIONS)
 
 BASE_MP = 2
 
@@ -51,21 +55,24 @@ def airport_open(pk, st, space):
 
 @jit
 def walk_costs(pk, start, budget, cost):
-    """Fill ``cost[n_spaces]`` with the fewest MP to reach each space within ``budget`` (-1: no)."""
+    """Fill ``cost[n_spaces]`` with the fewest MP to reach each space within ``budget`` (-1: no).
+
+    (The move list reads the same facts from the static table ``pk.walk_*``, built
+    by :func:`sim.kernel.layout.move_tables`; this twin stays for inspection.)
+    """
+    n_s = pk.space_kind.shape[0]
     cost[:] = -1
     cost[start] = 0
-    frontier = [start]
     for mp in range(1, budget + 1):
-        nxt = [start for _ in range(0)]
-        for s in frontier:
+        for s in range(n_s):
+            if cost[s] != mp - 1:
+                continue
             if s != start and pk.space_kind[s] == K.OCEAN:
                 continue  # movement stopped in this ocean
             for k in range(pk.steps_start[s], pk.steps_start[s + 1]):
                 t = pk.steps_list[k]
                 if cost[t] < 0:
                     cost[t] = mp
-                    nxt.append(t)
-        frontier = nxt
 
 
 @jit
@@ -89,52 +96,57 @@ def legal_moves(pk, cfg, st, seat, moves):
     """Every legal move of the seat in ``moves`` (canonical order); returns their number."""
     b = player_base(pk, seat)
     here = st[b + P_SPACE]
-    n_s = pk.space_kind.shape[0]
     can_resolve = st[b + P_RESOLVE] > 0 and st[S_MOVE_RES] == 0
     n = 0
     if pk.space_kind[here] != K.REGIONAL:
         n = _add(moves, n, here, M_STAY, 0, 0)
-    cost = np.empty(n_s, np.int64)
-    walk_costs(pk, here, BASE_MP + 1, cost)
-    for dest in range(n_s):
-        mp = cost[dest]
-        if mp < 0 or dest == here:
-            continue
+    walk_dest, walk_mp = pk.walk_dest, pk.walk_mp
+    for k in range(pk.walk_start[here], pk.walk_start[here + 1]):
+        mp = walk_mp[k]
         if mp <= BASE_MP:
-            n = _add(moves, n, dest, M_WALK, 0, mp)
+            n = _add(moves, n, walk_dest[k], M_WALK, 0, mp)
         elif can_resolve:
-            n = _add(moves, n, dest, M_WALK, 1, mp)
+            n = _add(moves, n, walk_dest[k], M_WALK, 1, mp)
     if airport_open(pk, st, here):
-        for a in range(n_s):
+        # plane to every other open airport; with Resolve, one step further: the union of
+        # the open airports' neighbourhoods, a bit set of ``words`` int64 in ``L_W_SEEN``
+        airports, reach = pk.airport_spaces, pk.airport_reach
+        words = reach.shape[1]
+        acc = pk.lay[L_W_SEEN]
+        for w in range(words):
+            st[acc + w] = 0
+        for i in range(airports.shape[0]):
+            a = airports[i]
             if a != here and airport_open(pk, st, a):
                 n = _add(moves, n, a, M_PLANE, 0, BASE_MP)
+                for w in range(words):
+                    st[acc + w] |= reach[a, w]
         if can_resolve:
-            seen = np.zeros(n_s, np.bool_)
-            for a in range(n_s):
-                if a != here and airport_open(pk, st, a):
-                    for k in range(pk.steps_start[a], pk.steps_start[a + 1]):
-                        t = pk.steps_list[k]
-                        if t != a:
-                            seen[t] = True
-            for t in range(n_s):
-                if seen[t]:
-                    n = _add(moves, n, t, M_PLANE, 1, BASE_MP + 1)
+            n_s = pk.space_kind.shape[0]
+            for w in range(words):
+                m = st[acc + w]
+                if m == 0:
+                    continue
+                for t in range(w * 64, min(n_s, w * 64 + 64)):
+                    if (m >> (t - w * 64)) & 1:
+                        n = _add(moves, n, t, M_PLANE, 1, BASE_MP + 1)
     # UN Transport: any city or ocean space, never into a regional area or island
-    means = [M_UN for _ in range(0)]
-    if st[b + P_UN] > 0:
-        means.append(M_UN)
-    else:
+    un_own = st[b + P_UN] > 0
+    gift = False
+    if not un_own:
         for q in range(cfg[C_PLAYERS]):
             bq = player_base(pk, q)
             if q != seat and st[bq + P_GIVES] != 0 and st[bq + P_UN] > 0:
-                means.append(M_UN_GIFT)
+                gift = True
                 break
-    if top_secret_card(pk, st, seat, K.TS_UN_TRANSPORT) >= 0:
-        means.append(M_TOP_SECRET_UN)
-    for m in means:
-        for dest in range(n_s):
-            if dest != here and pk.space_kind[dest] != K.REGIONAL:
-                n = _add(moves, n, dest, m, 0, 0)
+    ts_un = top_secret_card(pk, st, seat, K.TS_UN_TRANSPORT) >= 0
+    dests = pk.un_dests
+    for m in (M_UN, M_UN_GIFT, M_TOP_SECRET_UN):
+        if (m == M_UN and un_own) or (m == M_UN_GIFT and gift) or (m == M_TOP_SECRET_UN and ts_un):
+            for i in range(dests.shape[0]):
+                dest = dests[i]
+                if dest != here:
+                    n = _add(moves, n, dest, m, 0, 0)
     return n
 
 
@@ -176,11 +188,103 @@ def apply_move(pk, cfg, st, seat, dest, means, res):
 
 
 @jit
+def heuristic_move(pk, cfg, st, prm, seat):
+    """The built-in heuristic's move, found without listing every legal move.
+
+    Returns ``(dest, means, resolve)``, the very row :func:`sim.kernel.strategy.move`
+    picks from :func:`legal_moves`, or means -1 where that choice is not a clear
+    winner here (the caller then lists the moves). The list holds a few free moves
+    (stay, walk, plane) and up to ~200 paid ones (Resolve, UN Transports), and the
+    heuristic only pays to reach its target itself, so it needs: the best free move
+    by (distance to target, means, destination), whether a free move reaches the
+    target, and which paid moves reach the target.
+    """
+    b = player_base(pk, seat)
+    here = st[b + P_SPACE]
+    dist = pk.hop_distance
+    regional = pk.space_kind[here] == K.REGIONAL
+    tgt = S.target(pk, st, prm, seat)
+    if tgt < 0:
+        if not regional:
+            return here, M_STAY, 0
+        bd = -1
+        for s in range(pk.scal[K_N_CITIES]):
+            if tgt < 0 or dist[here, s] < bd:
+                tgt, bd = s, dist[here, s]
+    can_resolve = st[b + P_RESOLVE] > 0 and st[S_MOVE_RES] == 0
+    may = prm[H_MOVE_RESOLVE] != 0 and S.may_spend(pk, st, prm, seat, False)
+    un_ok = dist[here, tgt] >= prm[H_UN_MIN_DIST]
+    # free moves: the best key, and whether one reaches the target
+    found, free_reach = False, False
+    k0 = k2 = k3 = 0
+    if not regional:
+        found, k0, k2, k3 = True, dist[here, tgt], M_STAY, here
+        free_reach = here == tgt
+    walk_res = False  # a Resolve walk reaches the target
+    for k in range(pk.walk_start[here], pk.walk_start[here + 1]):
+        dest = pk.walk_dest[k]
+        if pk.walk_mp[k] > BASE_MP:
+            if dest == tgt and can_resolve:
+                walk_res = True
+            continue
+        a = dist[dest, tgt]
+        free_reach = free_reach or dest == tgt
+        if not found or S._better(a, 0, M_WALK, dest, k0, 0, k2, k3):
+            found, k0, k2, k3 = True, a, M_WALK, dest
+    plane_res = False  # a plane + Resolve reaches the target
+    if airport_open(pk, st, here):
+        order = pk.airports_by_distance
+        for i in range(order.shape[1]):  # the open airport nearest the target (lowest id on ties)
+            a = order[tgt, i]
+            if a != here and airport_open(pk, st, a):
+                free_reach = free_reach or a == tgt
+                d = dist[a, tgt]
+                if not found or S._better(d, 0, M_PLANE, a, k0, 0, k2, k3):
+                    found, k0, k2, k3 = True, d, M_PLANE, a
+                break
+        if can_resolve:
+            for k in range(pk.airports_near_start[tgt], pk.airports_near_start[tgt + 1]):
+                a = pk.airports_near[k]
+                if a != here and airport_open(pk, st, a):
+                    plane_res = True
+                    break
+    if not found:
+        return -1, -1, -1  # the list's first row decides: let the caller list the moves
+    if free_reach:
+        return k3, k2, 0
+    # the cheapest paid move to the target (by cost, then means), if it beats the best free one
+    pc, pm = -1, -1
+    if may and walk_res:
+        pc, pm = 1, M_WALK
+    elif may and plane_res:
+        pc, pm = 1, M_PLANE
+    elif un_ok and tgt != here and pk.space_kind[tgt] != K.REGIONAL:
+        if st[b + P_UN] > 0:
+            pc, pm = 2, M_UN
+        else:
+            for q in range(cfg[C_PLAYERS]):
+                bq = player_base(pk, q)
+                if q != seat and st[bq + P_GIVES] != 0 and st[bq + P_UN] > 0:
+                    pc, pm = 2, M_UN_GIFT
+                    break
+        if pm < 0 and top_secret_card(pk, st, seat, K.TS_UN_TRANSPORT) >= 0:
+            pc, pm = 3, M_TOP_SECRET_UN
+    if pm >= 0 and S._better(dist[tgt, tgt], pc, pm, tgt, k0, 0, k2, k3):
+        return tgt, pm, 1 if pc == 1 else 0
+    return k3, k2, 0
+
+
+@jit
 def movement_phase(pk, cfg, st, rs, sid, prm, seat, moves):
     """Rest or move. Returns True when the player rested (no encounter, 2 villain cards)."""
     if can_rest(pk, st, seat) and S.rest(pk, st, rs, sid, prm, seat):
         rest(pk, cfg, st, rs, sid, prm, seat)
         return True
+    if S.MOVE_IS_BUILT_IN and sid != RANDOM:
+        dest, means, res = heuristic_move(pk, cfg, st, prm, seat)
+        if means >= 0:
+            apply_move(pk, cfg, st, seat, dest, means, res)
+            return False
     n = legal_moves(pk, cfg, st, seat, moves)
     if n == 0:
         raise RuntimeError("a player has no legal move")

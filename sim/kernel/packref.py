@@ -10,18 +10,69 @@ itself is used. This file's field list mirrors ``layout.Pack`` (a test checks it
 
 from __future__ import annotations
 
+from llvmlite import ir
 from numba import config, njit, types
+from numba.core import cgutils, imputils
+from numba.core.datamodel import default_manager, models
+from numba.core.extending import infer_getattr, lower_getattr_generic, lower_setattr_generic
+from numba.core.typing.templates import AttributeTemplate
 from numba.experimental import structref
 
 from sim.jit import JIT_OPTIONS
 
 
-@structref.register
 class PackType(types.StructRef):
     """numba type of the content bundle."""
 
     def preprocess_fields(self, fields):
         return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+# Registered by hand rather than with ``structref.register``: numba's attribute getter asks
+# the runtime (NRT) for the payload pointer, and the kernel is compiled without the runtime
+# (``sim.jit.KERNEL_OPTIONS``). The payload pointer is the fourth word of numba's MemInfo
+# (``refct, dtor, dtor_info, data, ...``, as in ``numba.core.runtime.nrtdynmod``).
+default_manager.register(PackType, models.StructRefModel)
+_WORD = ir.IntType(64)
+_PTR = ir.IntType(8).as_pointer()
+_MEMINFO = ir.LiteralStructType([_WORD, _PTR, _PTR, _PTR, _WORD])
+
+
+def _payload(context, builder, typ, val):
+    ref = cgutils.create_struct_proxy(typ)(context, builder, value=val)
+    mi = builder.bitcast(ref.meminfo, _MEMINFO.as_pointer())
+    data = builder.load(cgutils.gep_inbounds(builder, mi, 0, 3))
+    valtype = typ.get_data_type()
+    alloc = context.data_model_manager[valtype].get_value_type()
+    return cgutils.create_struct_proxy(valtype)(context, builder, ref=builder.bitcast(data, alloc.as_pointer()))
+
+
+@infer_getattr
+class _PackAttributes(AttributeTemplate):
+    key = PackType
+
+    def generic_resolve(self, typ, attr):
+        if attr in typ.field_dict:
+            return typ.field_dict[attr]
+
+
+@lower_getattr_generic(PackType)
+def _pack_getattr(context, builder, typ, val, attr):
+    value = getattr(_payload(context, builder, typ, val), attr)
+    return imputils.impl_ret_borrowed(context, builder, typ.field_dict[attr], value)
+
+
+@lower_setattr_generic(PackType)
+def _pack_setattr(context, builder, sig, args, attr):
+    """As numba's StructRef setter (used by :func:`_to_ref`, compiled with the runtime)."""
+    inst_type, val_type = sig.args
+    instance, val = args
+    payload = _payload(context, builder, inst_type, instance)
+    casted = context.cast(builder, val, val_type, inst_type.field_dict[attr])
+    old = getattr(payload, attr)
+    context.nrt.incref(builder, val_type, casted)
+    context.nrt.decref(builder, val_type, old)
+    setattr(payload, attr, casted)
 
 
 class PackRef(structref.StructRefProxy):
@@ -108,6 +159,15 @@ FIELDS = (
     ("scal", types.Array(types.int64, 1, "C")),
     ("lay", types.Array(types.int64, 1, "C")),
     ("pass_table", types.Array(types.float64, 3, "C")),
+    ("walk_start", types.Array(types.int64, 1, "C")),
+    ("walk_dest", types.Array(types.int64, 1, "C")),
+    ("walk_mp", types.Array(types.int64, 1, "C")),
+    ("airport_spaces", types.Array(types.int64, 1, "C")),
+    ("airport_reach", types.Array(types.int64, 2, "C")),
+    ("un_dests", types.Array(types.int64, 1, "C")),
+    ("airports_by_distance", types.Array(types.int64, 2, "C")),
+    ("airports_near_start", types.Array(types.int64, 1, "C")),
+    ("airports_near", types.Array(types.int64, 1, "C")),
 )
 PACK_TYPE = PackType(list(FIELDS))
 
@@ -192,6 +252,15 @@ def _to_ref(nt):
     p.scal = nt.scal
     p.lay = nt.lay
     p.pass_table = nt.pass_table
+    p.walk_start = nt.walk_start
+    p.walk_dest = nt.walk_dest
+    p.walk_mp = nt.walk_mp
+    p.airport_spaces = nt.airport_spaces
+    p.airport_reach = nt.airport_reach
+    p.un_dests = nt.un_dests
+    p.airports_by_distance = nt.airports_by_distance
+    p.airports_near_start = nt.airports_near_start
+    p.airports_near = nt.airports_near
     return p
 
 

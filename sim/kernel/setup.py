@@ -8,10 +8,10 @@ Intel tokens placed (TOKENS); the strategy answers the set-up questions
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
-from sim.jit import JIT_OPTIONS
+from sim.content import constants as K
+from sim.jit import KERNEL_OPTIONS
 from sim.kernel import strategy as S
 from sim.kernel.decks import discard, draw_card, draw_token, draw_top_secret, gain_un, player_base
 from sim.kernel.layout import (
@@ -35,6 +35,7 @@ from sim.kernel.layout import (
     L_REMOVED,
     L_TS,
     L_VILLAIN,
+    L_W_SETUP,
     N_ADV,
     N_SKILLS,
     P_ADV,
@@ -60,22 +61,50 @@ from sim.kernel.layout import (
 from sim.kernel.missions import deal_missions
 from sim.rng import FATE, SETUP, VILLAIN, init_state_nb, next_below_nb
 
-jit = njit(**JIT_OPTIONS)
+jit = njit(**KERNEL_OPTIONS)
+# views into the state vector cannot be returned from a runtime-free function: inline them
+inline_jit = njit(inline="always", **KERNEL_OPTIONS)
 
 
 @jit
-def _init_deck(st, base, cards, n):
+def _init_deck(st, base, n):
+    """A deck of cards 0 .. n - 1 in order."""
     st[base + D_COUNT] = n
     st[base + D_TOP] = -1
-    st[base + D_PILE : base + D_PILE + n] = cards[:n]
+    for i in range(n):
+        st[base + D_PILE + i] = i
+
+
+@inline_jit
+def setup_work(pk, st):
+    """Set-up's scratch (views into the state vector's ``L_W_SETUP`` region), in order:
+    kept, removed, plus_one ([n_villain] each), left ([n_characters]), lineup
+    ([MAX_PLAYERS]), cards ([n_encounter]), then four [n_henchmen] blocks
+    (chosen, and three for the strategy's level-2 choice)."""
+    n_v = pk.villain_advance.shape[0]
+    n_c = pk.character_life.shape[0]
+    n_e = pk.encounter_deck.shape[0]
+    n_h = pk.henchman_autopass.shape[0]
+    o = pk.lay[L_W_SETUP]
+    kept = st[o : o + n_v]
+    removed = st[o + n_v : o + 2 * n_v]
+    plus_one = st[o + 2 * n_v : o + 3 * n_v]
+    o += 3 * n_v
+    left = st[o : o + n_c]
+    lineup = st[o + n_c : o + n_c + K.MAX_PLAYERS]
+    o += n_c + K.MAX_PLAYERS
+    cards = st[o : o + n_e]
+    chosen = st[o + n_e : o + n_e + n_h]
+    return kept, removed, plus_one, left, lineup, cards, chosen
 
 
 @jit
 def villain_deck_for(pk, st, rs, players):
     """Villain cards in play (the pile) and removed (``st`` removed list), both ascending."""
     n_v = pk.villain_advance.shape[0]
-    kept = np.zeros(n_v, np.int64)  # 1 = kept
-    removed = np.zeros(n_v, np.int64)
+    kept, removed, plus_one, _left, _lineup, _cards, _chosen = setup_work(pk, st)
+    kept[:] = 0  # 1 = kept
+    removed[:] = 0
     for card in range(n_v):
         if pk.setup_remove_injury_cards[players] and pk.villain_injury[card]:
             removed[card] = 1
@@ -87,19 +116,20 @@ def villain_deck_for(pk, st, rs, players):
             removed[card] = 1
         else:
             kept[card] = 1
-    plus_one = [0 for _ in range(0)]
+    n_plus = 0
     for card in range(n_v):
         if kept[card] and not pk.villain_injury[card] and pk.villain_advance[card] == 1:
-            plus_one.append(card)
+            plus_one[n_plus] = card
+            n_plus += 1
     for _ in range(pk.setup_remove_random_plus_one[players]):
-        if len(plus_one) == 0:
+        if n_plus == 0:
             raise RuntimeError(
                 "setup.toml: more random +1 villain cards to remove than the deck holds"
             )
-        j = next_below_nb(rs, VILLAIN, len(plus_one))
+        j = next_below_nb(rs, VILLAIN, n_plus)
         card = plus_one[j]
-        plus_one[j] = plus_one[-1]
-        plus_one.pop()
+        plus_one[j] = plus_one[n_plus - 1]
+        n_plus -= 1
         removed[card] = 1
         kept[card] = 0
     base = pk.lay[L_VILLAIN]
@@ -119,10 +149,12 @@ def villain_deck_for(pk, st, rs, players):
 
 
 @jit
-def random_lineup(pk, rs, players, out):
-    """A line-up drawn from the SETUP stream: distinct characters while they last, then repeats."""
+def random_lineup(pk, rs, players, out, left):
+    """A line-up drawn from the SETUP stream: distinct characters while they last, then repeats.
+
+    ``left`` is scratch for ``n_characters`` ints.
+    """
     n_chars = pk.character_life.shape[0]
-    left = np.empty(n_chars, np.int64)
     n_left = 0
     for seat in range(players):
         if n_left == 0:
@@ -162,9 +194,9 @@ def setup_game(pk, cfg, st, rs, sid, prm, seed, game):
     n = cfg[C_PLAYERS]
     st[:] = 0
     init_state_nb(rs, seed, game)
-    lineup = np.empty(n, np.int64)
+    _kept, _removed, _plus, left, lineup, cards, chosen = setup_work(pk, st)
     if cfg[C_RANDOM_LINEUP]:
-        random_lineup(pk, rs, n, lineup)
+        random_lineup(pk, rs, n, lineup, left)
     else:
         for seat in range(n):
             lineup[seat] = cfg[C_CHARS + seat]
@@ -186,28 +218,28 @@ def setup_game(pk, cfg, st, rs, sid, prm, seed, game):
     for t in range(pk.intel_token_type.shape[0]):
         st[pk.lay[L_INTEL] + t] = SUPPLY
     n_f = pk.fate_city.shape[0]
-    _init_deck(st, pk.lay[L_FATE], np.arange(n_f), n_f)
+    _init_deck(st, pk.lay[L_FATE], n_f)
     n_ts = pk.top_secret_effect.shape[0]
-    _init_deck(st, pk.lay[L_TS], np.arange(n_ts), n_ts)
+    _init_deck(st, pk.lay[L_TS], n_ts)
     n_e = pk.encounter_deck.shape[0]
     for d in range(pk.deck_base.shape[0]):
-        cards = np.empty(n_e, np.int64)
+        base = pk.deck_base[d]
         k = 0
         for x in range(n_e):
             if pk.encounter_deck[x] == d:
-                cards[k] = x
+                st[base + D_PILE + k] = x
                 k += 1
-        _init_deck(st, pk.deck_base[d], cards, k)
+        st[base + D_COUNT] = k
+        st[base + D_TOP] = -1
     for seat in range(n):
         for _ in range(pk.character_start_un[lineup[seat]]):
             gain_un(pk, st, seat)
     # henchmen starting at level 2 (the players choose which)
     k = 0 if (cfg[C_EASIER] and pk.easier_henchmen_level1[n]) else pk.setup_henchmen_level2[n]
     if k:
-        chosen = np.empty(k, np.int64)
-        S.setup_level2_henchmen(pk, st, rs, sid, n, k, chosen)
-        for h in chosen:
-            st[pk.lay[L_HLEVEL] + h] = 2
+        S.setup_level2_henchmen(pk, st, rs, sid, n, k, chosen[:k])
+        for i in range(k):
+            st[pk.lay[L_HLEVEL] + chosen[i]] = 2
     # extra UN Transports and Top Secret cards by player count (and the easier variant)
     for seat in range(n):
         giver = st[player_base(pk, seat) + P_GIVES] != 0

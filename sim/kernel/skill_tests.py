@@ -7,16 +7,18 @@ A test is passed as ints: ``successes`` needed, ``allowed`` dice, ``henchman``
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from sim.content import constants as K
-from sim.jit import JIT_OPTIONS
+from sim.jit import KERNEL_OPTIONS
 from sim.kernel import strategy as S
-from sim.kernel.decks import play_top_secret, player_base, top_secret_card
+from sim.kernel.decks import play_top_secret, player_base, top_secret_card, work
 from sim.kernel.gamble import gamble
 from sim.kernel.layout import (
     K_ALWAYS_DIE,
+    L_W_BAG,
+    L_W_DICE,
+    L_W_FACES,
     P_RESOLVE,
     P_SKILLS,
     S_DICE_RES,
@@ -28,7 +30,7 @@ from sim.kernel.layout import (
 from sim.kernel.villain import heal, take_injuries
 from sim.rng import DICE, next_below_nb
 
-jit = njit(**JIT_OPTIONS)
+jit = njit(**KERNEL_OPTIONS)
 
 
 @jit
@@ -36,9 +38,11 @@ def dice_test(pk, st, rs, sid, prm, seat, successes, allowed, henchman, no_advan
     """Draw dice one at a time (the player may stop), roll them with Yellow, maybe reroll."""
     b = player_base(pk, seat)
     n_bag = pk.bag_dice.shape[0]
-    bag = pk.bag_dice.copy()
-    dice = np.empty(n_bag + 1, np.int64)
-    faces = np.empty(n_bag + 1, np.int64)
+    bag = work(pk, st, L_W_BAG, n_bag)
+    for i in range(n_bag):
+        bag[i] = pk.bag_dice[i]
+    dice = work(pk, st, L_W_DICE, n_bag + 1)
+    faces = work(pk, st, L_W_FACES, n_bag + 1)
     nd = 0
     while True:
         if nd < allowed and n_bag > 0:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from numba import njit
 
-from sim.jit import JIT_OPTIONS
+from sim.content import constants as K
+from sim.jit import KERNEL_OPTIONS
 from sim.kernel.decks import lobo, player_base
 from sim.kernel.layout import (
     H_AUTO_PASS_BELOW,
@@ -36,6 +37,7 @@ from sim.kernel.layout import (
     K_N_CITIES,
     L_GREEN,
     L_INTEL,
+    L_W_SETUP,
     P_FLIPPED,
     P_INJ,
     P_LIFE,
@@ -55,8 +57,14 @@ from sim.kernel.layout import (
 from sim.poker import HIGH_CARD, choose_exchange_nb, hand_category_nb, hand_value_arr_nb
 from sim.rng import STRATEGY, next_below_nb
 
-jit = njit(**JIT_OPTIONS)
+jit = njit(**KERNEL_OPTIONS)
+# views into the state vector cannot be returned from a runtime-free function: inline them
+inline_jit = njit(inline="always", **KERNEL_OPTIONS)
 
+# The built-in ``move`` decision is in place (``sim.kernel.custom`` sets this to False in
+# its copy of this module when a user replaces ``move``): the heuristic's move may then be
+# found without listing every legal move (``sim.kernel.movement.heuristic_move``).
+MOVE_IS_BUILT_IN = True
 # Means codes (sim.rules.choices.Means) and their cost to the heuristic (MOVE_COST)
 M_STAY, M_WALK, M_PLANE, M_UN, M_UN_GIFT, M_TOP_SECRET_UN = range(6)
 MOVE_COST = (0, 0, 0, 2, 2, 3)
@@ -98,16 +106,38 @@ def watch_fail(pk, st, prm, henchman, no_advance):
 
 
 # --- set-up ----------------------------------------------------------------------------
+@inline_jit
+def _level2_work(pk, st):
+    """Scratch for :func:`setup_level2_henchmen`: three [n_henchmen] blocks at the end of
+    the set-up region (see ``sim.kernel.setup.setup_work``)."""
+    n_h = pk.henchman_autopass.shape[0]
+    o = (
+        pk.lay[L_W_SETUP]
+        + 3 * pk.villain_advance.shape[0]
+        + pk.character_life.shape[0]
+        + K.MAX_PLAYERS
+        + pk.encounter_deck.shape[0]
+        + n_h
+    )
+    return st[o : o + n_h], st[o + n_h : o + 2 * n_h], st[o + 2 * n_h : o + 3 * n_h]
+
+
 @jit
 def setup_level2_henchmen(pk, st, rs, sid, players, k, out):
     """Fill ``out[:k]`` with the henchmen chosen to start at level 2 (in the strategy's order)."""
     n_h = pk.henchman_autopass.shape[0]
+    pool, scores, taken = _level2_work(pk, st)
     if sid == RANDOM:
-        pool = list(range(n_h))
+        for h in range(n_h):
+            pool[h] = h
+        n_left = n_h
         for i in range(k):
-            out[i] = pool.pop(next_below_nb(rs, STRATEGY, len(pool)))
+            j = next_below_nb(rs, STRATEGY, n_left)
+            out[i] = pool[j]
+            for x in range(j, n_left - 1):  # list.pop(j): the rest keep their order
+                pool[x] = pool[x + 1]
+            n_left -= 1
         return
-    scores = [0] * n_h
     for h in range(n_h):
         score = -99
         for i in range(pk.henchman_option_skill.shape[2]):
@@ -126,13 +156,13 @@ def setup_level2_henchmen(pk, st, rs, sid, players, k, out):
                 - 2 * (pk.henchman_option_successes[h, 1, i] - 1),
             )
         scores[h] = score
-    taken = [False] * n_h
+        taken[h] = 0
     for i in range(k):
         best = -1
         for h in range(n_h):
             if not taken[h] and (best < 0 or scores[h] > scores[best]):
                 best = h
-        taken[best] = True
+        taken[best] = 1
         out[i] = best
 
 
@@ -228,10 +258,15 @@ def gamble_exchange(pk, st, rs, sid, prm, seat, ranks, suits, free):
         spend = st[player_base(pk, seat) + P_RESOLVE] > 0 and coin(rs)
         limit = 5 if spend else free
         n = next_below_nb(rs, STRATEGY, limit + 1)
-        positions = [0, 1, 2, 3, 4]
-        mask = 0
-        for _ in range(n):
-            mask |= 1 << positions.pop(next_below_nb(rs, STRATEGY, len(positions)))
+        mask = 0  # positions still in the list [0, 1, 2, 3, 4] are the bits not yet set
+        for k in range(n):
+            j = next_below_nb(rs, STRATEGY, 5 - k)
+            for p in range(5):  # the j-th position left, in ascending order
+                if not (mask >> p) & 1:
+                    if j == 0:
+                        mask |= 1 << p
+                        break
+                    j -= 1
         return mask, spend and n > free
     if prm[H_GAMBLE_RESOLVE] != 0 and may_spend(pk, st, prm, seat, False):
         if hand_category_nb(hand_value_arr_nb(ranks, suits)) == HIGH_CARD:
@@ -352,8 +387,21 @@ def rest(pk, st, rs, sid, prm, seat):
 
 
 @jit
+def _better(a, cost, means, dest, k0, k1, k2, k3):
+    """The heuristic's move key (distance, cost, means, destination), lexicographic."""
+    return a < k0 or (
+        a == k0 and (cost < k1 or (cost == k1 and (means < k2 or (means == k2 and dest < k3))))
+    )
+
+
+@jit
 def move(pk, st, rs, sid, prm, seat, moves, n):
-    """Index of the chosen move among ``moves[:n]`` (rows: dest, means, resolve, steps)."""
+    """Index of the chosen move among ``moves[:n]`` (rows: dest, means, resolve, steps).
+
+    One pass: free moves (no Resolve, no UN cost) compete on the key; a paid move is
+    only wanted to reach the target itself, and only when no free move reaches it,
+    so paid moves to the target are kept aside and compared at the end.
+    """
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
     dist = pk.hop_distance
@@ -368,34 +416,33 @@ def move(pk, st, rs, sid, prm, seat, moves, n):
             if tgt < 0 or dist[here, s] < bd:
                 tgt, bd = s, dist[here, s]
     far = dist[here, tgt]
-    free_reach = False
-    for i in range(n):
-        if moves[i, 0] == tgt and moves[i, 2] == 0 and MOVE_COST[moves[i, 1]] == 0:
-            free_reach = True
     may = prm[H_MOVE_RESOLVE] != 0 and may_spend(pk, st, prm, seat, False)
-    best = 0
+    un_ok = far >= prm[H_UN_MIN_DIST]
+    free_reach = False
+    best, found = 0, False
     k0 = k1 = k2 = k3 = 0
-    found = False
+    paid, p1, p2 = -1, 0, 0  # best paid move to the target: index, cost, means
     for i in range(n):
         dest, means, res = moves[i, 0], moves[i, 1], moves[i, 2]
-        cost = MOVE_COST[means] + (1 if res else 0)
-        if cost:
-            if dest != tgt or free_reach:
+        mc = MOVE_COST[means]
+        if mc or res:
+            if dest != tgt or (res and not may) or (mc and not un_ok):
                 continue
-            if res and not may:
-                continue
-            if MOVE_COST[means] and far < prm[H_UN_MIN_DIST]:
-                continue
+            cost = mc + (1 if res else 0)
+            if paid < 0 or cost < p1 or (cost == p1 and means < p2):
+                paid, p1, p2 = i, cost, means
+            continue
+        if dest == tgt:
+            free_reach = True
         a = dist[dest, tgt]
-        if (
-            not found
-            or a < k0
-            or (
-                a == k0
-                and (cost < k1 or (cost == k1 and (means < k2 or (means == k2 and dest < k3))))
-            )
+        if not found or _better(a, 0, means, dest, k0, k1, k2, k3):
+            best, k0, k1, k2, k3, found = i, a, 0, means, dest, True
+    if paid >= 0 and not free_reach:
+        a = dist[tgt, tgt]
+        if not found or _better(a, p1, p2, tgt, k0, k1, k2, k3) or (
+            a == k0 and p1 == k1 and p2 == k2 and tgt == k3 and paid < best
         ):
-            best, k0, k1, k2, k3, found = i, a, cost, means, dest, True
+            best = paid
     return best
 
 

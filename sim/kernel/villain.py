@@ -6,11 +6,10 @@ is set, exactly where the reference raises ``GameOver``.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from sim.content import constants as K
-from sim.jit import JIT_OPTIONS
+from sim.jit import KERNEL_OPTIONS
 from sim.kernel import strategy as S
 from sim.kernel.decks import (
     discard,
@@ -46,7 +45,7 @@ from sim.kernel.layout import (
 )
 from sim.rng import TOKENS, VILLAIN, next_below_nb
 
-jit = njit(**JIT_OPTIONS)
+jit = njit(**KERNEL_OPTIONS)
 
 LOSS_LOBO = 2
 
@@ -107,8 +106,17 @@ def v_minus_1(pk, st, rs):
     if n == 0:
         return
     off = pk.lay[L_NEXT]
-    pile = np.sort(st[off : off + n])
-    card = pile[next_below_nb(rs, VILLAIN, n)]
+    j = next_below_nb(rs, VILLAIN, n)
+    card = -1
+    for a in range(n):  # the j-th smallest card id (ids are distinct): pile sorted, then [j]
+        v = st[off + a]
+        rank = 0
+        for c in range(n):
+            if st[off + c] < v:
+                rank += 1
+        if rank == j:
+            card = v
+            break
     k = 0
     while st[off + k] != card:
         k += 1
