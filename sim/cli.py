@@ -349,8 +349,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _announce_compile(args) -> None:
+    """Say why the first kernel command on a fresh checkout takes a minute before any output."""
+    if args.func not in (cmd_play, cmd_run, cmd_check, cmd_compare) or getattr(args, "engine", "kernel") != "kernel":
+        return
+    from sim.kernel._cache import is_compiled
+
+    if not is_compiled():
+        print("compiling the simulation kernel (once per checkout; about a minute on 2 cores)...",
+              file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _announce_compile(args)
     return args.func(args)
 
 

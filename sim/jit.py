@@ -9,7 +9,9 @@ from __future__ import annotations
 import types
 from collections.abc import Iterable
 
-from numba import njit
+from numba import config
+from numba import types as nbtypes
+from numba.core.registry import CPUDispatcher
 
 JIT_OPTIONS = {"cache": True, "nogil": True, "fastmath": False}
 # The game kernel never allocates: its scratch space lives in the state vector. Without
@@ -17,7 +19,39 @@ JIT_OPTIONS = {"cache": True, "nogil": True, "fastmath": False}
 # reference count of every array argument, which was a seventh of the kernel's time.
 # Such a function cannot create or return a new array (numba refuses to compile it).
 KERNEL_OPTIONS = {**JIT_OPTIONS, "_nrt": False}
-PARALLEL_OPTIONS = {**JIT_OPTIONS, "parallel": True}
+
+
+class Dispatcher(CPUDispatcher):
+    """numba's dispatcher, compiling one version per argument *type*, never per constant.
+
+    Plain numba compiles a callee again for each literal argument a caller passes
+    (``draw_card(..., FATE)``, ``heal(pk, st, seat, 2)``, ``seat = 0``...): the kernel
+    compiled 258 versions of its ~100 functions. Typing calls with the arguments'
+    non-literal types compiles each function once (the code is the same; LLVM still
+    sees the constants where it inlines).
+    """
+
+    def get_call_template(self, args, kws):
+        args = tuple(nbtypes.unliteral(a) for a in args)
+        kws = {k: nbtypes.unliteral(v) for k, v in kws.items()}
+        return super().get_call_template(args, kws)
+
+
+def njit(**options):
+    """``numba.njit(**options)`` with :class:`Dispatcher` (plain Python under NUMBA_DISABLE_JIT)."""
+    options = dict(options)
+    cache = options.pop("cache", False)
+    options["nopython"] = True
+
+    def wrap(func):
+        if config.DISABLE_JIT:
+            return func
+        dispatcher = Dispatcher(py_func=func, locals={}, targetoptions=options)
+        if cache:
+            dispatcher.enable_caching()
+        return dispatcher
+
+    return wrap
 
 
 def jit(func):

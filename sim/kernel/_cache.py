@@ -28,6 +28,17 @@ def sources_hash() -> str:
     return h.hexdigest()
 
 
+def cache_dir() -> Path:
+    """Where numba keeps the kernel's compiled code (``NUMBA_CACHE_DIR`` when set)."""
+    custom = os.environ.get("NUMBA_CACHE_DIR")
+    return Path(custom) if custom else Path(__file__).resolve().parent / "__pycache__"
+
+
+def is_compiled() -> bool:
+    """Whether a compiled kernel is on disk (not on a fresh checkout or after an edit)."""
+    return any(cache_dir().glob("**/game.simulate_batch-*.nbi"))
+
+
 def refresh_cache() -> None:
     """Delete stale cached kernel code (a no-op when the sources did not change)."""
     if os.environ.get("NUMBA_CACHE_DIR"):

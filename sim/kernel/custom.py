@@ -28,10 +28,10 @@ from __future__ import annotations
 import importlib
 import types
 
-from numba import njit
 from numba.core.registry import CPUDispatcher
 
 import strategies
+from sim.jit import njit
 
 KERNEL_MODULES = ("decks", "villain", "endgame", "setup", "skill_tests", "gamble", "movement", "missions",
                   "encounters", "game")

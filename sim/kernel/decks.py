@@ -8,9 +8,7 @@ Secret hand), so every other kernel module imports from here.
 
 from __future__ import annotations
 
-from numba import njit
-
-from sim.jit import KERNEL_OPTIONS
+from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel.layout import (
     D_COUNT,
     D_NDISC,

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from numba import njit
-
-from sim.jit import KERNEL_OPTIONS
+from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel.decks import lobo, work
 from sim.kernel.layout import (
     DEFEATED,

@@ -11,10 +11,9 @@ depends on the batch size or the thread count.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from sim.content import constants as K
-from sim.jit import JIT_OPTIONS, KERNEL_OPTIONS
+from sim.jit import JIT_OPTIONS, KERNEL_OPTIONS, njit
 from sim.kernel import strategy as S
 from sim.kernel.decks import (
     draw_token,

@@ -7,10 +7,8 @@ resolve, steps)`` (the reference's :class:`~sim.rules.choices.Move`) and a count
 
 from __future__ import annotations
 
-from numba import njit
-
 from sim.content import constants as K
-from sim.jit import KERNEL_OPTIONS
+from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel import strategy as S
 from sim.kernel.decks import play_top_secret, player_base, top_secret_card
 from sim.kernel.layout import (

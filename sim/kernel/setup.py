@@ -8,10 +8,8 @@ Intel tokens placed (TOKENS); the strategy answers the set-up questions
 
 from __future__ import annotations
 
-from numba import njit
-
 from sim.content import constants as K
-from sim.jit import KERNEL_OPTIONS
+from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel import strategy as S
 from sim.kernel.decks import discard, draw_card, draw_token, draw_top_secret, gain_un, player_base
 from sim.kernel.layout import (

@@ -7,10 +7,8 @@ A test is passed as ints: ``successes`` needed, ``allowed`` dice, ``henchman``
 
 from __future__ import annotations
 
-from numba import njit
-
 from sim.content import constants as K
-from sim.jit import KERNEL_OPTIONS
+from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel import strategy as S
 from sim.kernel.decks import play_top_secret, player_base, top_secret_card, work
 from sim.kernel.gamble import gamble

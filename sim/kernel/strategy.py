@@ -9,10 +9,8 @@ draws from the STRATEGY stream in the same order.
 
 from __future__ import annotations
 
-from numba import njit
-
 from sim.content import constants as K
-from sim.jit import KERNEL_OPTIONS
+from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel.decks import lobo, player_base
 from sim.kernel.layout import (
     H_AUTO_PASS_BELOW,

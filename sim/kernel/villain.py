@@ -6,10 +6,8 @@ is set, exactly where the reference raises ``GameOver``.
 
 from __future__ import annotations
 
-from numba import njit
-
 from sim.content import constants as K
-from sim.jit import KERNEL_OPTIONS
+from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel import strategy as S
 from sim.kernel.decks import (
     discard,
