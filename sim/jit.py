@@ -18,7 +18,7 @@ JIT_OPTIONS = {"cache": True, "nogil": True, "fastmath": False}
 # numba's runtime (NRT) a compiled call no longer increments and decrements the atomic
 # reference count of every array argument, which was a seventh of the kernel's time.
 # Such a function cannot create or return a new array (numba refuses to compile it).
-KERNEL_OPTIONS = {**JIT_OPTIONS, "_nrt": False}
+KERNEL_OPTIONS = {**JIT_OPTIONS, "_nrt": False, "no_cfunc_wrapper": True}
 
 
 class Dispatcher(CPUDispatcher):

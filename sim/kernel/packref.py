@@ -10,6 +10,8 @@ itself is used. This file's field list mirrors ``layout.Pack`` (a test checks it
 
 from __future__ import annotations
 
+import hashlib
+
 from llvmlite import ir
 from numba import config, njit, types
 from numba.core import cgutils, imputils
@@ -23,6 +25,14 @@ from sim.jit import JIT_OPTIONS
 
 class PackType(types.StructRef):
     """numba type of the content bundle."""
+
+    def __init__(self, fields):
+        super().__init__(fields)
+        # numba names a StructRef type after all its fields (~8 KB here), and that name
+        # is mangled into the symbol of every kernel function and call: a short name
+        # that still identifies the fields keeps the compiled code's symbols small
+        digest = hashlib.sha256(repr(self._fields).encode()).hexdigest()[:16]
+        self.name = f"PackType_{digest}"
 
     def preprocess_fields(self, fields):
         return tuple((name, types.unliteral(typ)) for name, typ in fields)
