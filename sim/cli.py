@@ -353,7 +353,7 @@ def _announce_compile(args) -> None:
     """Say why the first kernel command on a fresh checkout takes a minute before any output."""
     if args.func not in (cmd_play, cmd_run, cmd_check, cmd_compare) or getattr(args, "engine", "kernel") != "kernel":
         return
-    from sim.kernel._cache import is_compiled
+    from sim._cache import is_compiled
 
     if not is_compiled():
         print("compiling the simulation kernel (once per checkout; about a minute on 2 cores)...",

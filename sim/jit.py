@@ -13,6 +13,10 @@ from numba import config
 from numba import types as nbtypes
 from numba.core.registry import CPUDispatcher
 
+from sim._cache import refresh_cache
+
+refresh_cache()  # drop compiled code made from other sources or flags before any is loaded
+
 JIT_OPTIONS = {"cache": True, "nogil": True, "fastmath": False}
 # The game kernel never allocates: its scratch space lives in the state vector. Without
 # numba's runtime (NRT) a compiled call no longer increments and decrements the atomic
@@ -60,7 +64,7 @@ def jit(func):
 
 
 def compile_twins(
-    namespace: dict, names: Iterable[str], replacements: dict | None = None, allocating: Iterable[str] = ()
+    namespace: dict, names: Iterable[str], replacements: dict | None = None, runtime_free: Iterable[str] = ()
 ) -> dict:
     """Compile plain functions of ``namespace`` so that they call each other compiled.
 
@@ -69,15 +73,15 @@ def compile_twins(
     pure helpers such as the random streams or the poker hand evaluator.
     ``replacements`` maps a name to a different plain function compiled in its
     place (a faster formulation with identical results, tested as such).
-    The twins are compiled with :data:`KERNEL_OPTIONS` (no runtime), except those named
-    in ``allocating`` (they create arrays), which get :data:`JIT_OPTIONS`.
-    Returns ``{name: dispatcher}``.
+    The twins are compiled with :data:`JIT_OPTIONS`, except those named in
+    ``runtime_free`` (they never create an array; the kernel calls them), which
+    get :data:`KERNEL_OPTIONS`. Returns ``{name: dispatcher}``.
     """
-    allocating = set(allocating)
+    runtime_free = set(runtime_free)
     env = dict(namespace)
     out = {}
     for name, func in (replacements or {}).items():
-        env[name] = out[name] = njit(**(JIT_OPTIONS if name in allocating else KERNEL_OPTIONS))(func)
+        env[name] = out[name] = njit(**(KERNEL_OPTIONS if name in runtime_free else JIT_OPTIONS))(func)
     for name in names:
         if name in out:
             continue
@@ -86,7 +90,7 @@ def compile_twins(
         clone.__qualname__ = f.__qualname__
         clone.__module__ = f.__module__
         clone.__doc__ = f.__doc__
-        dispatcher = njit(**(JIT_OPTIONS if name in allocating else KERNEL_OPTIONS))(clone)
+        dispatcher = njit(**(KERNEL_OPTIONS if name in runtime_free else JIT_OPTIONS))(clone)
         env[name] = dispatcher
         out[name] = dispatcher
     return out

@@ -344,7 +344,8 @@ _twins = compile_twins(
         "play_gamble",
         "deal_hand_value",
     ],
-    allocating=("play_gamble", "deal_hand_value"),
+    runtime_free=("_pack", "hand_value", "hand_value_arr", "hand_value_cards", "hand_category", "choose_exchange",
+                  "draw_card"),
 )
 hand_value_nb = _twins["hand_value"]
 hand_value_arr_nb = _twins["hand_value_arr"]

@@ -143,6 +143,8 @@ _twins = compile_twins(
     globals(),
     ["mulhilo32", "philox4x32", "random_u32", "init_state", "next_u32", "next_below", "next_uniform", "u32_block"],
     replacements={"mulhilo32": mulhilo32_u64},
+    runtime_free=("mulhilo32", "philox4x32", "random_u32", "init_state", "next_u32", "next_below", "next_uniform",
+                  "u32_block"),
 )
 mulhilo32_nb = _twins["mulhilo32"]
 philox4x32_nb = _twins["philox4x32"]

@@ -21,9 +21,9 @@ against the listed choice). Entry points:
   :func:`run_batch` runs one slice per thread).
 """
 
-from sim.kernel._cache import refresh_cache
+from sim._cache import refresh_cache
 
-refresh_cache()  # before any jitted kernel module loads its cache
+refresh_cache()  # before any jitted kernel module loads its cache (sim.jit does it too)
 
 from sim.kernel.batch import bundle, records, run_batch  # noqa: E402
 from sim.kernel.game import ROW_FIELDS, play_game, simulate_batch  # noqa: E402

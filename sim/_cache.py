@@ -3,9 +3,10 @@
 numba keys a cached function on its own file only: after an edit of, say,
 ``decks.py``, a cached ``play_game`` (in ``game.py``) would still hold the old
 ``draw_card`` compiled into it. So the kernel stamps its cache with one hash of
-every kernel module and of the shared twins it calls (``sim/rng.py``,
-``sim/poker.py``, ``sim/jit.py``), and drops the kernel's cache files whenever
-that hash changes. Only the default in-tree cache (``__pycache__``) is managed;
+every kernel module, of the shared twins (``sim/rng.py``, ``sim/poker.py``,
+``sim/odds.py``) and of the compile flags (``sim/jit.py``), and drops the cached
+code of all of them whenever that hash changes (numba would not notice a change
+of flags in ``sim/jit.py``). Only the default in-tree cache (``__pycache__``) is managed;
 with ``NUMBA_CACHE_DIR`` set, clear that folder by hand after editing.
 """
 
@@ -16,11 +17,16 @@ import os
 from pathlib import Path
 
 STAMP = "kernel-sources.sha256"
+TWIN_MODULES = ("rng", "poker", "odds")  # sim/<module>.py compiled twins, cached in sim/__pycache__
+
+
+SIM = Path(__file__).resolve().parent
+KERNEL = SIM / "kernel"
+_refreshed = False
 
 
 def sources_hash() -> str:
-    here = Path(__file__).resolve().parent
-    files = sorted(here.glob("*.py")) + [here.parent / n for n in ("rng.py", "poker.py", "jit.py")]
+    files = sorted(KERNEL.glob("*.py")) + [SIM / n for n in ("rng.py", "poker.py", "odds.py", "jit.py", "_cache.py")]
     h = hashlib.sha256()
     for f in files:
         h.update(f.name.encode())
@@ -31,7 +37,7 @@ def sources_hash() -> str:
 def cache_dir() -> Path:
     """Where numba keeps the kernel's compiled code (``NUMBA_CACHE_DIR`` when set)."""
     custom = os.environ.get("NUMBA_CACHE_DIR")
-    return Path(custom) if custom else Path(__file__).resolve().parent / "__pycache__"
+    return Path(custom) if custom else KERNEL / "__pycache__"
 
 
 def is_compiled() -> bool:
@@ -40,18 +46,27 @@ def is_compiled() -> bool:
 
 
 def refresh_cache() -> None:
-    """Delete stale cached kernel code (a no-op when the sources did not change)."""
-    if os.environ.get("NUMBA_CACHE_DIR"):
+    """Delete stale cached kernel code (a no-op when the sources did not change).
+
+    Called once per process by :mod:`sim.jit`, which every compiled module imports
+    before it compiles or loads anything.
+    """
+    global _refreshed
+    if _refreshed or os.environ.get("NUMBA_CACHE_DIR"):
         return
-    cache = Path(__file__).resolve().parent / "__pycache__"
+    _refreshed = True
+    cache = KERNEL / "__pycache__"
     stamp = cache / STAMP
     try:
         digest = sources_hash()
         if stamp.is_file() and stamp.read_text() == digest:
             return
-        if cache.is_dir():
-            for f in list(cache.glob("*.nbi")) + list(cache.glob("*.nbc")):
-                f.unlink(missing_ok=True)
+        twins = SIM / "__pycache__"
+        stale = list(cache.glob("*.nb[ic]"))
+        for module in TWIN_MODULES:
+            stale += list(twins.glob(f"{module}.*.nb[ic]"))
+        for f in stale:
+            f.unlink(missing_ok=True)
         cache.mkdir(exist_ok=True)
         tmp = cache / f"{STAMP}.{os.getpid()}"
         tmp.write_text(digest)
