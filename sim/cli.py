@@ -43,10 +43,11 @@ def _load_content(path):
 def cmd_odds(args) -> int:
     from sim import odds
 
+    content = _load_content(args.content) if args.content else None
     if args.what == "dice":
-        print(odds.cli_dice(args.json))
+        print(odds.cli_dice(args.json, content))
     else:
-        print(odds.cli_gamble(args.json, samples=args.samples, seed=args.seed))
+        print(odds.cli_gamble(args.json, samples=args.samples, seed=args.seed, content=content))
     return 0
 
 
@@ -282,6 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--json", action="store_true", help="machine-readable output")
     o.add_argument("--samples", type=int, default=1_000_000, help="samples for the sampled gamble policies")
     o.add_argument("--seed", type=int, default=1)
+    o.add_argument("--content", default=None, help="content pack folder whose dice / Fate deck to use (default: printed)")
     o.set_defaults(func=cmd_odds)
 
     c = sub.add_parser("content", help="load and validate a content pack; print its hash")

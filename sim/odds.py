@@ -413,9 +413,16 @@ def _fmt_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(header), sep, *(line(r) for r in rows)])
 
 
-def cli_dice(json_out: bool) -> str:
-    """Text (or a JSON list) of the exact dice-test odds, for ``smersh-sim odds dice``."""
-    rows = dice_table()
+def cli_dice(json_out: bool, content=None) -> str:
+    """Text (or a JSON list) of the exact dice-test odds, for ``smersh-sim odds dice``.
+
+    ``content``: a loaded content pack whose dice and bag to use (default: the printed dice).
+    """
+    if content is None:
+        rows = dice_table()
+    else:
+        rows = dice_table(content.die_success, content.die_injury, content.die_heal, content.bag_dice,
+                          content.always_die)
     if json_out:
         return json.dumps(rows, indent=1)
     cells = {(r["dice_allowed"], r["successes_needed"], r["reroll"]): r for r in rows}
@@ -659,9 +666,14 @@ def gamble_table(
     return out
 
 
-def cli_gamble(json_out: bool, samples: int = 1_000_000, seed: int = 1) -> str:
-    """Text (or a JSON list) of the gamble odds per policy, for ``smersh-sim odds gamble``."""
-    table = gamble_table(samples, seed)
+def cli_gamble(json_out: bool, samples: int = 1_000_000, seed: int = 1, content=None) -> str:
+    """Text (or a JSON list) of the gamble odds per policy, for ``smersh-sim odds gamble``.
+
+    ``content``: a loaded content pack whose Fate deck to play with (default: the standard 44 cards).
+    """
+    deck_rank = None if content is None else content.fate_rank
+    deck_suit = None if content is None else content.fate_suit
+    table = gamble_table(samples, seed, deck_rank, deck_suit)
     if json_out:
         return json.dumps([g.record() for g in table], indent=1)
 
@@ -681,7 +693,7 @@ def cli_gamble(json_out: bool, samples: int = 1_000_000, seed: int = 1) -> str:
         ],
     )
     sp = table[0]
-    counts = hand_category_counts()
+    counts = hand_category_counts(deck_rank, deck_suit)
     total = int(counts.sum())
     t2 = _fmt_table(
         ["category", "count", "probability"],

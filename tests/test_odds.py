@@ -321,3 +321,26 @@ def test_cli_gamble():
     for name in poker.CATEGORY_NAMES:
         assert name in text
     assert "1,086,008" in text and "±" in text
+
+
+def test_cli_odds_read_a_content_packs_dice_and_fate_deck(tmp_path):
+    from sim.content import load
+    from tests.test_content import pack_copy
+
+    default = load()
+    assert odds.cli_dice(True, default) == odds.cli_dice(True)  # the default pack prints the printed dice
+    folder = pack_copy(tmp_path)
+    dice = folder / "dice.toml"
+    text = dice.read_text()
+    black = 'faces = ["S", "S", "S", "S", "II", "-"]'
+    assert black in text
+    dice.write_text(text.replace(black, 'faces = ["S", "S", "S", "S", "S", "S"]'))
+    pack = load(folder)
+    rows = json.loads(odds.cli_dice(True, pack))
+    exact = odds.dice_table(pack.die_success, pack.die_injury, pack.die_heal, pack.bag_dice, pack.always_die)
+    assert rows == json.loads(json.dumps(exact))
+    assert rows != json.loads(odds.cli_dice(True))  # an all-success Black die changes the odds
+    # the gamble's exact stand-pat row uses the pack's Fate deck (the default one is the standard deck)
+    got = json.loads(odds.cli_gamble(True, samples=2_000, seed=3, content=default))[0]
+    want = json.loads(odds.cli_gamble(True, samples=2_000, seed=3))[0]
+    assert got == want
