@@ -65,3 +65,27 @@ def test_summary_only_matches_the_table_and_holds_one_batch_at_a_time(monkeypatc
     hist = np.bincount(full["turns"].to_numpy(), minlength=len(s["turns_histogram"]))
     assert np.array_equal(hist, s["turns_histogram"])
     assert s["ci_low"] < s["win_rate"] < s["ci_high"]
+
+
+def test_cli_says_when_the_kernel_is_compiling(monkeypatch, capsys, tmp_path):
+    import sim._cache
+    from sim import cli
+
+    args = cli.build_parser().parse_args(["play", "--players", "2", "--games", "1"])
+    monkeypatch.setattr(sim._cache, "is_compiled", lambda: False)
+    cli._announce_compile(args)
+    assert "compiling the simulation kernel" in capsys.readouterr().err
+    monkeypatch.setattr(sim._cache, "is_compiled", lambda: True)
+    cli._announce_compile(args)
+    assert capsys.readouterr().err == ""
+    ref = cli.build_parser().parse_args(["play", "--players", "2", "--games", "1", "--engine", "reference"])
+    monkeypatch.setattr(sim._cache, "is_compiled", lambda: False)
+    cli._announce_compile(ref)  # the readable engine compiles nothing
+    assert capsys.readouterr().err == ""
+    monkeypatch.undo()
+    # what is_compiled looks for: numba's index file of the batch function in the cache folder
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    assert not sim._cache.is_compiled()
+    (tmp_path / "kernel_x").mkdir()
+    (tmp_path / "kernel_x" / "game.simulate_batch-196.py311.nbi").write_bytes(b"")
+    assert sim._cache.is_compiled()
