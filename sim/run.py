@@ -84,6 +84,19 @@ def _kernel_strategy(strategy, params: dict | None):
     )
 
 
+def _strings_of_rows(name: str, block: np.ndarray, text) -> pl.Series:
+    """``text(row)`` for every row of a small-valued int block, formatting each distinct row once."""
+    if block.shape[0] == 0:
+        return pl.Series(name, [], dtype=pl.Utf8)
+    base = int(block.max()) + 1  # the values are small and non-negative: one int per row
+    code = np.zeros(block.shape[0], dtype=np.int64)
+    for j in range(block.shape[1]):
+        code = code * base + block[:, j]
+    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    labels = pl.Series(name, [text(block[i]) for i in first], dtype=pl.Utf8)
+    return labels.gather(inverse.reshape(-1))
+
+
 def kernel_frame(content: Content, settings: Settings, strategy_name: str, rows: np.ndarray) -> pl.DataFrame:
     """The kernel's int64 rows as the same table the reference engine gives."""
     from sim.kernel.game import N_ROW, ROW_FIELDS
@@ -92,27 +105,22 @@ def kernel_frame(content: Content, settings: Settings, strategy_name: str, rows:
     n_h = len(content.henchman_names)
     n = rows.shape[0]
     cols = {name: rows[:, i] for i, name in enumerate(ROW_FIELDS)}
-    names = np.array(content.character_names, dtype=object)
     seats = rows[:, N_ROW + n_h : N_ROW + n_h + settings.players]
-    if settings.random_lineup:
-        characters = [",".join(names[r]) for r in seats]
-    else:
-        characters = [",".join(names[seats[0]])] * n if n else []
     levels = rows[:, N_ROW : N_ROW + n_h]
-    outcome_names = np.array([OUTCOME_NAMES[k] for k in sorted(OUTCOME_NAMES)], dtype=object)
+    outcome_names = [OUTCOME_NAMES[k] for k in sorted(OUTCOME_NAMES)]
     data = {}
     for name in GAME_COLUMNS:
         if name == "characters":
-            data[name] = pl.Series(name, characters, dtype=pl.Utf8)
+            names = content.character_names
+            data[name] = _strings_of_rows(name, seats, lambda r, names=names: ",".join(names[int(x)] for x in r))
         elif name == "strategy":
-            data[name] = pl.Series(name, [strategy_name] * n, dtype=pl.Utf8)
+            data[name] = pl.repeat(strategy_name, n, eager=True, dtype=pl.Utf8).alias(name)
         elif name == "variant":
-            data[name] = pl.Series(name, [settings.variant_label] * n, dtype=pl.Utf8)
+            data[name] = pl.repeat(settings.variant_label, n, eager=True, dtype=pl.Utf8).alias(name)
         elif name == "outcome":
-            data[name] = pl.Series(name, outcome_names[cols["outcome"]] if n else [], dtype=pl.Utf8)
+            data[name] = pl.Series(name, outcome_names, dtype=pl.Utf8).gather(cols["outcome"])
         elif name == "henchman_levels":
-            text = ["".join(str(int(x)) for x in r) for r in levels]
-            data[name] = pl.Series(name, text, dtype=pl.Utf8)
+            data[name] = _strings_of_rows(name, levels, lambda r: "".join(str(int(x)) for x in r))
         elif name == "win":
             data[name] = pl.Series(name, cols["win"].astype(bool))
         elif name in ("seed", "game"):
