@@ -55,7 +55,7 @@ def refresh_cache() -> None:
     if _refreshed or os.environ.get("NUMBA_CACHE_DIR"):
         return
     _refreshed = True
-    cache = KERNEL / "__pycache__"
+    cache = cache_dir()
     stamp = cache / STAMP
     try:
         digest = sources_hash()

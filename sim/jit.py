@@ -78,10 +78,14 @@ def compile_twins(
     get :data:`KERNEL_OPTIONS`. Returns ``{name: dispatcher}``.
     """
     runtime_free = set(runtime_free)
+
+    def compiled(name, func):
+        return njit(**(KERNEL_OPTIONS if name in runtime_free else JIT_OPTIONS))(func)
+
     env = dict(namespace)
     out = {}
     for name, func in (replacements or {}).items():
-        env[name] = out[name] = njit(**(KERNEL_OPTIONS if name in runtime_free else JIT_OPTIONS))(func)
+        env[name] = out[name] = compiled(name, func)
     for name in names:
         if name in out:
             continue
@@ -90,7 +94,7 @@ def compile_twins(
         clone.__qualname__ = f.__qualname__
         clone.__module__ = f.__module__
         clone.__doc__ = f.__doc__
-        dispatcher = njit(**(KERNEL_OPTIONS if name in runtime_free else JIT_OPTIONS))(clone)
+        dispatcher = compiled(name, clone)
         env[name] = dispatcher
         out[name] = dispatcher
     return out

@@ -139,13 +139,8 @@ def mulhilo32_u64(a, m):
 # --- numba twins: the very same functions, compiled ----------------------------------
 from sim.jit import compile_twins  # noqa: E402
 
-_twins = compile_twins(
-    globals(),
-    ["mulhilo32", "philox4x32", "random_u32", "init_state", "next_u32", "next_below", "next_uniform", "u32_block"],
-    replacements={"mulhilo32": mulhilo32_u64},
-    runtime_free=("mulhilo32", "philox4x32", "random_u32", "init_state", "next_u32", "next_below", "next_uniform",
-                  "u32_block"),
-)
+_TWINS = ("mulhilo32", "philox4x32", "random_u32", "init_state", "next_u32", "next_below", "next_uniform", "u32_block")
+_twins = compile_twins(globals(), _TWINS, replacements={"mulhilo32": mulhilo32_u64}, runtime_free=_TWINS)
 mulhilo32_nb = _twins["mulhilo32"]
 philox4x32_nb = _twins["philox4x32"]
 random_u32_nb = _twins["random_u32"]

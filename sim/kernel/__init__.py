@@ -21,14 +21,11 @@ against the listed choice). Entry points:
   :func:`run_batch` runs one slice per thread).
 """
 
-from sim._cache import refresh_cache
-
-refresh_cache()  # before any jitted kernel module loads its cache (sim.jit does it too)
-
-from sim.kernel.batch import bundle, records, run_batch  # noqa: E402
-from sim.kernel.game import ROW_FIELDS, play_game, simulate_batch  # noqa: E402
-from sim.kernel.layout import STRATEGY_IDS, pack, settings_vector, strategy_vector  # noqa: E402
-from sim.kernel.packref import kernel_pack  # noqa: E402
+# (stale cached code is dropped by sim.jit, which every compiled module imports first)
+from sim.kernel.batch import bundle, records, run_batch
+from sim.kernel.game import ROW_FIELDS, play_game, simulate_batch
+from sim.kernel.layout import STRATEGY_IDS, pack, settings_vector, strategy_vector
+from sim.kernel.packref import kernel_pack
 
 __all__ = [
     "ROW_FIELDS",

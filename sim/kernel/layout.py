@@ -110,9 +110,10 @@ N_SCALARS = S_STATS + len(STAT_NAMES)
     L_W_DECK,  # [n_fate] the gamble's deck
     L_W_HAND,  # [15] gamble hand, ranks, suits
     L_W_POOL,  # [4] Intel Pool by type (the record)
-    L_W_SETUP,  # [3 * n_villain + n_characters + MAX_PLAYERS + n_encounter + 4 * n_henchmen] set-up
-) = range(29)
-N_LAY = 29
+    L_W_SETUP,  # [3 * n_villain + n_characters + MAX_PLAYERS + n_encounter + n_henchmen] set-up
+    L_W_LEVEL2,  # [3 * n_henchmen] the strategies' choice of level-2 henchmen
+) = range(30)
+N_LAY = 30
 
 # --- player fields -------------------------------------------------------------------
 N_SKILLS = len(K.BASIC_SKILLS)
@@ -315,7 +316,8 @@ def layout(c: Content) -> np.ndarray:
         (L_W_DECK, n_f),
         (L_W_HAND, 15),
         (L_W_POOL, 4),
-        (L_W_SETUP, 3 * n_v + n_chars + K.MAX_PLAYERS + n_e + 4 * n_h),
+        (L_W_SETUP, 3 * n_v + n_chars + K.MAX_PLAYERS + n_e + n_h),
+        (L_W_LEVEL2, 3 * n_h),
     )
     for region, size in sizes:
         lay[region] = o

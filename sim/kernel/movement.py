@@ -15,7 +15,6 @@ from sim.kernel.layout import (
     C_PLAYERS,
     H_MOVE_RESOLVE,
     H_UN_MIN_DIST,
-    K_N_CITIES,
     L_AIRPORT,
     L_W_SEEN,
     P_GIVES,
@@ -52,25 +51,13 @@ def airport_open(pk, st, space):
 
 
 @jit
-def walk_costs(pk, start, budget, cost):
-    """Fill ``cost[n_spaces]`` with the fewest MP to reach each space within ``budget`` (-1: no).
-
-    (The move list reads the same facts from the static table ``pk.walk_*``, built
-    by :func:`sim.kernel.layout.move_tables`; this twin stays for inspection.)
-    """
-    n_s = pk.space_kind.shape[0]
-    cost[:] = -1
-    cost[start] = 0
-    for mp in range(1, budget + 1):
-        for s in range(n_s):
-            if cost[s] != mp - 1:
-                continue
-            if s != start and pk.space_kind[s] == K.OCEAN:
-                continue  # movement stopped in this ocean
-            for k in range(pk.steps_start[s], pk.steps_start[s + 1]):
-                t = pk.steps_list[k]
-                if cost[t] < 0:
-                    cost[t] = mp
+def un_giver(pk, cfg, st, seat):
+    """The first other seat who gives UN Transports and has one (Calli's gift), or -1."""
+    for q in range(cfg[C_PLAYERS]):
+        bq = player_base(pk, q)
+        if q != seat and st[bq + P_GIVES] != 0 and st[bq + P_UN] > 0:
+            return q
+    return -1
 
 
 @jit
@@ -130,13 +117,7 @@ def legal_moves(pk, cfg, st, seat, moves):
                         n = _add(moves, n, t, M_PLANE, 1, BASE_MP + 1)
     # UN Transport: any city or ocean space, never into a regional area or island
     un_own = st[b + P_UN] > 0
-    gift = False
-    if not un_own:
-        for q in range(cfg[C_PLAYERS]):
-            bq = player_base(pk, q)
-            if q != seat and st[bq + P_GIVES] != 0 and st[bq + P_UN] > 0:
-                gift = True
-                break
+    gift = not un_own and un_giver(pk, cfg, st, seat) >= 0
     ts_un = top_secret_card(pk, st, seat, K.TS_UN_TRANSPORT) >= 0
     dests = pk.un_dests
     for m in (M_UN, M_UN_GIFT, M_TOP_SECRET_UN):
@@ -172,11 +153,9 @@ def apply_move(pk, cfg, st, seat, dest, means, res):
         st[S_UN_SUPPLY] += 1
         st[ST_UN] += 1
     elif means == M_UN_GIFT:
-        for q in range(cfg[C_PLAYERS]):
-            bq = player_base(pk, q)
-            if st[bq + P_GIVES] != 0 and st[bq + P_UN] > 0 and q != seat:
-                st[bq + P_UN] -= 1
-                break
+        q = un_giver(pk, cfg, st, seat)
+        if q >= 0:
+            st[player_base(pk, q) + P_UN] -= 1
         st[S_UN_SUPPLY] += 1
         st[ST_UN] += 1
     elif means == M_TOP_SECRET_UN:
@@ -205,10 +184,7 @@ def heuristic_move(pk, cfg, st, prm, seat):
     if tgt < 0:
         if not regional:
             return here, M_STAY, 0
-        bd = -1
-        for s in range(pk.scal[K_N_CITIES]):
-            if tgt < 0 or dist[here, s] < bd:
-                tgt, bd = s, dist[here, s]
+        tgt = S.nearest_city(pk, here)
     can_resolve = st[b + P_RESOLVE] > 0 and st[S_MOVE_RES] == 0
     may = prm[H_MOVE_RESOLVE] != 0 and S.may_spend(pk, st, prm, seat, False)
     un_ok = dist[here, tgt] >= prm[H_UN_MIN_DIST]
@@ -259,12 +235,8 @@ def heuristic_move(pk, cfg, st, prm, seat):
     elif un_ok and tgt != here and pk.space_kind[tgt] != K.REGIONAL:
         if st[b + P_UN] > 0:
             pc, pm = 2, M_UN
-        else:
-            for q in range(cfg[C_PLAYERS]):
-                bq = player_base(pk, q)
-                if q != seat and st[bq + P_GIVES] != 0 and st[bq + P_UN] > 0:
-                    pc, pm = 2, M_UN_GIFT
-                    break
+        elif un_giver(pk, cfg, st, seat) >= 0:
+            pc, pm = 2, M_UN_GIFT
         if pm < 0 and top_secret_card(pk, st, seat, K.TS_UN_TRANSPORT) >= 0:
             pc, pm = 3, M_TOP_SECRET_UN
     if pm >= 0 and S._better(dist[tgt, tgt], pc, pm, tgt, k0, 0, k2, k3):

@@ -77,8 +77,7 @@ def _init_deck(st, base, n):
 def setup_work(pk, st):
     """Set-up's scratch (views into the state vector's ``L_W_SETUP`` region), in order:
     kept, removed, plus_one ([n_villain] each), left ([n_characters]), lineup
-    ([MAX_PLAYERS]), cards ([n_encounter]), then four [n_henchmen] blocks
-    (chosen, and three for the strategy's level-2 choice)."""
+    ([MAX_PLAYERS]), cards ([n_encounter]), chosen ([n_henchmen])."""
     n_v = pk.villain_advance.shape[0]
     n_c = pk.character_life.shape[0]
     n_e = pk.encounter_deck.shape[0]

@@ -9,7 +9,6 @@ draws from the STRATEGY stream in the same order.
 
 from __future__ import annotations
 
-from sim.content import constants as K
 from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel.decks import lobo, player_base
 from sim.kernel.layout import (
@@ -35,7 +34,7 @@ from sim.kernel.layout import (
     K_N_CITIES,
     L_GREEN,
     L_INTEL,
-    L_W_SETUP,
+    L_W_LEVEL2,
     P_FLIPPED,
     P_INJ,
     P_LIFE,
@@ -106,17 +105,9 @@ def watch_fail(pk, st, prm, henchman, no_advance):
 # --- set-up ----------------------------------------------------------------------------
 @inline_jit
 def _level2_work(pk, st):
-    """Scratch for :func:`setup_level2_henchmen`: three [n_henchmen] blocks at the end of
-    the set-up region (see ``sim.kernel.setup.setup_work``)."""
+    """Scratch for :func:`setup_level2_henchmen`: three [n_henchmen] blocks (``L_W_LEVEL2``)."""
     n_h = pk.henchman_autopass.shape[0]
-    o = (
-        pk.lay[L_W_SETUP]
-        + 3 * pk.villain_advance.shape[0]
-        + pk.character_life.shape[0]
-        + K.MAX_PLAYERS
-        + pk.encounter_deck.shape[0]
-        + n_h
-    )
+    o = pk.lay[L_W_LEVEL2]
     return st[o : o + n_h], st[o + n_h : o + 2 * n_h], st[o + 2 * n_h : o + 3 * n_h]
 
 
@@ -385,6 +376,17 @@ def rest(pk, st, rs, sid, prm, seat):
 
 
 @jit
+def nearest_city(pk, here):
+    """The city nearest ``here`` (lowest id on ties): where a heuristic with no target heads."""
+    dist = pk.hop_distance
+    best, bd = -1, -1
+    for s in range(pk.scal[K_N_CITIES]):
+        if best < 0 or dist[here, s] < bd:
+            best, bd = s, dist[here, s]
+    return best
+
+
+@jit
 def _better(a, cost, means, dest, k0, k1, k2, k3):
     """The heuristic's move key (distance, cost, means, destination), lexicographic."""
     return a < k0 or (
@@ -409,10 +411,7 @@ def move(pk, st, rs, sid, prm, seat, moves, n):
         for i in range(n):
             if moves[i, 1] == M_STAY:
                 return i
-        bd = -1
-        for s in range(pk.scal[K_N_CITIES]):
-            if tgt < 0 or dist[here, s] < bd:
-                tgt, bd = s, dist[here, s]
+        tgt = nearest_city(pk, here)
     far = dist[here, tgt]
     may = prm[H_MOVE_RESOLVE] != 0 and may_spend(pk, st, prm, seat, False)
     un_ok = far >= prm[H_UN_MIN_DIST]
