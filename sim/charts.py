@@ -27,6 +27,12 @@ OUTCOME_COLORS = {
 }
 
 
+def _bar(upper: np.ndarray, lower: np.ndarray) -> np.ndarray:
+    """An error-bar length ``upper - lower``; rounding noise below 0 (e.g. 1e-16 at an
+    interval's end) becomes 0, since matplotlib refuses negative lengths."""
+    return np.maximum(upper - lower, 0.0)
+
+
 def _series_key(row: dict, dims: list[str]) -> str:
     return ", ".join(f"{row[d]}" for d in dims) or "all"
 
@@ -46,8 +52,8 @@ def win_rate_by_players(summary: pl.DataFrame, path: Path, title: str = "") -> P
     for i, (label, rows) in enumerate(groups.items()):
         x = np.array([r["players"] for r in rows], dtype=float) + (i - (n - 1) / 2) * 0.06
         y = np.array([r["win_rate"] for r in rows]) * 100
-        lo = y - np.array([r["ci_low"] for r in rows]) * 100
-        hi = np.array([r["ci_high"] for r in rows]) * 100 - y
+        lo = _bar(y, np.array([r["ci_low"] for r in rows]) * 100)
+        hi = _bar(np.array([r["ci_high"] for r in rows]) * 100, y)
         ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=3, label=label)
     ax.set_xlabel("players")
     ax.set_ylabel("win rate (%)")
@@ -120,11 +126,11 @@ def paired_differences(table: pl.DataFrame, path: Path, baseline: str) -> Path:
     fig, ax = plt.subplots(figsize=(7.5, max(2.5, 0.4 * len(rows) + 1.2)))
     y = np.arange(len(rows))
     d = np.array([r["diff"] for r in rows]) * 100
-    ax.errorbar(d, y + 0.12, xerr=[d - np.array([r["paired_low"] for r in rows]) * 100,
-                                   np.array([r["paired_high"] for r in rows]) * 100 - d],
+    ax.errorbar(d, y + 0.12, xerr=[_bar(d, np.array([r["paired_low"] for r in rows]) * 100),
+                                   _bar(np.array([r["paired_high"] for r in rows]) * 100, d)],
                 fmt="o", capsize=3, label="paired (same games)")
-    ax.errorbar(d, y - 0.12, xerr=[d - np.array([r["unpaired_low"] for r in rows]) * 100,
-                                   np.array([r["unpaired_high"] for r in rows]) * 100 - d],
+    ax.errorbar(d, y - 0.12, xerr=[_bar(d, np.array([r["unpaired_low"] for r in rows]) * 100),
+                                   _bar(np.array([r["unpaired_high"] for r in rows]) * 100, d)],
                 fmt="s", capsize=3, color="#aaa", label="unpaired")
     ax.axvline(0, color="k", lw=0.8)
     ax.set_yticks(y)
