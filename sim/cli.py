@@ -3,9 +3,50 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import math
+import os
 import sys
 import time
+
+MAX_SEED = 2**63 - 1
+# one `play` keeps a summary, never a per-game table: games are played in batches of this
+# size, small enough that Ctrl-C stops within a second and memory stays bounded
+PLAY_BATCH = 8192
+MAX_BENCH_GAMES = 5_000_000  # bench keeps the per-game table of one run in memory
+MAX_SAMPLES = 1_000_000_000
+MAX_THREADS = 256
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error: the command, the option and the reason."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _int_range(lo: int, hi: int, what: str = "an integer"):
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what} from {lo:,} to {hi:,}, got {text!r}") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"must be from {lo:,} to {hi:,}, got {v:,}")
+        return v
+
+    return parse
+
+
+def _margin(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
+    if not math.isfinite(v) or not 0.0 <= v <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a finite number from 0 to 1, got {text!r}")
+    return v
 
 
 def _parse_value(text: str):
@@ -24,9 +65,11 @@ def parse_params(items: list[str] | None) -> dict:
     """``["exchange_when=early", "pool_target=5"]`` -> dict with ints/floats/bools parsed."""
     out = {}
     for item in items or []:
-        if "=" not in item:
+        if "=" not in item or not item.split("=", 1)[0].strip():
             raise SystemExit(f"--param expects NAME=VALUE, got {item!r}")
         k, v = item.split("=", 1)
+        if k.strip() in out:
+            raise SystemExit(f"--param {k.strip()} given twice")
         out[k.strip()] = _parse_value(v.strip())
     return out
 
@@ -43,7 +86,7 @@ def _load_content(path):
 def cmd_odds(args) -> int:
     from sim import odds
 
-    content = _load_content(args.content) if args.content else None
+    content = _load_content(args.content) if args.content is not None else None
     if args.what == "dice":
         print(odds.cli_dice(args.json, content))
     else:
@@ -89,38 +132,49 @@ def _settings_and_strategies(args, content):
     return settings, team
 
 
+def _hist_quantile(hist, q: float) -> float:
+    """``np.quantile(turns, q)`` (linear interpolation) from the histogram of integer turns."""
+    import numpy as np
+
+    n = int(hist.sum())
+    if n == 0:
+        return 0.0
+    cum = np.cumsum(hist)
+    h = (n - 1) * q
+    i = int(math.floor(h))
+    a = float(np.searchsorted(cum, i + 1, side="left"))
+    b = float(np.searchsorted(cum, min(i + 1, n - 1) + 1, side="left"))
+    t = h - i
+    diff = b - a
+    return b - diff * (1 - t) if t >= 0.5 else a + diff * t
+
+
 def cmd_play(args) -> int:
     import sim
-    from sim.results import summarize_records
     from sim.rules.state import OUTCOME_NAMES
 
     content = _load_content(args.content)
     settings, team = _settings_and_strategies(args, content)
-    if args.games < 1:
-        raise SystemExit("--games must be at least 1")
     t0 = time.perf_counter()
     try:
-        df = sim.simulate(players=args.players, games=args.games, strategy=team[0] if args.engine == "kernel" else team,
-                          seed=args.seed, characters=args.characters, variant=args.variant, content=content,
-                          engine=args.engine, threads=args.threads)
+        # summary batch by batch: memory does not grow with --games
+        agg = sim.simulate(players=args.players, games=args.games, strategy=team[0] if args.engine == "kernel" else team,
+                           seed=args.seed, characters=args.characters, variant=args.variant, content=content,
+                           engine=args.engine, threads=args.threads, summary_only=True, batch=PLAY_BATCH)
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
     elapsed = time.perf_counter() - t0
-
-    class _Row:
-        __slots__ = ("outcome", "win", "turns")
-
-        def __init__(self, o, w, t):
-            self.outcome, self.win, self.turns = o, w, t
-
-    records = [_Row(o, w, t) for o, w, t in zip(df["outcome"].to_list(), df["win"].to_list(), df["turns"].to_list())]
-    summary = summarize_records(records)
+    hist = agg["turns_histogram"]
+    quantiles = (0.05, 0.25, 0.5, 0.75, 0.95)
+    summary = {k: agg[k] for k in ("games", "wins", "win_rate", "ci_low", "ci_high", "outcomes", "mean_turns")}
+    summary["turn_quantiles"] = {f"q{int(q * 100):02d}": _hist_quantile(hist, q) for q in quantiles}
+    summary["timeouts"] = agg["timeouts"]
     assert set(summary["outcomes"]) == set(OUTCOME_NAMES.values())
-    first_lineup = df["characters"][0]
+    lineup = "random" if settings.random_lineup else ",".join(content.character_names[c] for c in settings.characters)
     summary.update(
         {
             "players": args.players,
-            "characters": first_lineup if not settings.random_lineup else "random",
+            "characters": lineup,
             "strategy": args.strategy,
             "params": team[0].params(),
             "variant": settings.variant_label,
@@ -165,7 +219,10 @@ def cmd_trace(args) -> int:
 
     content = _load_content(args.content)
     settings, team = _settings_and_strategies(args, content)
-    rec, g = play_game(content, settings, team, args.seed, args.game, trace=True)
+    try:
+        rec, g = play_game(content, settings, team, args.seed, args.game, trace=True)
+    except ValueError as e:
+        raise SystemExit(f"error: {e}") from None
     print("\n".join(g.trace))
     print(
         f"RESULT: {rec.outcome} after {rec.turns} turns ({rec.rounds} rounds); "
@@ -184,6 +241,8 @@ def cmd_run(args) -> int:
             spec = spec.with_games(args.games)
     except SpecError as e:
         raise SystemExit(f"spec error: {e}") from None
+    if args.out is not None:
+        _check_out_folder(args.out)
     report = run_study(spec, args.out, engine=args.engine, progress=None if not args.quiet else False,
                        max_batches=args.max_batches)
     if not report.finished:
@@ -197,6 +256,20 @@ def cmd_run(args) -> int:
     summary = read_summary(report.out)
     print(_summary_table(summary))
     return 0
+
+
+def _check_out_folder(out: str) -> None:
+    """Refuse an --out that is a file or cannot be written, before any game is played."""
+    from pathlib import Path
+
+    p = Path(out)
+    if p.exists() and not p.is_dir():
+        raise SystemExit(f"error: --out {out!r} is a file, not a folder")
+    parent = p if p.exists() else next((a for a in p.parents if a.exists()), Path("."))
+    if not parent.is_dir():
+        raise SystemExit(f"error: --out {out!r}: {str(parent)!r} is a file, not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise SystemExit(f"error: --out {out!r}: folder {str(parent)!r} is not writable")
 
 
 def _summary_table(summary) -> str:
@@ -240,6 +313,8 @@ def cmd_compare(args) -> int:
 def cmd_check(args) -> int:
     from sim.bands import BandsError, as_json, report_table, run_check, update_bands
 
+    if args.content is not None:
+        _load_content(args.content)
     try:
         results = run_check(args.bands, content=args.content)
     except BandsError as e:
@@ -266,8 +341,11 @@ def cmd_check(args) -> int:
 
 
 def cmd_bench(args) -> int:
+    import strategies
     from sim.bench import format_bench, run_bench
 
+    if args.strategy not in strategies.names():
+        raise SystemExit(f"error: --strategy: unknown strategy {args.strategy!r}; registered: {', '.join(strategies.names())}")
     r = run_bench(games=args.games, reference_games=args.reference_games, players=args.players,
                   strategy=args.strategy, seed=args.seed, cold=not args.skip_cold)
     print(json.dumps(r, indent=2) if args.json else format_bench(r))
@@ -275,38 +353,42 @@ def cmd_bench(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="smersh-sim", description="Monte Carlo balance simulator for Agents of SMERSH")
-    sub = p.add_subparsers(dest="command", required=True)
+    p = _Parser(prog="smersh-sim", description="Monte Carlo balance simulator for Agents of SMERSH")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    seed = _int_range(0, MAX_SEED)
+    threads = _int_range(1, MAX_THREADS)
 
     o = sub.add_parser("odds", help="exact odds tables of dice tests and gambles")
-    o.add_argument("what", choices=["dice", "gamble"])
+    o.add_argument("what", choices=["dice", "gamble"], help="dice: dice-test odds; gamble: poker odds vs the House")
     o.add_argument("--json", action="store_true", help="machine-readable output")
-    o.add_argument("--samples", type=int, default=1_000_000, help="samples for the sampled gamble policies")
-    o.add_argument("--seed", type=int, default=1)
+    o.add_argument("--samples", type=_int_range(1, MAX_SAMPLES), default=1_000_000,
+                   help="samples for the sampled gamble policies (default 1,000,000)")
+    o.add_argument("--seed", type=seed, default=1, help="seed of the sampled gamble policies (default 1)")
     o.add_argument("--content", default=None, help="content pack folder whose dice / Fate deck to use (default: printed)")
     o.set_defaults(func=cmd_odds)
 
     c = sub.add_parser("content", help="load and validate a content pack; print its hash")
     c.add_argument("--content", default=None, help="content pack folder (default: the built-in pack)")
-    c.add_argument("--json", action="store_true")
+    c.add_argument("--json", action="store_true", help="machine-readable output")
     c.set_defaults(func=cmd_content)
 
     def game_args(q, games: bool):
-        q.add_argument("--players", type=int, default=4)
-        q.add_argument("--strategy", default="heuristic")
+        q.add_argument("--players", type=_int_range(1, 6), default=4, help="player count, 1 to 6 (default 4)")
+        q.add_argument("--strategy", default="heuristic", help="registered strategy of every seat (default heuristic)")
         q.add_argument("--param", action="append", metavar="NAME=VALUE", help="strategy parameter (repeatable)")
-        q.add_argument("--seed", type=int, default=1)
-        q.add_argument("--characters", default=None, help="comma-separated character names, one per seat")
+        q.add_argument("--seed", type=seed, default=1, help="seed, 0 to 2**63-1 (default 1)")
+        q.add_argument("--characters", default=None, help="comma-separated character names, one per seat, or 'random'")
         q.add_argument("--variant", default=None, help="easier, dirty-lobo, dirty-location, dirty (comma-separated)")
-        q.add_argument("--content", default=None, help="content pack folder")
+        q.add_argument("--content", default=None, help="content pack folder (default: the built-in pack)")
         if games:
-            q.add_argument("--games", type=int, default=1000)
+            q.add_argument("--games", type=_int_range(1, MAX_SEED), default=1000,
+                           help="games to play (default 1000); summarised batch by batch in bounded memory")
             q.add_argument("--engine", choices=["kernel", "reference"], default="kernel",
                            help="kernel (numba, default) or reference (the readable rulebook); same games")
-            q.add_argument("--threads", type=int, default=None, help="numba threads (default: all)")
-            q.add_argument("--json", action="store_true")
+            q.add_argument("--threads", type=threads, default=None, help="numba threads (default: all)")
+            q.add_argument("--json", action="store_true", help="machine-readable output")
         else:
-            q.add_argument("--game", type=int, default=0, help="game index within the seed")
+            q.add_argument("--game", type=_int_range(0, MAX_SEED), default=0, help="game index within the seed (default 0)")
 
     pl = sub.add_parser("play", help="play games and print a summary")
     game_args(pl, True)
@@ -315,34 +397,39 @@ def build_parser() -> argparse.ArgumentParser:
     ru = sub.add_parser("run", help="run an experiment spec into results/<name>/ (resumable)")
     ru.add_argument("spec", help="experiments/<name>.toml")
     ru.add_argument("--out", default=None, help="output folder (default results/<name>)")
-    ru.add_argument("--games", type=int, default=None, help="games per cell, overriding the spec")
-    ru.add_argument("--engine", choices=["kernel", "reference"], default="kernel")
-    ru.add_argument("--max-batches", type=int, default=None, help="stop after N new batches (resume later)")
+    ru.add_argument("--games", type=_int_range(1, MAX_SEED), default=None, help="games per cell, overriding the spec")
+    ru.add_argument("--engine", choices=["kernel", "reference"], default="kernel",
+                    help="kernel (numba, default) or reference (the readable rulebook); same games")
+    ru.add_argument("--max-batches", type=_int_range(1, MAX_SEED), default=None,
+                    help="stop after N new batches (resume later)")
     ru.add_argument("--quiet", action="store_true", help="no progress bar")
     ru.set_defaults(func=cmd_run)
 
     co = sub.add_parser("compare", help="paired win-rate differences of a run's cells against a baseline")
     co.add_argument("run", help="results/<name> folder of a finished run")
     co.add_argument("--baseline", default=None, help="e.g. strategy=heuristic (default: the spec's [compare])")
-    co.add_argument("--json", action="store_true")
+    co.add_argument("--json", action="store_true", help="machine-readable output")
     co.set_defaults(func=cmd_compare)
 
     ch = sub.add_parser("check", help="check win rates against agreed bands (CI gate)")
     ch.add_argument("bands", help="experiments/bands.toml")
     ch.add_argument("--content", default=None, help="content pack folder to check (default: the file's or built-in)")
     ch.add_argument("--update", action="store_true", help="rewrite the bands around today's estimates")
-    ch.add_argument("--margin", type=float, default=0.03, help="half-width of updated bands (win rate points / turn fraction)")
-    ch.add_argument("--json", action="store_true")
+    ch.add_argument("--margin", type=_margin, default=0.03,
+                    help="half-width of updated bands, 0 to 1 (win rate points / turn fraction; default 0.03)")
+    ch.add_argument("--json", action="store_true", help="machine-readable output")
     ch.set_defaults(func=cmd_check)
 
     be = sub.add_parser("bench", help="games per second of the kernel (1 and all threads) and the reference, compile times")
-    be.add_argument("--games", type=int, default=200_000)
-    be.add_argument("--reference-games", type=int, default=300)
-    be.add_argument("--players", type=int, default=4)
-    be.add_argument("--strategy", default="heuristic")
-    be.add_argument("--seed", type=int, default=1)
+    be.add_argument("--games", type=_int_range(1, MAX_BENCH_GAMES), default=200_000,
+                    help="kernel games per timing (default 200,000)")
+    be.add_argument("--reference-games", type=_int_range(1, MAX_BENCH_GAMES), default=300,
+                    help="reference-engine games, also compared game for game with the kernel (default 300)")
+    be.add_argument("--players", type=_int_range(1, 6), default=4, help="player count, 1 to 6 (default 4)")
+    be.add_argument("--strategy", default="heuristic", help="registered strategy (default heuristic)")
+    be.add_argument("--seed", type=seed, default=1, help="seed (default 1)")
     be.add_argument("--skip-cold", action="store_true", help="skip the cold-compile measurement (minutes)")
-    be.add_argument("--json", action="store_true")
+    be.add_argument("--json", action="store_true", help="machine-readable output")
     be.set_defaults(func=cmd_bench)
 
     tr = sub.add_parser("trace", help="print one game turn by turn")
@@ -362,10 +449,44 @@ def _announce_compile(args) -> None:
               file=sys.stderr, flush=True)
 
 
+def _os_message(e: OSError) -> str:
+    where = f" {str(e.filename)!r}" if e.filename else ""
+    if e.errno == errno.ENOSPC:
+        return (f"no space left on the device writing{where}; free some space and run the same "
+                "command again (a run resumes from its finished batches)")
+    if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"permission denied:{where} cannot be written or read ({e.strerror})"
+    return f"{e.strerror or e}:{where}" if e.strerror else str(e)
+
+
+def _detach_stdout() -> None:
+    """After the reader of a pipe went away: send what is still buffered to /dev/null."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    _announce_compile(args)
-    return args.func(args)
+    """The command line; user mistakes and ordinary faults end in one line on stderr, never a traceback."""
+    args = None
+    try:
+        args = build_parser().parse_args(argv)
+        _announce_compile(args)
+        code = args.func(args)
+        sys.stdout.flush()
+        return code
+    except KeyboardInterrupt:
+        hint = "; run the same command again to resume" if args is not None and args.func is cmd_run else ""
+        print(f"interrupted{hint}", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader (e.g. `| head`) closed the pipe: stop quietly
+        _detach_stdout()
+        return 141
+    except OSError as e:
+        print(f"error: {_os_message(e)}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -130,16 +130,51 @@ def kernel_frame(content: Content, settings: Settings, strategy_name: str, rows:
     return pl.DataFrame(data)
 
 
-def _validate(players, games, seed, game0, threads, engine):
+def _is_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _validate(players, games, seed, game0, threads, engine, summary_only=False, batch=1, params=None,
+              characters=None, variant=None):
+    """Type and range checks of simulate()'s arguments: a TypeError for a wrong type, a
+    ValueError for a value out of range, each naming the argument."""
+    if not isinstance(engine, str):
+        raise TypeError(f"engine must be a string, one of {ENGINES}, got {engine!r}")
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 0:
+    for name, v in (("players", players), ("games", games), ("game0", game0), ("batch", batch)):
+        if not _is_int(v):
+            raise TypeError(f"{name} must be an integer, got {type(v).__name__} {v!r}")
+    if not 1 <= players <= 6:
+        raise ValueError(f"players must be an integer from 1 to 6, got {players}")
+    if games < 0:
         raise ValueError(f"games must be a non-negative integer, got {games!r}")
-    if isinstance(game0, bool) or not isinstance(game0, (int, np.integer)) or game0 < 0:
+    if game0 < 0:
         raise ValueError(f"game0 must be a non-negative integer, got {game0!r}")
+    if batch < 1:
+        raise ValueError(f"batch must be positive, got {batch}")
+    if not _is_int(seed):
+        raise TypeError(f"seed must be an integer, got {type(seed).__name__} {seed!r}")
     check_seed(seed, game0 + max(int(games) - 1, 0))
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        raise ValueError(f"threads must be a positive integer or None, got {threads!r}")
+    if threads is not None:
+        if not _is_int(threads):
+            raise TypeError(f"threads must be a positive integer or None, got {threads!r}")
+        if threads < 1:
+            raise ValueError(f"threads must be a positive integer or None, got {threads!r}")
+    if not isinstance(summary_only, (bool, np.bool_)):
+        raise TypeError(f"summary_only must be True or False, got {type(summary_only).__name__} {summary_only!r}")
+    if params is not None and not isinstance(params, dict):
+        raise TypeError(f"params must be a dict of strategy parameters or None, got {type(params).__name__}")
+    if params and any(not isinstance(k, str) for k in params):
+        raise TypeError(f"params: parameter names must be strings, got {sorted(map(repr, params))}")
+    if characters is not None and not isinstance(characters, (str, list, tuple)):
+        raise TypeError(f"characters must be None, 'random', a comma-separated string or a list, got {characters!r}")
+    if isinstance(characters, (list, tuple)) and not all(isinstance(c, str) or _is_int(c) for c in characters):
+        raise TypeError(f"characters: give names or indices, got {characters!r}")
+    if variant is not None and not isinstance(variant, (str, list, tuple)):
+        raise TypeError(f"variant must be None, a string or a list of strings, got {variant!r}")
+    if isinstance(variant, (list, tuple)) and not all(isinstance(w, str) for w in variant):
+        raise TypeError(f"variant: give variant names as strings, got {variant!r}")
 
 
 def simulate(
@@ -164,7 +199,7 @@ def simulate(
     batch, so memory does not grow with the number of games.
     The kernel (default) and the reference engine give identical rows.
     """
-    _validate(players, games, seed, game0, threads, engine)
+    _validate(players, games, seed, game0, threads, engine, summary_only, batch, params, characters, variant)
     c = resolve_content(content)
     settings = Settings.build(c, players, characters, variant)
     if summary_only:
@@ -187,8 +222,6 @@ def _summary_only(c, settings, strategy, params, seed, game0, games, engine, thr
     from sim.results import wilson_interval
     from sim.rules.state import OUTCOME_NAMES
 
-    if batch < 1:
-        raise ValueError(f"batch must be positive, got {batch}")
     outcomes = np.zeros(len(OUTCOME_NAMES), np.int64)
     turns_hist = np.zeros(int(c.turn_cap) + 1, np.int64)
     sums: dict[str, int] = {}
@@ -208,7 +241,9 @@ def _summary_only(c, settings, strategy, params, seed, game0, games, engine, thr
             for name in numeric:
                 sums[name] = sums.get(name, 0) + int(col[name].sum())
         else:
-            df = simulate(settings.players, size, strategy, seed, None, None, c, threads, params, engine, game0 + done)
+            lineup = "random" if settings.random_lineup else list(settings.characters)
+            df = simulate(settings.players, size, strategy, seed, lineup, settings.variant_label, c, threads, params,
+                          engine, game0 + done)
             for k, name in enumerate(OUTCOME_NAMES.values()):
                 outcomes[k] += int((df["outcome"] == name).sum())
             turns_hist += np.bincount(np.minimum(df["turns"].to_numpy(), c.turn_cap), minlength=turns_hist.size)

@@ -17,10 +17,16 @@ def load_toml_model(path: str | Path, model: type[BaseModel], error, kind: str, 
     p = Path(path)
     if not p.exists():
         raise error(str(p), None, f"{kind} file not found")
+    if not p.is_file():
+        raise error(str(p), None, f"{kind} file expected, but this is a folder" if p.is_dir() else f"{kind} file expected, but this is not a regular file")
     try:
-        raw = tomllib.loads(p.read_text())
+        raw = tomllib.loads(p.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise error(p.name, None, f"malformed TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        raise error(p.name, None, f"not a UTF-8 text file (is it a TOML {kind} file?): {e.reason} at byte {e.start}") from None
+    except OSError as e:
+        raise error(str(p), None, f"cannot read the {kind} file: {e.strerror or e}") from None
     try:
         return p, raw, model.model_validate(raw)
     except ValidationError as e:

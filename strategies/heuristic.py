@@ -9,6 +9,7 @@ Location tokens at once, spend freely).
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
@@ -21,6 +22,7 @@ from strategies.base import Strategy
 MOVE_COST = {Means.STAY: 0, Means.WALK: 0, Means.PLANE: 0, Means.UN: 2, Means.UN_GIFT: 2, Means.TOP_SECRET_UN: 3}
 REWARD_KINDS = {"top_secret": Reward.TOP_SECRET, "resolve": Reward.RESOLVE, "un": Reward.UN_TRANSPORT, "skill": Reward.SKILL}
 EXCHANGE_WHEN = ("never", "late", "early")
+MAX_INT_PARAM = 1_000_000_000
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,23 @@ class HeuristicParams:
     watch_fail: bool = True
 
     def __post_init__(self):
+        for f in fields(self):
+            v = getattr(self, f.name)
+            kind = f.type if isinstance(f.type, str) else f.type.__name__
+            if kind == "bool":
+                ok = isinstance(v, (bool, np.bool_))
+            elif kind == "int":
+                # the kernel keeps parameters as float64: integers must stay exact there
+                ok = isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and abs(int(v)) <= MAX_INT_PARAM
+            elif kind == "float":
+                ok = (isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+                      and math.isfinite(float(v)))
+            else:
+                ok = isinstance(v, str)
+            if not ok:
+                want = {"bool": "true or false", "int": f"an integer from -{MAX_INT_PARAM:,} to {MAX_INT_PARAM:,}",
+                        "float": "a finite number"}.get(kind, "a string")
+                raise ValueError(f"{f.name} must be {want}, got {type(v).__name__} {v!r}")
         if self.plus_one not in ("never", "henchman", "always"):
             raise ValueError(f"plus_one must be 'never', 'henchman' or 'always', got {self.plus_one!r}")
         if self.exchange_when not in EXCHANGE_WHEN:

@@ -1,0 +1,202 @@
+"""The command line ends every user mistake and ordinary fault in one clear line, never a traceback."""
+
+from __future__ import annotations
+
+import errno
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import sim.cli
+from sim.cli import build_parser, main
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = [sys.executable, "-m", "sim.cli"]
+
+TINY_SPEC = """
+[experiment]
+name = "tiny"
+seed = 3
+games = 20
+batch = 10
+
+[grid]
+players = [2]
+strategies = ["heuristic"]
+"""
+
+
+def run_main(argv, capsys) -> tuple[int, str, str]:
+    """main() in-process: (exit code, stdout, stderr), SystemExit included."""
+    try:
+        code = main(argv)
+    except SystemExit as e:
+        if isinstance(e.code, str):
+            print(e.code, file=sys.stderr)
+            code = 1
+        else:
+            code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def files(tmp_path):
+    spec = tmp_path / "tiny.toml"
+    spec.write_text(textwrap.dedent(TINY_SPEC))
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(bytes(range(256)) * 4)
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    return {"spec": str(spec), "binary": str(binary), "file": str(a_file), "dir": str(tmp_path),
+            "missing": str(tmp_path / "missing")}
+
+
+# (argv with {placeholders}, a fragment the one-line message must contain)
+BAD = [
+    ("trace --seed -1", "--seed"),
+    ("trace --game -3", "--game"),
+    ("trace --param pool_target=lots", "pool_target"),
+    ("trace --param reroll=maybe", "reroll"),
+    ("trace --param =3", "NAME=VALUE"),
+    ("trace --param novalue", "NAME=VALUE"),
+    ("odds gamble --samples 0", "--samples"),
+    ("odds gamble --samples many", "--samples"),
+    ("odds dice --content {missing}", "does not exist"),
+    ("odds wheel", "invalid choice"),
+    ("bench --games 0", "--games"),
+    ("bench --reference-games 0", "--reference-games"),
+    ("bench --strategy genius --skip-cold", "genius"),
+    ("bench --players 9", "--players"),
+    ("play --param gamble_p=abc", "gamble_p"),
+    ("play --param gamble_p=nan", "gamble_p"),
+    ("play --param gamble_p=2", "gamble_p"),
+    ("play --param pool_target=1.5", "pool_target"),
+    ("play --param bogus=1", "bogus"),
+    ("play --param pool_target=1 --param pool_target=2", "twice"),
+    ("play --games 0", "--games"),
+    ("play --games 3.5", "--games"),
+    ("play --players 7", "--players"),
+    ("play --players True", "--players"),
+    ("play --threads 0", "--threads"),
+    ("play --seed 99999999999999999999", "--seed"),
+    ("play --strategy genius", "genius"),
+    ("play --variant harder", "harder"),
+    ("play --characters Nobody,Else", "Nobody"),
+    ("play --characters Calli_Dagger --players 1", "Calli_Dagger"),
+    ("play --content {missing}", "does not exist"),
+    ("play --content {file}", "does not exist"),
+    ("play --engine gpu", "--engine"),
+    ("content --content {dir}", "missing"),
+    ("run {dir}", "folder"),
+    ("run {binary}", "UTF-8"),
+    ("run {missing}", "not found"),
+    ("run {spec} --out {file}", "is a file"),
+    ("run {spec} --out {file}/below", "is a file"),
+    ("run {spec} --games 0", "--games"),
+    ("run {spec} --max-batches 0", "--max-batches"),
+    ("compare {missing}", "error"),
+    ("check {missing}", "not found"),
+    ("check {dir}", "folder"),
+    ("check {binary}", "UTF-8"),
+    ("check experiments/bands.toml --update --margin nan", "--margin"),
+    ("check experiments/bands.toml --margin -0.1", "--margin"),
+    ("check experiments/bands.toml --margin inf", "--margin"),
+    ("check experiments/bands.toml --content {missing}", "does not exist"),
+    ("frobnicate", "invalid choice"),
+]
+
+
+@pytest.mark.parametrize("argv,fragment", BAD, ids=[a for a, _ in BAD])
+def test_bad_invocation_ends_in_one_clear_line(argv, fragment, files, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    code, out, err = run_main(argv.format(**files).split(), capsys)
+    assert code not in (0, None), (argv, out, err)
+    assert "Traceback" not in err + out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert fragment in lines[0], lines[0]
+
+
+def test_every_option_has_a_help_line():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.choices and isinstance(a.choices, dict))
+    missing = []
+    for name, p in sub.choices.items():
+        for a in p._actions:
+            if a.dest != "help" and not (a.help or "").strip():
+                missing.append(f"{name} {'/'.join(a.option_strings) or a.dest}")
+    assert missing == []
+
+
+@pytest.mark.parametrize("err,fragment", [
+    (OSError(errno.ENOSPC, "No space left on device", "results/tiny/summary.parquet"), "no space left"),
+    (PermissionError(errno.EACCES, "Permission denied", "results/tiny"), "permission denied"),
+    (OSError(errno.EROFS, "Read-only file system", "/ro/results"), "permission denied"),
+])
+def test_os_errors_of_a_run_end_in_one_line(err, fragment, files, capsys, monkeypatch):
+    def fail(*a, **k):
+        raise err
+
+    monkeypatch.setattr("sim.study.run_study", fail)
+    code, out, text = run_main(["run", files["spec"], "--out", str(Path(files["dir"]) / "out"), "--quiet"], capsys)
+    assert code == 1
+    assert "Traceback" not in text
+    assert len(text.strip().splitlines()) == 1
+    assert fragment in text and err.filename in text
+
+
+def test_ctrl_c_is_one_line_and_exit_130(capsys, monkeypatch):
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sim.cli, "cmd_trace", interrupted)
+    code, out, err = run_main(["trace"], capsys)
+    assert code == 130
+    assert err.strip() == "interrupted"
+
+
+def _spawn(args, **kw):
+    # SIGINT is ignored in background shells; give the child Python's normal handler back
+    return subprocess.Popen(CLI + args, cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kw)
+
+
+def test_ctrl_c_stops_a_long_play_quickly():
+    # 10**9 games would take hours (and the old per-game table hundreds of GiB): the
+    # interrupt must stop it between two small batches, with one line and exit 130
+    p = _spawn(["play", "--games", str(10**9), "--players", "4"])
+    time.sleep(6)
+    assert p.poll() is None, p.communicate()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "interrupted"
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("cmd", [
+    "{cli} trace --players 3 --seed 7 | head -1",
+    "{cli} run {spec} --out {dir}/out --quiet | head -2",
+])
+def test_output_piped_to_head_prints_no_traceback(cmd, files):
+    cli = " ".join(CLI)
+    r = subprocess.run(["bash", "-c", cmd.format(cli=cli, **files)], cwd=ROOT, capture_output=True, text=True,
+                       timeout=300)
+    assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
+    assert 1 <= len(r.stdout.splitlines()) <= 2
+
+
+@pytest.mark.parametrize("args", [["trace", "--players", "3", "--seed", "7"], ["run", "{spec}", "--out", "{dir}/out2", "--quiet"]])
+def test_a_pipe_closed_before_any_output_is_handled(args, files):
+    p = _spawn([a.format(**files) for a in args])
+    p.stdout.close()  # the reader is gone before the first line is written
+    err = p.stderr.read()
+    p.wait(timeout=300)
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert p.returncode == 141
