@@ -26,7 +26,15 @@ from pydantic import ValidationError
 
 from sim.content import constants as K
 from sim.content.model import Content, ContentError
-from sim.content.schema import FILES, MODELS, RANK_VALUES, SUITS, EntryValueError, q
+from sim.content.schema import (
+    FILES,
+    LOBO_TRACK_FIRST,
+    MODELS,
+    RANK_VALUES,
+    SUITS,
+    EntryValueError,
+    q,
+)
 
 DEFAULT_PACK = Path(__file__).resolve().parent / "default"
 
@@ -262,6 +270,14 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
         v_rm.append(-1 if c.remove_intel is None else K.REGIONS.index(c.remove_intel))
 
     # ---------------------------------------------------------------- lobo
+    dirty = setup.variants.dirty_lobo_start
+    if not LOBO_TRACK_FIRST <= dirty < lobo.track.loss:
+        raise ContentError(
+            "setup.toml",
+            "variants",
+            f"dirty_lobo_start = {dirty} is off the printed track: Dr. Lobo starts on "
+            f"{LOBO_TRACK_FIRST}..{lobo.track.loss - 1} (below lobo.toml's loss = {lobo.track.loss})",
+        )
     req = np.zeros((lobo.track.loss, len(K.INTEL_TYPES)), dtype=np.int64)
     for p in lobo.position:
         for letter in p.intel:

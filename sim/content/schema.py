@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sim.content import constants as K
 
@@ -37,6 +37,38 @@ SUITS = ("clubs", "diamonds", "hearts", "spades")
 AMOUNT_EFFECTS = frozenset({"gain_intel", "gain_resolve", "lose_intel", "injuries"})
 MAX_SKILL = 5
 MAX_MODIFIER = 5
+
+# Dr. Lobo's printed track (field manual p.4-9, reference manual "Place Mats"): the pawn
+# starts on the "Start" space, 0, and the players lose when it reaches 9. A pack may move
+# the start or the loss space, but only within the printed spaces 0..9.
+LOBO_TRACK_FIRST = 0
+LOBO_TRACK_LAST = 9
+
+# Limits on counts, so that a typo (weapon = 1000000000, life = 2**70) is refused at
+# load time instead of exhausting memory or overflowing the engines' 64-bit integers.
+# Each is far above anything a printed component count or a designer's change needs.
+MAX_COUNT = 1000  # tokens, cards of one kind, per-player extras
+MAX_STAT = 99  # life points, Resolve, the Location target and its variant delta
+MAX_TURN_CAP = 100_000  # the safety cap on turns (the summaries keep a histogram of it)
+MAX_NAME = 100
+
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+
+
+def _name(v: str) -> str:
+    """A name shown to users and used as a key: non-empty, printable, one line, not too long."""
+    if not v.strip():
+        raise ValueError("a name must not be empty")
+    if any(not ch.isprintable() for ch in v):
+        raise ValueError(f"name {v!r} contains a control character (NUL, newline, ...)")
+    if v != v.strip():
+        raise ValueError(f"name {v!r} has leading or trailing spaces")
+    if len(v) > MAX_NAME:
+        raise ValueError(f"a name has at most {MAX_NAME} characters, got {len(v)}")
+    return v
+
+
+Name = Annotated[str, AfterValidator(_name)]
 
 
 class EntryValueError(ValueError):
@@ -94,7 +126,7 @@ class FileModel(Model):
 
 # --------------------------------------------------------------------- dice
 class Die(Entry):
-    name: str
+    name: Name
     in_bag: bool
     faces: list[str]
 
@@ -125,11 +157,11 @@ class DiceFile(FileModel):
 
 # --------------------------------------------------------------------- intel
 class Tokens(Model):
-    weapon: int = Field(ge=0)
-    tech: int = Field(ge=0)
-    double_agent: int = Field(ge=0)
-    atomic: int = Field(ge=0)
-    total: int = Field(ge=1)
+    weapon: Count
+    tech: Count
+    double_agent: Count
+    atomic: Count
+    total: int = Field(ge=1, le=4 * MAX_COUNT)
 
     @model_validator(mode="after")
     def _total(self):
@@ -140,8 +172,8 @@ class Tokens(Model):
 
 
 class Components(Model):
-    un_transport: int = Field(ge=0)
-    close_airport_tokens: int = Field(ge=0)
+    un_transport: Count
+    close_airport_tokens: Count
 
 
 class IntelFile(FileModel):
@@ -151,11 +183,11 @@ class IntelFile(FileModel):
 
 # --------------------------------------------------------------------- villain
 class Composition(Model):
-    plus_two: int = Field(ge=0)
-    plus_one: int = Field(ge=0)
-    minus_one: int = Field(ge=0)
-    injury: int = Field(ge=0)
-    total: int = Field(ge=1)
+    plus_two: Count
+    plus_one: Count
+    minus_one: Count
+    injury: Count
+    total: int = Field(ge=1, le=4 * MAX_COUNT)
 
     @model_validator(mode="after")
     def _total(self):
@@ -166,7 +198,7 @@ class Composition(Model):
 
 
 class VillainCard(Entry):
-    id: int
+    id: int = Field(ge=0, le=10**9)
     advance: int
     injury: bool = False
     close_airport: str | None = None
@@ -219,12 +251,17 @@ class VillainFile(FileModel):
 # --------------------------------------------------------------------- lobo
 class Track(Model):
     start: int
-    loss: int = Field(ge=1)
+    loss: int
 
     @model_validator(mode="after")
     def _start(self):
-        if self.start >= self.loss:
-            raise ValueError(f"start {self.start} must be below loss {self.loss}")
+        first, last = LOBO_TRACK_FIRST, LOBO_TRACK_LAST
+        if not first + 1 <= self.loss <= last:
+            raise ValueError(f"loss = {self.loss} is off the printed track: the loss space must be "
+                             f"{first + 1}..{last} (printed track {first}..{last}, loss at {last})")
+        if not first <= self.start < self.loss:
+            raise ValueError(f"start = {self.start} is off the printed track: Dr. Lobo starts on "
+                             f"{first}..{self.loss - 1} (printed track {first}..{last}, below loss = {self.loss})")
         return self
 
 
@@ -301,7 +338,7 @@ class HenchmanLevel(Model):
 
 
 class Henchman(Entry):
-    name: str
+    name: Name
     level: list[HenchmanLevel]
 
     @field_validator("level")
@@ -326,14 +363,21 @@ class HenchmenFile(FileModel):
 
 # --------------------------------------------------------------------- characters
 class Character(Entry):
-    name: str
+    name: Name
     skills: dict[str, int]
     resolve_start: int
-    resolve_max: int = Field(ge=0)
+    resolve_max: int = Field(ge=0, le=MAX_STAT)
     life: int
     advanced: list[str] = Field(default_factory=list)
     start: str
-    start_un: int = Field(default=0, ge=0)
+    start_un: int = Field(default=0, ge=0, le=MAX_STAT)
+
+    @field_validator("name")
+    @classmethod
+    def _no_comma(cls, v):
+        if "," in v:
+            raise ValueError(f"name {v!r} contains a comma (line-ups are written as comma-separated names)")
+        return v
     watch: bool = False
     gives_un: bool = False
     reduced_resolve_cut: bool = False
@@ -364,6 +408,8 @@ class Character(Entry):
     def _life(cls, v):
         if v < 1:
             raise ValueError(f"must be at least 1, got {v}")
+        if v > MAX_STAT:
+            raise ValueError(f"must be at most {MAX_STAT} (a limit of the simulator), got {v}")
         return v
 
     @model_validator(mode="after")
@@ -386,7 +432,7 @@ class CharactersFile(FileModel):
 
 
 # --------------------------------------------------------------------- setup
-NonNeg = Annotated[int, Field(ge=0)]
+NonNeg = Count
 
 
 class PlayerCount(Entry):
@@ -404,8 +450,10 @@ class PlayerCount(Entry):
     remove_random_plus_one: NonNeg
     resolve_cut: NonNeg
     resolve_cut_reduced: NonNeg
-    location_target: int = Field(ge=1)
-    overflow_limit: NonNeg
+    location_target: int = Field(ge=1, le=MAX_STAT)
+    # 0 would clear every Intel token the moment it is placed: no Intel could ever be
+    # collected and games would run into the turn cap (48 of 300 did)
+    overflow_limit: int = Field(ge=1, le=MAX_COUNT)
     mission_resolve: NonNeg
     rest_roll_die: str | None = None
     lineup: list[str]
@@ -421,12 +469,12 @@ class PlayerCount(Entry):
 
 
 class Variants(Model):
-    dirty_lobo_start: int
-    dirty_location_delta: int = Field(ge=0)
+    dirty_lobo_start: int  # on the printed track below lobo.toml's loss: checked in the loader
+    dirty_location_delta: int = Field(ge=0, le=MAX_STAT)
 
 
 class Simulation(Entry):
-    turn_cap: int = Field(ge=1)
+    turn_cap: int = Field(ge=1, le=MAX_TURN_CAP)
 
 
 class SetupFile(FileModel):
@@ -451,12 +499,12 @@ class SetupFile(FileModel):
 
 # --------------------------------------------------------------------- top secret
 class TopSecretDeck(Model):
-    total: int = Field(ge=0)
+    total: int = Field(ge=0, le=MAX_COUNT)
 
 
 class TopSecretType(Entry):
     effect: str
-    count: int = Field(ge=1)
+    count: int = Field(ge=1, le=MAX_COUNT)
 
     _effect = field_validator("effect")(
         lambda v: _known(v, K.TOP_SECRET_EFFECTS, "Top Secret effect")
@@ -550,7 +598,7 @@ class Side(Model):
 
 
 class EncounterCard(Entry):
-    id: str
+    id: Name
     deck: str
     no_intel: Side
     with_intel: Side
@@ -559,7 +607,7 @@ class EncounterCard(Entry):
 
 
 class DecksDecl(Model):
-    cards_per_deck: int = Field(ge=1)
+    cards_per_deck: int = Field(ge=1, le=MAX_COUNT)
 
 
 class EncountersFile(FileModel):
@@ -619,7 +667,7 @@ class FateFile(FileModel):
 
 # --------------------------------------------------------------------- map
 class City(Entry):
-    name: str
+    name: Name
     continent: str
     ussr: bool = False
     airport: bool
@@ -637,11 +685,11 @@ class City(Entry):
 
 
 class Ocean(Entry):
-    name: str
+    name: Name
 
 
 class Regional(Entry):
-    name: str
+    name: Name
     continent: str
     ussr: bool = False
     exits: list[str] = Field(min_length=1)
@@ -656,7 +704,7 @@ class Regional(Entry):
 
 
 class Railway(Entry):
-    name: str
+    name: Name
     cities: list[str]
 
 
