@@ -36,7 +36,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
 
 from sim.results import Z95, wilson_interval
 from sim.rules.state import OUTCOME_NAMES
@@ -54,24 +62,28 @@ class _M(BaseModel):
 
 
 class CheckSection(_M):
-    seed: int = Field(ge=0, lt=2**63)
-    games: int = Field(ge=1)
-    batch: int = Field(default=500, ge=1)
-    early_stop: bool = True
+    seed: StrictInt = Field(ge=0, lt=2**63)
+    games: StrictInt = Field(ge=1, lt=2**63)
+    batch: StrictInt = Field(default=500, ge=1, le=1_000_000)
+    early_stop: StrictBool = True
     content: str | None = None
 
 
 def _band(v):
     if v is None:
         return v
-    if len(v) != 2 or not v[0] <= v[1]:
+    if not isinstance(v, (list, tuple)) or len(v) != 2:
+        raise ValueError(f"a band is [low, high], got {v!r}")
+    if any(isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) for x in v):
+        raise ValueError(f"a band's ends are finite numbers, got {v!r}")
+    if not v[0] <= v[1]:
         raise ValueError(f"a band is [low, high] with low <= high, got {v}")
     return (float(v[0]), float(v[1]))
 
 
 class CellSection(_M):
-    name: str = Field(min_length=1)
-    players: int = Field(ge=1, le=6)
+    name: str = Field(min_length=1, max_length=100, pattern=r"^[^\x00-\x1f\x7f]+$")
+    players: StrictInt = Field(ge=1, le=6)
     strategy: str = "heuristic"
     params: dict[str, Any] = {}
     variant: str = "standard"
@@ -195,9 +207,54 @@ def check_cell(cell: CellSection, check: CheckSection, content_path, source: str
     return CellResult(cell, played, est, verdicts, drift)
 
 
+def validate_bands(model: BandsModel, source: str, content_path) -> None:
+    """Check every cell of a bands file before any cell plays: its strategy and parameters,
+    variant, line-up and content overrides, and that each band lies where its metric can
+    (shares and win rates in [0, 1], mean turns at least 0). Raises BandsError naming the
+    file, the cell and the field."""
+    import strategies
+    from sim.content import ContentError
+    from sim.content.overrides import load_with_overrides
+    from sim.rules.state import Settings
+
+    try:
+        base = load_with_overrides(content_path, {}, source)
+    except ContentError as e:
+        raise BandsError(source, "check.content", str(e)) from None
+    for cell in model.cell:
+        key = f"cell[{cell.name}]"
+        if cell.strategy not in strategies.names():
+            raise BandsError(source, f"{key}.strategy",
+                             f"unknown strategy {cell.strategy!r}; registered: {', '.join(strategies.names())}")
+        try:
+            strategies.make(cell.strategy, **cell.params)
+        except (TypeError, ValueError) as e:
+            raise BandsError(source, f"{key}.params", str(e)) from None
+        try:
+            Settings.build(base, cell.players, None, cell.variant)
+        except ValueError as e:
+            raise BandsError(source, f"{key}.variant", str(e)) from None
+        if cell.characters != "default":
+            try:
+                Settings.build(base, cell.players, cell.characters, None)
+            except ValueError as e:
+                raise BandsError(source, f"{key}.characters", str(e)) from None
+        if cell.overrides:
+            try:
+                load_with_overrides(content_path, cell.overrides, f"{source} [{cell.name}]")
+            except ContentError as e:
+                raise BandsError(source, f"{key}.overrides", str(e)) from None
+        for m, (lo, hi) in cell.bands().items():
+            top = math.inf if m == "mean_turns" else 1.0
+            if lo < 0.0 or hi > top:
+                where = "at least 0" if m == "mean_turns" else "within [0, 1] (a share, not a percentage)"
+                raise BandsError(source, f"{key}.{m}", f"band [{lo}, {hi}] must lie {where}")
+
+
 def run_check(path: str | Path, content: str | Path | None = None) -> list[CellResult]:
     model, p = load_bands(path)
     content_path = content or (None if model.check.content is None else (p.parent / model.check.content).resolve())
+    validate_bands(model, p.name, content_path)
     return [check_cell(c, model.check, content_path, p.name) for c in model.cell]
 
 

@@ -38,9 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 
 DIMENSIONS = ("players", "strategy", "variant", "characters", "setup")
+MAX_BATCH = 1_000_000  # games held in memory at once by one batch
 
 
 class SpecError(ValueError):
@@ -55,22 +56,33 @@ class _M(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _no_duplicates(v: list) -> list:
+    dup = sorted({str(x) for x in v if v.count(x) > 1})
+    if dup:
+        raise ValueError(f"listed twice: {', '.join(dup)} (each would give the same cells twice)")
+    return v
+
+
 class ExperimentSection(_M):
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
-    description: str = ""
-    seed: int = Field(ge=0, lt=2**63)
-    games: int = Field(ge=1)
-    batch: int = Field(default=10_000, ge=1)
-    games_table_limit: int = Field(default=5_000_000, ge=0)
-    content: str | None = None  # pack folder, relative to the spec file
+    # the results folder's name under results/: no path separators, and no leading dot
+    # (".", ".." or a hidden folder)
+    name: StrictStr = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+    description: StrictStr = ""
+    seed: StrictInt = Field(ge=0, lt=2**63)
+    games: StrictInt = Field(ge=1, lt=2**63)
+    batch: StrictInt = Field(default=10_000, ge=1, le=MAX_BATCH)
+    games_table_limit: StrictInt = Field(default=5_000_000, ge=0)
+    content: StrictStr | None = None  # pack folder, relative to the spec file
 
 
 class GridSection(_M):
-    players: list[int] = Field(min_length=1)
-    strategies: list[str] = Field(default=["heuristic"], min_length=1)
-    variants: list[str] = Field(default=["standard"], min_length=1)
-    characters: list[str] = Field(default=["default"], min_length=1)
-    setups: list[str] = Field(default=["default"], min_length=1)
+    players: list[StrictInt] = Field(min_length=1)
+    strategies: list[StrictStr] = Field(default=["heuristic"], min_length=1)
+    variants: list[StrictStr] = Field(default=["standard"], min_length=1)
+    characters: list[StrictStr] = Field(default=["default"], min_length=1)
+    setups: list[StrictStr] = Field(default=["default"], min_length=1)
+
+    _unique = field_validator("strategies", "variants", "characters", "setups")(_no_duplicates)
 
     @field_validator("players")
     @classmethod
@@ -84,7 +96,7 @@ class GridSection(_M):
 
 
 class StrategySection(_M):
-    base: str
+    base: StrictStr
     params: dict[str, Any] = {}
 
 
@@ -149,6 +161,8 @@ class Spec:
 
     def with_games(self, games: int) -> Spec:
         """The same spec with another number of games per cell (``--games``)."""
+        if isinstance(games, bool) or not isinstance(games, int):
+            raise SpecError(self.path.name, "experiment.games", f"must be an integer, got {games!r}")
         if games < 1:
             raise SpecError(self.path.name, "experiment.games", f"must be at least 1, got {games}")
         raw = json.loads(json.dumps(self.raw))
@@ -206,6 +220,8 @@ def _check_cross(spec: Spec) -> None:
     for s in m.grid.strategies:
         if s not in known and s not in m.strategy:
             raise SpecError(f, "grid.strategies", f"unknown strategy {s!r}: not registered and no [strategy.{s}] table")
+    if "default" in m.setup:
+        raise SpecError(f, "setup.default", "'default' is the unchanged pack; give the changed setup another name")
     for u in m.grid.setups:
         if u != "default" and u not in m.setup:
             raise SpecError(f, "grid.setups", f"unknown setup {u!r}: add a [setup.{u}] table or use 'default'")
@@ -219,11 +235,21 @@ def _check_cross(spec: Spec) -> None:
                 load_with_overrides(spec.content_path(), spec.overrides_of(u), f"{f} [setup.{u}]")
             except ContentError as e:
                 raise SpecError(f, f"setup.{u}.overrides", str(e)) from None
+    labels: dict[str, str] = {}
     for v in m.grid.variants:
         try:
-            Settings.build(base, 4, None, v)
+            label = Settings.build(base, 4, None, v).variant_label
         except ValueError as e:
             raise SpecError(f, "grid.variants", str(e)) from None
+        if label in labels:
+            raise SpecError(f, "grid.variants", f"{v!r} and {labels[label]!r} are the same variant ({label}); list it once")
+        labels[label] = v
+    lineups: dict[tuple, str] = {}
+    for ch in m.grid.characters:
+        key = (ch.strip(),) if ch.strip() in ("default", "random") else tuple(x.strip() for x in ch.split(",") if x.strip())
+        if key in lineups:
+            raise SpecError(f, "grid.characters", f"{ch!r} and {lineups[key]!r} are the same line-up; list it once")
+        lineups[key] = ch
     for ch in m.grid.characters:
         if ch in ("default", "random"):
             continue

@@ -1,0 +1,252 @@
+"""Validation matches what the engine can play: content, specs, bands files and the API
+refuse what would time out, exhaust memory, escape results/ or be silently truncated,
+each naming the file, the field and the reason."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import sim
+import sim.bands
+from sim.bands import BandsError, run_check
+from sim.content import ContentError
+from sim.content.overrides import load_with_overrides
+from sim.content.schema import LOBO_TRACK_FIRST, LOBO_TRACK_LAST
+from sim.experiments import SpecError, load_spec
+
+# ------------------------------------------------------------------ content
+CONTENT_BAD = [
+    # (override path, value, file, field fragment, reason fragment)
+    ("setup.player_count[*].overflow_limit", 0, "setup.toml", "overflow_limit", "greater than or equal to 1"),
+    ("setup.variants.dirty_lobo_start", 12, "setup.toml", "variants", "dirty_lobo_start = 12 is off the printed track"),
+    ("setup.variants.dirty_lobo_start", -1, "setup.toml", "variants", "0..8"),
+    ("lobo.track.start", -5, "lobo.toml", "track", "start = -5 is off the printed track: Dr. Lobo starts on 0..8"),
+    ("lobo.track.start", 12, "lobo.toml", "track", "off the printed track"),
+    ("lobo.track.loss", 10, "lobo.toml", "track", "loss = 10 is off the printed track"),
+    ("intel.tokens.weapon", 1_000_000_000, "intel.toml", "weapon", "less than or equal to 1000"),
+    ("intel.components.un_transport", 2**70, "intel.toml", "un_transport", "less than or equal to 1000"),
+    ("characters.character[0].life", 2**70, "characters.toml", "life", "at most 99"),
+    ("characters.character[0].resolve_max", 10**12, "characters.toml", "resolve_max", "less than or equal to 99"),
+    ("characters.character[0].name", "", "characters.toml", "name", "must not be empty"),
+    ("characters.character[0].name", "Calli\x00Dagger", "characters.toml", "name", "control character"),
+    ("characters.character[0].name", "Calli, Dagger", "characters.toml", "name", "comma"),
+    ("henchmen.henchman[0].name", "  ", "henchmen.toml", "name", "must not be empty"),
+    ("dice.die[0].name", "", "dice.toml", "name", "must not be empty"),
+    ("map.city[0].name", "Paris\n", "map.toml", "name", "control character"),
+    ("encounters.card[0].id", "", "encounters.toml", "id", "must not be empty"),
+    ("setup.simulation.turn_cap", 10**9, "setup.toml", "turn_cap", "less than or equal to 100000"),
+    ("setup.player_count[players=4].location_target", 2**64, "setup.toml", "location_target", "less than or equal to 99"),
+    ("top_secret.deck.total", 10**9, "top_secret.toml", "total", "less than or equal to 1000"),
+    ("lobo.track.start", 2.0, "lobo.toml", "start", "valid integer"),
+    ("lobo.track.start", True, "lobo.toml", "start", "valid integer"),
+]
+
+
+@pytest.mark.parametrize("path,value,file,field,reason", CONTENT_BAD, ids=[f"{c[0]}={c[1]!r}" for c in CONTENT_BAD])
+def test_content_the_engine_cannot_play_is_refused(path, value, file, field, reason):
+    with pytest.raises(ContentError) as e:
+        load_with_overrides(None, {path: value}, "test")
+    msg = str(e.value)
+    assert msg.startswith(file + ": "), msg
+    assert field in msg and reason in msg, msg
+
+
+def test_the_printed_lobo_track_is_written_down():
+    assert (LOBO_TRACK_FIRST, LOBO_TRACK_LAST) == (0, 9)
+
+
+@pytest.mark.parametrize("path,value", [
+    ("setup.player_count[*].overflow_limit", 1),  # the lowest limit that plays: no game times out
+    ("lobo.track.start", 8),
+    ("setup.variants.dirty_lobo_start", 0),
+    ("lobo.track.loss", 9),
+])
+def test_values_at_the_edge_of_the_allowed_range_load(path, value):
+    load_with_overrides(None, {path: value}, "test")
+
+
+def test_overflow_limit_1_plays_without_timeouts():
+    # the bound is where games stop timing out: with 0 every placed Intel token is cleared
+    # at once (48 of 300 games hit the turn cap), with 1 none does
+    c = load_with_overrides(None, {"setup.player_count[*].overflow_limit": 1}, "test")
+    for players in (1, 2, 4):
+        r = sim.simulate(players=players, games=500, seed=11, content=c, summary_only=True)
+        assert r["timeouts"] == 0, players
+
+
+# ------------------------------------------------------------------ specs
+SPEC = """
+[experiment]
+name = "mini"
+seed = 5
+games = 48
+batch = 16
+
+[grid]
+players = [2, 3]
+strategies = ["heuristic", "gamble_happy"]
+
+[strategy.gamble_happy]
+base = "heuristic"
+params = { gamble_p = 0.99 }
+"""
+
+SPEC_BAD = [
+    # (old, new, key, reason)
+    ("games = 48", "games = 48.0", "experiment.games", "valid integer"),
+    ("games = 48", "games = 48.7", "experiment.games", "valid integer"),
+    ("games = 48", "games = true", "experiment.games", "valid integer"),
+    ("seed = 5", "seed = 5.0", "experiment.seed", "valid integer"),
+    ("batch = 16", "batch = 1e3", "experiment.batch", "valid integer"),
+    ("batch = 16", "batch = 1000000000", "experiment.batch", "less than or equal to 1000000"),
+    ("players = [2, 3]", "players = [2.0, 3]", "grid.players.0", "valid integer"),
+    ("players = [2, 3]", "players = [true]", "grid.players.0", "valid integer"),
+    ('name = "mini"', 'name = ".."', "experiment.name", "should match pattern"),
+    ('name = "mini"', 'name = "."', "experiment.name", "should match pattern"),
+    ('name = "mini"', 'name = "../escape"', "experiment.name", "should match pattern"),
+    ('name = "mini"', 'name = "/tmp/x"', "experiment.name", "should match pattern"),
+    ('name = "mini"', 'name = ""', "experiment.name", "at least 1 character"),
+    ('name = "mini"', 'name = "a\\u0000b"', "experiment.name", "should match pattern"),
+    ('strategies = ["heuristic", "gamble_happy"]', 'strategies = ["heuristic", "heuristic"]', "grid.strategies", "listed twice: heuristic"),
+    ("players = [2, 3]", 'players = [2, 3]\nvariants = ["easier", "easier"]', "grid.variants", "listed twice"),
+    ("players = [2, 3]", 'players = [2, 3]\nvariants = ["dirty", "dirty-lobo,dirty-location"]', "grid.variants", "same variant"),
+    ("players = [2, 3]", 'players = [2]\ncharacters = ["Calli Dagger,Rocko Jurgen", "Calli Dagger, Rocko Jurgen"]', "grid.characters", "same line-up"),
+    ("players = [2, 3]", 'players = [2, 3]\nsetups = ["default", "default"]', "grid.setups", "listed twice"),
+    ("gamble_p = 0.99", 'gamble_p = "high"', "strategy.gamble_happy.params", "gamble_p must be a finite number"),
+    ("gamble_p = 0.99", "pool_target = 5.5", "strategy.gamble_happy.params", "pool_target must be an integer"),
+    ("gamble_p = 0.99", "reroll = 1", "strategy.gamble_happy.params", "reroll must be true or false"),
+    ("gamble_p = 0.99", "gamble_p = nan", "strategy.gamble_happy.params", "gamble_p must be a finite number"),
+    ("params = { gamble_p = 0.99 }", 'params = { gamble_p = 0.99 }\n[setup.default]\noverrides = { "lobo.track.start" = 2 }',
+     "setup.default", "unchanged pack"),
+    ("params = { gamble_p = 0.99 }", 'params = { gamble_p = 0.99 }\n[setup.odd]\noverrides = { "lobo.track.start" = -5 }',
+     "setup.odd.overrides", "off the printed track"),
+]
+
+
+@pytest.mark.parametrize("old,new,key,reason", SPEC_BAD, ids=[c[1] for c in SPEC_BAD])
+def test_bad_specs_are_refused_naming_file_key_and_reason(tmp_path, old, new, key, reason):
+    assert old in SPEC
+    text = SPEC.replace(old, new)
+    if "setup.odd" in new:
+        text = text.replace('strategies = ["heuristic", "gamble_happy"]', 'strategies = ["heuristic"]\nsetups = ["odd"]')
+    p = tmp_path / "mini.toml"
+    p.write_text(textwrap.dedent(text))
+    with pytest.raises(SpecError) as e:
+        load_spec(p)
+    msg = str(e.value)
+    assert msg.startswith("mini.toml: "), msg
+    assert key in msg and reason in msg, msg
+
+
+def test_with_games_refuses_non_integers(tmp_path):
+    p = tmp_path / "mini.toml"
+    p.write_text(textwrap.dedent(SPEC))
+    spec = load_spec(p)
+    for bad in (2.5, True, "10"):
+        with pytest.raises(SpecError, match="experiment.games"):
+            spec.with_games(bad)
+
+
+# ------------------------------------------------------------------ bands files
+BANDS = """
+[check]
+seed = 7
+games = 40
+batch = 20
+
+[[cell]]
+name = "2p"
+players = 2
+win_rate = [0.0, 1.0]
+
+[[cell]]
+name = "3p"
+players = 3
+strategy = "heuristic"
+win_rate = [0.0, 1.0]
+"""
+
+BANDS_BAD = [
+    # (old, new, key, reason) -- every change is in the second cell
+    ('strategy = "heuristic"', 'strategy = "genius"', "cell[3p].strategy", "unknown strategy 'genius'"),
+    ('strategy = "heuristic"', 'strategy = "heuristic"\nvariant = "harder"', "cell[3p].variant", "unknown variant 'harder'"),
+    ('strategy = "heuristic"', 'strategy = "heuristic"\nparams = { bogus = 1 }', "cell[3p].params", "unknown heuristic parameter"),
+    ('strategy = "heuristic"', 'strategy = "heuristic"\nparams = { pool_target = "lots" }', "cell[3p].params", "pool_target must be an integer"),
+    ('strategy = "heuristic"', 'strategy = "heuristic"\ncharacters = "Nobody,Calli Dagger,Rocko Jurgen"', "cell[3p].characters", "Nobody"),
+    ('strategy = "heuristic"', 'strategy = "heuristic"\noverrides = { "lobo.track.start" = -5 }', "cell[3p].overrides", "off the printed track"),
+    ("win_rate = [0.0, 1.0]\n\"\"\"", "win_rate = [0.1, 1.5]\n\"\"\"", "cell[3p].win_rate", "within [0, 1]"),
+    ("win_rate = [0.0, 1.0]\n\"\"\"", "win_rate = [-0.1, 0.5]\n\"\"\"", "cell[3p].win_rate", "within [0, 1]"),
+    ("win_rate = [0.0, 1.0]\n\"\"\"", "win_rate = [30, 40]\n\"\"\"", "cell[3p].win_rate", "within [0, 1]"),
+    ("win_rate = [0.0, 1.0]\n\"\"\"", "win_rate = [0.5, 0.4]\n\"\"\"", "cell[3p].win_rate", "low <= high"),
+    ("win_rate = [0.0, 1.0]\n\"\"\"", "win_rate = [nan, nan]\n\"\"\"", "cell[3p].win_rate", "finite"),
+    ("win_rate = [0.0, 1.0]\n\"\"\"", "win_rate = [0.1, inf]\n\"\"\"", "cell[3p].win_rate", "finite"),
+    ("win_rate = [0.0, 1.0]\n\"\"\"", "win_rate = [false, true]\n\"\"\"", "cell[3p].win_rate", "finite numbers"),
+    ("win_rate = [0.0, 1.0]\n\"\"\"", "win_rate = [0.0, 1.0]\nshare_loss_lobo = [0.2, 1.2]\n\"\"\"", "cell[3p].share_loss_lobo", "within [0, 1]"),
+    ("win_rate = [0.0, 1.0]\n\"\"\"", "win_rate = [0.0, 1.0]\nmean_turns = [-3.0, 20.0]\n\"\"\"", "cell[3p].mean_turns", "at least 0"),
+    ("games = 40", "games = 40.0", "check.games", "valid integer"),
+    ("players = 3", "players = 3.0", "cell[3p].players", "valid integer"),
+]
+
+
+@pytest.mark.parametrize("old,new,key,reason", BANDS_BAD, ids=[c[1] for c in BANDS_BAD])
+def test_bands_files_are_validated_whole_before_any_cell_plays(tmp_path, monkeypatch, old, new, key, reason):
+    text = ('"""' + BANDS + '"""').replace(old, new, 1)[3:-3] if old.endswith('"""') else BANDS.replace(old, new, 1)
+    assert text != BANDS
+    p = tmp_path / "bands.toml"
+    p.write_text(text)
+    played = []
+    monkeypatch.setattr(sim.bands, "check_cell", lambda cell, *a, **k: played.append(cell.name))
+    with pytest.raises(BandsError) as e:
+        run_check(p)
+    msg = str(e.value)
+    assert msg.startswith("bands.toml: "), msg
+    assert key in msg and reason in msg, msg
+    assert played == []  # the first cell, which is fine, did not play either
+
+
+# ------------------------------------------------------------------ API
+API_BAD = [
+    ({"players": True}, TypeError, "players must be an integer"),
+    ({"players": 2.0}, TypeError, "players must be an integer"),
+    ({"summary_only": "no"}, TypeError, "summary_only must be True or False"),
+    ({"summary_only": 1}, TypeError, "summary_only must be True or False"),
+    ({"games": 10.0}, TypeError, "games must be an integer"),
+    ({"games": True}, TypeError, "games must be an integer"),
+    ({"seed": 1.5}, TypeError, "seed must be an integer"),
+    ({"seed": "1"}, TypeError, "seed must be an integer"),
+    ({"threads": 1.0}, TypeError, "threads must be"),
+    ({"batch": 0, "summary_only": True}, ValueError, "batch must be positive"),
+    ({"batch": 1.5, "summary_only": True}, TypeError, "batch must be an integer"),
+    ({"params": ["pool_target", 3]}, TypeError, "params must be a dict"),
+    ({"params": {"pool_target": "lots"}}, ValueError, "pool_target must be an integer"),
+    ({"variant": 3}, TypeError, "variant must be"),
+    ({"characters": 3}, TypeError, "characters must be"),
+    ({"engine": 1}, TypeError, "engine must be a string"),
+    ({"content": 3}, TypeError, "content must be"),
+]
+
+
+@pytest.mark.parametrize("kw,exc,match", API_BAD, ids=[repr(c[0]) for c in API_BAD])
+def test_api_wrong_types_get_clear_errors(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        sim.simulate(**{"players": 2, "games": 3, "seed": 1, **kw})
+
+
+def test_summary_only_reference_keeps_line_up_and_variant():
+    kw = {"players": 2, "games": 6, "seed": 4, "characters": "Nika Shizuka,Dexter Kane", "variant": "dirty"}
+    full = sim.simulate(engine="reference", **kw)
+    agg = sim.simulate(engine="reference", summary_only=True, batch=4, **kw)
+    kern = sim.simulate(summary_only=True, batch=4, **kw)
+    assert agg["wins"] == int(full["win"].sum()) == kern["wins"]
+    assert agg["mean_turns"] == pytest.approx(full["turns"].mean()) == kern["mean_turns"]
+    assert (agg["turns_histogram"] == kern["turns_histogram"]).all()
+
+
+def test_the_spec_name_cannot_leave_results(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_text(textwrap.dedent(SPEC.replace('name = "mini"', 'name = "ok.name-1_x"')))
+    assert load_spec(p).name == "ok.name-1_x"
+    assert Path("results", load_spec(p).name).resolve().parent == Path("results").resolve()
