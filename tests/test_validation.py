@@ -40,6 +40,9 @@ CONTENT_BAD = [
     ("setup.simulation.turn_cap", 10**9, "setup.toml", "turn_cap", "less than or equal to 100000"),
     ("setup.player_count[players=4].location_target", 2**64, "setup.toml", "location_target", "less than or equal to 99"),
     ("top_secret.deck.total", 10**9, "top_secret.toml", "total", "less than or equal to 1000"),
+    ("setup.player_count[players=4].remove_random_plus_one", 15, "setup.toml", "player_count 4",
+     "remove_random_plus_one = 15, but villain.toml has 14 +1 cards"),
+    ("lobo.position[position=3].intel", ["W"] * 9, "lobo.toml", "position 3", "needs 9 weapon Intel, but intel.toml has 8"),
     ("lobo.track.start", 2.0, "lobo.toml", "start", "valid integer"),
     ("lobo.track.start", True, "lobo.toml", "start", "valid integer"),
 ]

@@ -282,6 +282,15 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
     for p in lobo.position:
         for letter in p.intel:
             req[p.position, K.INTEL_LETTERS.index(letter)] += 1
+        for code, t in enumerate(K.INTEL_TYPES):
+            have = getattr(intel.tokens, t)
+            if req[p.position, code] > have:
+                raise ContentError(
+                    "lobo.toml",
+                    f"position {p.position}",
+                    f"needs {req[p.position, code]} {t} Intel, but intel.toml has {have} {t} tokens "
+                    "(the Location win could never happen here)",
+                )
 
     # ---------------------------------------------------------------- henchmen
     nh = len(hench.henchman)
@@ -337,6 +346,13 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
                 "setup.toml",
                 entry,
                 f"henchmen_level2 = {r.henchmen_level2}, but there are {nh} henchmen",
+            )
+        plus_one = sum(1 for c in vil.card if c.category == "plus_one")
+        if r.remove_random_plus_one > plus_one:
+            raise ContentError(
+                "setup.toml",
+                entry,
+                f"remove_random_plus_one = {r.remove_random_plus_one}, but villain.toml has {plus_one} +1 cards",
             )
         if r.board_intel > intel.tokens.total:
             raise ContentError(
