@@ -84,10 +84,10 @@ def _band(v):
 class CellSection(_M):
     name: str = Field(min_length=1, max_length=100, pattern=r"^[^\x00-\x1f\x7f]+$")
     players: StrictInt = Field(ge=1, le=6)
-    strategy: str = "heuristic"
+    strategy: str = Field(default="heuristic", min_length=1)
     params: dict[str, Any] = {}
-    variant: str = "standard"
-    characters: str = "default"
+    variant: str = Field(default="standard", pattern=r"\S")  # "" would silently mean standard
+    characters: str = Field(default="default", pattern=r"\S")  # "" would silently mean default
     overrides: dict[str, Any] = {}
     win_rate: tuple[float, float]
     mean_turns: tuple[float, float] | None = None

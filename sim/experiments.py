@@ -57,6 +57,9 @@ class _M(BaseModel):
 
 
 def _no_duplicates(v: list) -> list:
+    for x in v:
+        if isinstance(x, str) and (not x.strip() or not x.isprintable()):
+            raise ValueError(f"{x!r} is not a name (empty or with a control character)")
     dup = sorted({str(x) for x in v if v.count(x) > 1})
     if dup:
         raise ValueError(f"listed twice: {', '.join(dup)} (each would give the same cells twice)")
@@ -222,6 +225,9 @@ def _check_cross(spec: Spec) -> None:
             raise SpecError(f, "grid.strategies", f"unknown strategy {s!r}: not registered and no [strategy.{s}] table")
     if "default" in m.setup:
         raise SpecError(f, "setup.default", "'default' is the unchanged pack; give the changed setup another name")
+    for name, u in m.setup.items():
+        if not u.overrides:
+            raise SpecError(f, f"setup.{name}.overrides", "no overrides: this setup would be the default pack again")
     for u in m.grid.setups:
         if u != "default" and u not in m.setup:
             raise SpecError(f, "grid.setups", f"unknown setup {u!r}: add a [setup.{u}] table or use 'default'")
@@ -265,6 +271,11 @@ def _check_cross(spec: Spec) -> None:
         bad = set(m.compare.baseline) - set(DIMENSIONS)
         if bad:
             raise SpecError(f, "compare.baseline", f"unknown dimension(s) {sorted(bad)}; use {DIMENSIONS}")
+        grid = {"players": m.grid.players, "strategy": m.grid.strategies, "variant": m.grid.variants,
+                "characters": m.grid.characters, "setup": m.grid.setups}
+        for dim, value in m.compare.baseline.items():
+            if isinstance(value, bool) or value not in grid[dim]:
+                raise SpecError(f, f"compare.baseline.{dim}", f"{value!r} is not in the grid's {dim} values {grid[dim]}")
 
 
 def load_spec(path: str | Path) -> Spec:

@@ -122,8 +122,13 @@ SPEC_BAD = [
     ("gamble_p = 0.99", "pool_target = 5.5", "strategy.gamble_happy.params", "pool_target must be an integer"),
     ("gamble_p = 0.99", "reroll = 1", "strategy.gamble_happy.params", "reroll must be true or false"),
     ("gamble_p = 0.99", "gamble_p = nan", "strategy.gamble_happy.params", "gamble_p must be a finite number"),
+    ("players = [2, 3]", 'players = [2, 3]\nvariants = ["standard", ""]', "grid.variants", "'' is not a name"),
+    ("params = { gamble_p = 0.99 }", 'params = { gamble_p = 0.99 }\n[compare]\nbaseline = { strategy = "heurstic" }', "compare.baseline.strategy",
+     "'heurstic' is not in the grid's strategy values"),
     ("params = { gamble_p = 0.99 }", 'params = { gamble_p = 0.99 }\n[setup.default]\noverrides = { "lobo.track.start" = 2 }',
      "setup.default", "unchanged pack"),
+    ("params = { gamble_p = 0.99 }", 'params = { gamble_p = 0.99 }\n[setup.odd]\noverrides = {}',
+     "setup.odd.overrides", "would be the default pack"),
     ("params = { gamble_p = 0.99 }", 'params = { gamble_p = 0.99 }\n[setup.odd]\noverrides = { "lobo.track.start" = -5 }',
      "setup.odd.overrides", "off the printed track"),
 ]
@@ -190,6 +195,8 @@ BANDS_BAD = [
     ("win_rate = [0.0, 1.0]\n\"\"\"", "win_rate = [0.0, 1.0]\nshare_loss_lobo = [0.2, 1.2]\n\"\"\"", "cell[3p].share_loss_lobo", "within [0, 1]"),
     ("win_rate = [0.0, 1.0]\n\"\"\"", "win_rate = [0.0, 1.0]\nmean_turns = [-3.0, 20.0]\n\"\"\"", "cell[3p].mean_turns", "at least 0"),
     ("games = 40", "games = 40.0", "check.games", "valid integer"),
+    ('strategy = "heuristic"', 'strategy = "heuristic"\nvariant = ""', "cell[3p].variant", "should match pattern"),
+    ('strategy = "heuristic"', 'strategy = "heuristic"\ncharacters = " "', "cell[3p].characters", "should match pattern"),
     ("players = 3", "players = 3.0", "cell[3p].players", "valid integer"),
 ]
 
