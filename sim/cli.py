@@ -243,8 +243,13 @@ def cmd_run(args) -> int:
         raise SystemExit(f"spec error: {e}") from None
     if args.out is not None:
         _check_out_folder(args.out)
-    report = run_study(spec, args.out, engine=args.engine, progress=None if not args.quiet else False,
-                       max_batches=args.max_batches)
+    try:
+        report = run_study(spec, args.out, engine=args.engine, progress=None if not args.quiet else False,
+                           max_batches=args.max_batches)
+    except OSError as e:
+        if not e.filename:  # e.g. a full disk inside a Parquet or zip writer: name the output folder
+            e.filename = args.out or f"results/{spec.name}"
+        raise
     if not report.finished:
         print(f"stopped after {len(report.computed)} new batch(es); run the same command again to resume")
         return 0
@@ -452,8 +457,8 @@ def _announce_compile(args) -> None:
 def _os_message(e: OSError) -> str:
     where = f" {str(e.filename)!r}" if e.filename else ""
     if e.errno == errno.ENOSPC:
-        return (f"no space left on the device writing{where}; free some space and run the same "
-                "command again (a run resumes from its finished batches)")
+        return (f"no space left on the device{' (writing' + where + ')' if where else ''}; free some space and "
+                "run the same command again (a run resumes from its finished batches)")
     if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return f"permission denied:{where} cannot be written or read ({e.strerror})"
     return f"{e.strerror or e}:{where}" if e.strerror else str(e)

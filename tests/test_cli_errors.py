@@ -138,17 +138,20 @@ def test_every_option_has_a_help_line():
     (OSError(errno.ENOSPC, "No space left on device", "results/tiny/summary.parquet"), "no space left"),
     (PermissionError(errno.EACCES, "Permission denied", "results/tiny"), "permission denied"),
     (OSError(errno.EROFS, "Read-only file system", "/ro/results"), "permission denied"),
+    (OSError(errno.ENOSPC, "No space left on device"), "no space left"),  # a writer that names no file
 ])
 def test_os_errors_of_a_run_end_in_one_line(err, fragment, files, capsys, monkeypatch):
     def fail(*a, **k):
         raise err
 
     monkeypatch.setattr("sim.study.run_study", fail)
-    code, out, text = run_main(["run", files["spec"], "--out", str(Path(files["dir"]) / "out"), "--quiet"], capsys)
+    out_dir = str(Path(files["dir"]) / "out")
+    named = err.filename or out_dir  # without a file name, the message names the output folder
+    code, out, text = run_main(["run", files["spec"], "--out", out_dir, "--quiet"], capsys)
     assert code == 1
     assert "Traceback" not in text
     assert len(text.strip().splitlines()) == 1
-    assert fragment in text and err.filename in text
+    assert fragment in text and named in text
 
 
 def test_ctrl_c_is_one_line_and_exit_130(capsys, monkeypatch):
