@@ -200,6 +200,7 @@ def simulate(
     The kernel (default) and the reference engine give identical rows.
     """
     _validate(players, games, seed, game0, threads, engine, summary_only, batch, params, characters, variant)
+    players, games, seed, game0, batch = int(players), int(games), int(seed), int(game0), int(batch)
     c = resolve_content(content)
     settings = Settings.build(c, players, characters, variant)
     if summary_only:

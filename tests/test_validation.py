@@ -245,6 +245,13 @@ def test_api_wrong_types_get_clear_errors(kw, exc, match):
         sim.simulate(**{"players": 2, "games": 3, "seed": 1, **kw})
 
 
+def test_api_takes_numpy_integers():
+    import numpy as np
+
+    df = sim.simulate(players=np.int64(2), games=np.int32(3), seed=np.int64(1))
+    assert df.height == 3 and df["players"].to_list() == [2, 2, 2]
+
+
 def test_summary_only_reference_keeps_line_up_and_variant():
     kw = {"players": 2, "games": 6, "seed": 4, "characters": "Nika Shizuka,Dexter Kane", "variant": "dirty"}
     full = sim.simulate(engine="reference", **kw)
