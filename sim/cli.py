@@ -125,10 +125,15 @@ def _settings_and_strategies(args, content):
 
     try:
         settings = Settings.build(content, args.players, args.characters, args.variant)
-        params = parse_params(args.param)
-        team = [strategies.make(args.strategy, **params) for _ in range(args.players)]
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
+    if args.strategy not in strategies.names():
+        raise SystemExit(f"error: --strategy: unknown strategy {args.strategy!r}; registered: {', '.join(strategies.names())}")
+    params = parse_params(args.param)
+    try:
+        team = [strategies.make(args.strategy, **params) for _ in range(args.players)]
+    except ValueError as e:
+        raise SystemExit(f"error: --param: {e}") from None
     return settings, team
 
 

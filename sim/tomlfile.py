@@ -37,5 +37,7 @@ def load_toml_model(path: str | Path, model: type[BaseModel], error, kind: str, 
             if loc[1] < len(entries) and isinstance(entries[loc[1]], dict):
                 loc[1] = f"[{entries[loc[1]].get('name', loc[1])}]"
         key = ".".join(str(x) for x in loc).replace(".[", "[")
+        if not key.isprintable():  # a name with a NUL or newline: show it escaped, on one line
+            key = key.encode("unicode_escape").decode("ascii")
         reason = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
         raise error(p.name, key, reason) from None

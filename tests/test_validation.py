@@ -195,6 +195,7 @@ BANDS_BAD = [
     ("win_rate = [0.0, 1.0]\n\"\"\"", "win_rate = [0.0, 1.0]\nshare_loss_lobo = [0.2, 1.2]\n\"\"\"", "cell[3p].share_loss_lobo", "within [0, 1]"),
     ("win_rate = [0.0, 1.0]\n\"\"\"", "win_rate = [0.0, 1.0]\nmean_turns = [-3.0, 20.0]\n\"\"\"", "cell[3p].mean_turns", "at least 0"),
     ("games = 40", "games = 40.0", "check.games", "valid integer"),
+    ('name = "3p"', 'name = "3p\\u0000"', "cell[3p\\x00].name", "should match pattern"),
     ('strategy = "heuristic"', 'strategy = "heuristic"\nvariant = ""', "cell[3p].variant", "should match pattern"),
     ('strategy = "heuristic"', 'strategy = "heuristic"\ncharacters = " "', "cell[3p].characters", "should match pattern"),
     ("players = 3", "players = 3.0", "cell[3p].players", "valid integer"),
