@@ -18,6 +18,9 @@ from sim.rules.game import GameRecord
 from sim.rules.state import Settings
 
 ENGINES = ("kernel", "reference")
+# a per-game table costs about 500 bytes a game while it is built: beyond this, ask for a
+# summary (summary_only=True keeps one batch in memory at a time)
+MAX_TABLE_GAMES = 10_000_000
 
 GAME_COLUMNS = tuple(f.name for f in fields(GameRecord))
 STRING_COLUMNS = ("characters", "strategy", "variant", "outcome", "henchman_levels")
@@ -153,6 +156,8 @@ def _validate(players, games, seed, game0, threads, engine, summary_only=False, 
         raise ValueError(f"game0 must be a non-negative integer, got {game0!r}")
     if batch < 1:
         raise ValueError(f"batch must be positive, got {batch}")
+    if batch > MAX_TABLE_GAMES:
+        raise ValueError(f"batch: at most {MAX_TABLE_GAMES:,} games are held in memory at once, got {batch:,}")
     if not _is_int(seed):
         raise TypeError(f"seed must be an integer, got {type(seed).__name__} {seed!r}")
     check_seed(seed, game0 + max(int(games) - 1, 0))
@@ -201,6 +206,9 @@ def simulate(
     """
     _validate(players, games, seed, game0, threads, engine, summary_only, batch, params, characters, variant)
     players, games, seed, game0, batch = int(players), int(games), int(seed), int(game0), int(batch)
+    if not summary_only and games > MAX_TABLE_GAMES:
+        raise ValueError(f"games: a per-game table of {games:,} games would not fit in memory (limit "
+                         f"{MAX_TABLE_GAMES:,}); pass summary_only=True to aggregate batch by batch")
     c = resolve_content(content)
     settings = Settings.build(c, players, characters, variant)
     if summary_only:

@@ -237,6 +237,8 @@ API_BAD = [
     ({"characters": 3}, TypeError, "characters must be"),
     ({"engine": 1}, TypeError, "engine must be a string"),
     ({"content": 3}, TypeError, "content must be"),
+    ({"games": 3_000_000_000}, ValueError, "would not fit in memory"),
+    ({"games": 3_000_000_000, "summary_only": True, "batch": 3_000_000_000}, ValueError, "batch: at most"),
 ]
 
 
