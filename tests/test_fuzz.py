@@ -2,7 +2,8 @@
 
 Every case must end in a clean refusal (ContentError / SpecError / BandsError whose
 message starts with the file's name and names the field) or a clean run (a few games,
-no timeout). A mutation that is out of range by construction (a wrong type, an empty
+no timeout); a refused spec or bands file is also refused by `smersh-sim run` /
+`check` in one line. A mutation that is out of range by construction (a wrong type, an empty
 or NUL name, 2**70, nan) must be refused, never accepted.
 """
 
@@ -18,6 +19,7 @@ import pytest
 
 import sim
 from sim.bands import BandsError, run_check
+from sim.cli import main
 from sim.content import ContentError
 from sim.content.loader import DEFAULT_PACK, build, load_raw
 from sim.experiments import SpecError, load_spec
@@ -179,14 +181,24 @@ def _names_a_field(msg: str, file: str) -> bool:
     return bool(re.match(re.escape(file) + r": \S", msg))
 
 
+def _cli_refuses_in_one_line(argv: list[str], file: str, capsys) -> None:
+    """The same refusal through the command line: one line naming the file, no traceback."""
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert isinstance(e.value.code, str) and "\n" not in e.value.code.strip(), e.value.code
+    assert file in e.value.code and "Traceback" not in out + err
+
+
 @pytest.mark.parametrize("text,must_refuse", _file_cases(SPEC, N_SPEC, "s", SEED + 1))
-def test_fuzz_spec(tmp_path, text, must_refuse):
+def test_fuzz_spec(tmp_path, capsys, text, must_refuse):
     p = tmp_path / "fz.toml"
     p.write_text(text)
     try:
         spec = load_spec(p)
     except SpecError as e:
         assert _names_a_field(str(e), "fz.toml"), str(e)
+        _cli_refuses_in_one_line(["run", str(p), "--quiet", "--out", str(tmp_path / "out")], "fz.toml", capsys)
         return
     assert not must_refuse, f"an out-of-range value was accepted:\n{text}"
     report = run_study(spec.with_games(2), tmp_path / "out", progress=False, charts=False)
@@ -194,13 +206,14 @@ def test_fuzz_spec(tmp_path, text, must_refuse):
 
 
 @pytest.mark.parametrize("text,must_refuse", _file_cases(BANDS, N_BANDS, "b", SEED + 2))
-def test_fuzz_bands(tmp_path, text, must_refuse):
+def test_fuzz_bands(tmp_path, capsys, text, must_refuse):
     p = tmp_path / "bands.toml"
     p.write_text(text)
     try:
         results = run_check(p)
     except BandsError as e:
         assert _names_a_field(str(e), "bands.toml"), str(e)
+        _cli_refuses_in_one_line(["check", str(p)], "bands.toml", capsys)
         return
     assert not must_refuse, f"an out-of-range value was accepted:\n{text}"
     assert results and all(r.games >= 1 for r in results)
