@@ -66,18 +66,49 @@ def records_frame(records: list[GameRecord]) -> pl.DataFrame:
     return pl.DataFrame(cols, schema=schema)
 
 
+def _exact_kernel_twin(strategy):
+    """``strategy`` itself if the kernel plays exactly it; otherwise a ValueError naming the ways forward.
+
+    The kernel knows the built-in families by their parameter vectors only, so a
+    Python subclass that overrides a decision (or an instance with a method patched
+    in) would be played as its parent: a silent wrong answer this refuses.
+    """
+    from sim.kernel.custom import DECISIONS
+    from strategies import HeuristicStrategy, RandomStrategy
+
+    family = type(strategy)
+    if family in (HeuristicStrategy, RandomStrategy) and not set(vars(strategy)) & set(DECISIONS):
+        return strategy
+    name = getattr(strategy, "name", family.__name__)
+    parent = next((b for b in (HeuristicStrategy, RandomStrategy) if isinstance(strategy, b)), None)
+    if parent is None:
+        what = f"{family.__name__} is not a built-in strategy family"
+    else:
+        changed = sorted(d for d in DECISIONS if getattr(family, d) is not getattr(parent, d) or d in vars(strategy))
+        what = (f"{family.__name__} changes {parent.__name__}"
+                + (f" ({', '.join(changed)})" if changed else ""))
+    raise ValueError(
+        f"strategy {name!r} has no kernel twin ({what}); the kernel refuses rather than play another "
+        "strategy in its place. Run it on the readable engine (engine='reference', or --engine reference), "
+        "or write the changed decisions as @njit functions in a sim.kernel.custom.KernelStrategy"
+    )
+
+
 def _kernel_strategy(strategy, params: dict | None):
     """One built-in strategy object for the kernel (all seats play it)."""
     import strategies
 
     if isinstance(strategy, str):
-        return strategies.make(strategy, **(params or {}))
+        return _exact_kernel_twin(strategies.make(strategy, **(params or {})))
     from sim.kernel.custom import KernelStrategy
 
     if isinstance(strategy, (strategies.Strategy, KernelStrategy)):
         if params:
             raise ValueError("pass params with a strategy name, not with a strategy object")
-        return strategy
+        if isinstance(strategy, KernelStrategy):
+            _exact_kernel_twin(strategy.base)
+            return strategy
+        return _exact_kernel_twin(strategy)
     raise ValueError(
         "the kernel plays one built-in strategy for every seat; use engine='reference' "
         f"for per-seat or custom Python strategies (got {strategy!r})"
