@@ -151,3 +151,34 @@ def study_charts(summary: pl.DataFrame, out: Path, spec=None) -> list[Path]:
         os.replace(tmp, final)
         made.append(final)
     return made
+
+
+def tune_candidates(result, path: Path) -> Path:
+    """Each tuned candidate's win rate with its 95% interval against the target band(s)."""
+    from sim.results import wilson_interval
+
+    targets = result.targets
+    fig, axes = plt.subplots(1, len(targets), figsize=(max(6.0, 0.18 * len(result.candidates) + 3), 4.2),
+                             squeeze=False)
+    colours = {"found": "tab:green", "dropped": "tab:grey", "unresolved": "tab:orange"}
+    order = sorted(result.candidates, key=lambda c: c.values)
+    for ax, t in zip(axes[0], targets):
+        ax.axhspan(t.low, t.high, color="tab:green", alpha=0.15, label=f"target [{t.low:.2f}, {t.high:.2f}]")
+        for x, c in enumerate(order):
+            w, n = c.wins[t.players], c.games[t.players]
+            if n == 0:
+                continue
+            lo, hi = wilson_interval(w, n)
+            p = w / n
+            ax.errorbar([x], [p], yerr=[[p - lo], [hi - p]], fmt="o", ms=3, capsize=2,
+                        color=colours.get(c.state, "black"))
+        ax.set_xticks(range(len(order)))
+        ax.set_xticklabels([",".join(str(v) for v in c.values) for c in order], rotation=90, fontsize=6)
+        ax.set_xlabel(" , ".join(k.path for k in result.knobs))
+        ax.set_ylabel("win rate")
+        ax.set_title(f"{t.players} players: green found, grey dropped, orange unresolved", fontsize=9)
+        ax.legend(loc="best", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -12,7 +12,9 @@ indexed by ``[key=value]`` (the entry whose ``key`` equals ``value``), ``[N]``
 One path is special: ``"villain.counts"`` takes a table ``{plus_two, plus_one,
 minus_one, injury}`` and relabels the advancement side of the fewest cards
 needed (highest card ids first, End of Turn sides untouched) to reach those
-counts, updating ``[composition]`` to match.
+counts, updating ``[composition]`` to match. Kinds left out keep their count,
+except ``plus_one``: when it is left out, +1 cards fill the deck to its size
+(``{ minus_one = 4 }`` turns two +1 cards of the default deck into -1 cards).
 """
 
 from __future__ import annotations
@@ -114,6 +116,8 @@ def rebalance_villain(raw: dict, counts: dict) -> None:
         return {2: "plus_two", 1: "plus_one", -1: "minus_one"}[card["advance"]]
 
     want = {k: int(counts.get(k, sum(1 for c in cards if kind(c) == k))) for k in VILLAIN_KINDS}
+    if "plus_one" not in counts:  # +1 cards, the most common kind, fill the deck to its size
+        want["plus_one"] = len(cards) - sum(v for k, v in want.items() if k != "plus_one")
     if any(v < 0 for v in want.values()):
         raise OverrideError(f"villain.counts: negative count in {want}")
     if sum(want.values()) != len(cards):
