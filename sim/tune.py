@@ -12,9 +12,10 @@ and game indices), in rounds of growing size, and raced against the band:
 * the rest (intervals straddling a band edge) play the next round, twice as
   many games as the last, until none is left or the budget of games is spent.
 
-Where the product of the knobs' values is larger than ``max_candidates``, an
-optuna TPE sampler (seeded) proposes that many candidates from it instead of
-enumerating them. The same seed gives the same answer.
+Where the product of the knobs' values is larger than ``max_candidates``, a
+seeded optuna TPE search proposes that many candidates instead, each scored by
+its first round's distance from the band centre(s); the race then goes on from
+there. The same seed gives the same answer.
 """
 
 from __future__ import annotations
@@ -162,17 +163,21 @@ def race(
     grid = [k.values for k in knobs]
     size = math.prod(len(v) for v in grid)
     if size <= max_candidates:
-        values = list(itertools.product(*grid))
+        cands = [Candidate(v) for v in itertools.product(*grid)]
+        for c in cands:
+            for t in targets:
+                c.wins[t.players] = 0
+                c.games[t.players] = 0
+        played = done = 0
+        round_size = first_round
     else:
-        values = _proposed(knobs, max_candidates, seed)
-    cands = [Candidate(v) for v in values]
-    for c in cands:
-        for t in targets:
-            c.wins[t.players] = 0
-            c.games[t.players] = 0
-    played = 0
-    done = 0  # games per player count every racing candidate has played (indices 0..done-1)
-    round_size = first_round
+        cands, played = _searched(knobs, targets, evaluate, max_candidates, first_round, seed, budget)
+        for c in cands:
+            c.state = _verdict(c, targets)
+        done, round_size = first_round, 2 * first_round
+        if progress:
+            progress(f"searched {len(cands)} of {size:,} settings with TPE ({played:,} games)")
+    # ``done``: games per player count every racing candidate has played (game indices 0..done-1)
     while True:
         racing = [c for c in cands if c.state == "racing"]
         if not racing:
@@ -212,28 +217,36 @@ def _verdict(c: Candidate, targets: list[Target]) -> str:
     return "found" if inside else "racing"
 
 
-def _proposed(knobs: list[Knob], n: int, seed: int) -> list[tuple]:
-    """``n`` distinct candidates from a grid too large to enumerate, proposed by a seeded TPE sampler."""
-    try:
-        import optuna
-    except ImportError:
-        raise TuneError(
-            f"the knobs span {math.prod(len(k.values) for k in knobs):,} settings, more than {MAX_CANDIDATES} to "
-            "enumerate; narrowing them, or installing optuna (pip install optuna) to sample them, is needed"
-        ) from None
+def _searched(knobs: list[Knob], targets: list[Target], evaluate: Evaluate, n: int, games: int, seed: int,
+              budget: int) -> tuple[list[Candidate], int]:
+    """Up to ``n`` distinct candidates from a grid too large to enumerate, chosen by a seeded TPE search.
+
+    Each proposal plays the first round (``games`` games per target, the same
+    games for all) and scores its distance from the band centres; TPE proposes
+    the next from those scores. Returns the candidates with their first round
+    played, and the games spent.
+    """
+    import optuna
+
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    sampler = optuna.samplers.QMCSampler(seed=seed, scramble=True)
-    study = optuna.create_study(sampler=sampler)
-    seen: list[tuple] = []
+    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=min(20, n)))
+    found: dict[tuple, Candidate] = {}
+    spent = 0
     tries = 0
-    while len(seen) < n and tries < 20 * n:
+    while len(found) < n and tries < 5 * n and spent + games * len(targets) <= budget:
         trial = study.ask()
-        v = tuple(trial.suggest_categorical(f"k{i}", list(k.values)) for i, k in enumerate(knobs))
-        study.tell(trial, 0.0)
+        values = tuple(trial.suggest_categorical(f"k{i}", list(k.values)) for i, k in enumerate(knobs))
         tries += 1
-        if v not in seen:
-            seen.append(v)
-    return seen
+        if values not in found:
+            c = Candidate(values)
+            for t in targets:
+                c.wins[t.players] = int(evaluate(values, t.players, 0, games))
+                c.games[t.players] = games
+            spent += games * len(targets)
+            found[values] = c
+        c = found[values]
+        study.tell(trial, sum(abs(c.rate(t.players) - (t.low + t.high) / 2) for t in targets))
+    return list(found.values()), spent
 
 
 class GameEvaluator:

@@ -101,3 +101,17 @@ def test_villain_count_knob_keeps_the_deck_size():
     adv = np.asarray(c.villain_advance)
     assert len(adv) == len(base.villain_advance)
     assert int(np.sum(adv == -1)) == 6
+
+
+def test_large_grids_are_searched_with_tpe_and_still_find_the_band():
+    knobs = [T.Knob("a", tuple(range(10))), T.Knob("b", tuple(range(5)))]
+    a = T.race(knobs, TARGET, synthetic, budget=3_000_000, seed=7, max_candidates=20)
+    b = T.race(knobs, TARGET, synthetic, budget=3_000_000, seed=7, max_candidates=20)
+    assert len(a.candidates) == 20 and len({c.values for c in a.candidates}) == 20
+    assert [c.values for c in a.candidates] == [c.values for c in b.candidates]
+    found = a.found()
+    assert found and all(0.43 <= true_rate(c.values) <= 0.47 for c in found)
+    # TPE steers towards the band: more proposals near it than a uniform draw of 20 from 50 would give
+    near = sum(abs(true_rate(c.values) - 0.45) <= 0.05 for c in a.candidates)
+    uniform = sum(abs(true_rate((x, y)) - 0.45) <= 0.05 for x in range(10) for y in range(5)) * 20 / 50
+    assert near > uniform
