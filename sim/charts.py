@@ -182,3 +182,40 @@ def tune_candidates(result, path: Path) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def tornado(table: pl.DataFrame, path: Path, players: int) -> Path:
+    """Paired change in win rate per step down and up for each knob (bars), 95% intervals (whiskers)."""
+    from sim.sensitivity import short_name
+
+    rows = [r for r in table.iter_rows(named=True)]
+    knobs = sorted({r["knob"] for r in rows},
+                   key=lambda k: max((abs(r["diff"]) for r in rows if r["knob"] == k and r["diff"] is not None),
+                                     default=0.0))
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(knobs) + 1.6))
+    for y, knob in enumerate(knobs):
+        for r in (r for r in rows if r["knob"] == knob):
+            colour = "tab:blue" if r["step"] > 0 else "tab:red"
+            if r["diff"] is None:
+                continue  # refused by the pack: said in the label
+            d = r["diff"] * 100
+            ax.barh(y, d, color=colour, alpha=0.6, height=0.6)
+            ax.errorbar([d], [y], xerr=[[d - r["diff_low"] * 100], [r["diff_high"] * 100 - d]], fmt="none",
+                        ecolor="black", capsize=2, lw=0.8)
+    labels = []
+    for knob in knobs:
+        mine = [r for r in rows if r["knob"] == knob]
+        refused = [("down" if r["step"] < 0 else "up") for r in mine if r["refused"]]
+        labels.append(f"{short_name(knob)} (now {mine[0]['from']}" + (f"; {'/'.join(refused)} refused" if refused else "") + ")")
+    ax.set_yticks(range(len(knobs)))
+    ax.set_yticklabels(labels, fontsize=8)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_xlabel("change in win rate (points): red one step down, blue one step up")
+    base = rows[0]["default_win_rate"] * 100 if rows else float("nan")
+    ax.set_title(f"{players} players: win rate {base:.1f}% on the unchanged pack; bars 95% paired intervals",
+                 fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
