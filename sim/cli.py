@@ -184,8 +184,14 @@ def cmd_run(args) -> int:
             spec = spec.with_games(args.games)
     except SpecError as e:
         raise SystemExit(f"spec error: {e}") from None
-    report = run_study(spec, args.out, engine=args.engine, progress=None if not args.quiet else False,
-                       max_batches=args.max_batches)
+    from sim.manifest import ResultsError
+    from sim.study import StudyError
+
+    try:
+        report = run_study(spec, args.out, engine=args.engine, progress=None if not args.quiet else False,
+                           max_batches=args.max_batches)
+    except (ResultsError, StudyError) as e:
+        raise SystemExit(f"error: {e}") from None
     if not report.finished:
         print(f"stopped after {len(report.computed)} new batch(es); run the same command again to resume")
         return 0
