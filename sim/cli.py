@@ -91,8 +91,7 @@ def _settings_and_strategies(args, content):
 
 def cmd_play(args) -> int:
     import sim
-    from sim.results import summarize_records
-    from sim.rules.state import OUTCOME_NAMES
+    from sim.tally import Tally
 
     content = _load_content(args.content)
     settings, team = _settings_and_strategies(args, content)
@@ -107,15 +106,9 @@ def cmd_play(args) -> int:
         raise SystemExit(f"error: {e}") from None
     elapsed = time.perf_counter() - t0
 
-    class _Row:
-        __slots__ = ("outcome", "win", "turns")
-
-        def __init__(self, o, w, t):
-            self.outcome, self.win, self.turns = o, w, t
-
-    records = [_Row(o, w, t) for o, w, t in zip(df["outcome"].to_list(), df["win"].to_list(), df["turns"].to_list())]
-    summary = summarize_records(records)
-    assert set(summary["outcomes"]) == set(OUTCOME_NAMES.values())
+    full = Tally.of_frame(df).summary()
+    keys = ("games", "wins", "win_rate", "ci_low", "ci_high", "outcomes", "mean_turns", "turn_quantiles", "timeouts")
+    summary = {k: full[k] for k in keys}
     first_lineup = df["characters"][0]
     summary.update(
         {
@@ -153,8 +146,8 @@ def cmd_play(args) -> int:
         print(f"  {labels[k]:<40} {v:>8}  {100 * v / summary['games']:6.2f}%")
     q = summary["turn_quantiles"]
     print(
-        f"turns: mean {summary['mean_turns']:.1f}, 5% {q['q05']:.0f}, 25% {q['q25']:.0f}, "
-        f"median {q['q50']:.0f}, 75% {q['q75']:.0f}, 95% {q['q95']:.0f}"
+        f"turns: mean {summary['mean_turns']:.1f}, 5% {q['q05']:g}, 25% {q['q25']:g}, "
+        f"median {q['q50']:g}, 75% {q['q75']:g}, 95% {q['q95']:g}"
     )
     print(f"({elapsed:.1f} s, {summary['games'] / max(elapsed, 1e-9):.0f} games/s)")
     return 0

@@ -21,6 +21,7 @@ import polars as pl
 from sim.experiments import DIMENSIONS
 from sim.manifest import check_folder
 from sim.results import Z95
+from sim.tally import unpack_wins
 
 
 def parse_baseline(text: str | None) -> dict:
@@ -75,7 +76,7 @@ def paired_stats(base_wins: np.ndarray, wins: np.ndarray) -> dict:
 
 
 def _wins(row: dict) -> np.ndarray:
-    return np.unpackbits(np.frombuffer(row["win_bits"], dtype=np.uint8))[: row["games"]].astype(bool)
+    return unpack_wins(row["win_bits"], row["games"])
 
 
 def compare_run(run: Path | str, baseline: dict | None = None) -> tuple[pl.DataFrame, dict]:

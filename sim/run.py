@@ -199,7 +199,8 @@ def simulate(
     c = resolve_content(content)
     settings = Settings.build(c, players, characters, variant)
     if summary_only:
-        return _summary_only(c, settings, strategy, params, seed, game0, int(games), engine, threads, batch)
+        return _tally(c, settings, strategy, params, seed, game0, int(games), engine, threads, batch,
+                      characters, variant, keep_bits=False).summary()
     if engine == "reference":
         team = make_team(strategy, players, params)
         from sim.rules import play_game
@@ -213,50 +214,54 @@ def simulate(
     return kernel_frame(c, settings, strat.name, rows)
 
 
-def _summary_only(c, settings, strategy, params, seed, game0, games, engine, threads, batch) -> dict:
-    """Counts and means over all games, one batch in memory at a time."""
-    from sim.results import wilson_interval
-    from sim.rules.state import OUTCOME_NAMES
+def simulate_tally(
+    players: int = 4,
+    games: int = 1000,
+    strategy="heuristic",
+    seed: int = 1,
+    characters=None,
+    variant=None,
+    content=None,
+    threads: int | None = None,
+    params: dict | None = None,
+    engine: str = "kernel",
+    game0: int = 0,
+    batch: int = 1_000_000,
+    keep_bits: bool = False,
+):
+    """The :class:`sim.tally.Tally` of the games ``simulate`` would play, one batch in memory at a time.
 
-    if batch < 1:
-        raise ValueError(f"batch must be positive, got {batch}")
-    outcomes = np.zeros(len(OUTCOME_NAMES), np.int64)
-    turns_hist = np.zeros(int(c.turn_cap) + 1, np.int64)
-    sums: dict[str, int] = {}
-    numeric = [n for n in GAME_COLUMNS if n not in STRING_COLUMNS and n not in ("seed", "game", "win", "players")]
+    ``simulate(summary_only=True)`` is ``simulate_tally(...).summary()``. With
+    ``keep_bits`` the tally also keeps one win bit per game (memory grows by
+    one byte per 8 games).
+    """
+    _validate(players, games, seed, game0, threads, engine)
+    c = resolve_content(content)
+    settings = Settings.build(c, players, characters, variant)
+    return _tally(c, settings, strategy, params, seed, game0, int(games), engine, threads, batch,
+                  characters, variant, keep_bits)
+
+
+def _tally(c, settings, strategy, params, seed, game0, games, engine, threads, batch,
+           characters, variant, keep_bits):
+    from sim.tally import Tally
+
+    if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
+        raise ValueError(f"batch must be a positive integer, got {batch!r}")
+    tally = Tally.empty(keep_bits)
     done = 0
     while done < games:
-        size = min(batch, games - done)
+        size = min(int(batch), games - done)
         if engine == "kernel":
             from sim.kernel import run_batch
             from sim.kernel.game import ROW_FIELDS
 
             strat = _kernel_strategy(strategy, params)
             rows = run_batch(c, settings, strat, seed, game0 + done, size, threads=threads)
-            col = {name: rows[:, i] for i, name in enumerate(ROW_FIELDS)}
-            outcomes += np.bincount(col["outcome"], minlength=len(outcomes))
-            turns_hist += np.bincount(np.minimum(col["turns"], c.turn_cap), minlength=turns_hist.size)
-            for name in numeric:
-                sums[name] = sums.get(name, 0) + int(col[name].sum())
+            tally = tally + Tally.of_rows(rows, ROW_FIELDS, keep_bits)
         else:
-            df = simulate(settings.players, size, strategy, seed, None, None, c, threads, params, engine, game0 + done)
-            for k, name in enumerate(OUTCOME_NAMES.values()):
-                outcomes[k] += int((df["outcome"] == name).sum())
-            turns_hist += np.bincount(np.minimum(df["turns"].to_numpy(), c.turn_cap), minlength=turns_hist.size)
-            for name in numeric:
-                sums[name] = sums.get(name, 0) + int(df[name].sum())
+            df = simulate(settings.players, size, strategy, seed, characters, variant, c, threads, params, engine,
+                          game0 + done)
+            tally = tally + Tally.of_frame(df, keep_bits)
         done += size
-    wins = int(outcomes[0] + outcomes[1])
-    lo, hi = wilson_interval(wins, games)
-    return {
-        "games": games,
-        "wins": wins,
-        "win_rate": wins / games if games else 0.0,
-        "ci_low": lo,
-        "ci_high": hi,
-        "outcomes": {name: int(outcomes[k]) for k, name in enumerate(OUTCOME_NAMES.values())},
-        "timeouts": int(outcomes[4]),
-        "mean_turns": sums.get("turns", 0) / games if games else 0.0,
-        "turns_histogram": turns_hist,
-        "means": {name: v / games for name, v in sums.items()} if games else {},
-    }
+    return tally

@@ -49,17 +49,9 @@ from sim.manifest import (
     read_metadata,
     write_manifest,
 )
-from sim.results import wilson_interval
-from sim.rules.state import OUTCOME_NAMES
+from sim.tally import OUTCOMES, QUANTILES, SUM_COLUMNS, Tally, TallyError
 
-OUTCOMES = tuple(OUTCOME_NAMES.values())
-MEAN_COLUMNS = (
-    "lobo", "location_track", "henchmen_defeated", "pool_weapon", "pool_tech", "pool_double_agent",
-    "pool_atomic", "tests_attempted", "tests_passed", "henchman_tests", "henchman_passed",
-    "gambles_played", "gambles_won", "injuries", "knockouts", "resolve_spent", "un_used", "overflows",
-    "airports_closed", "missions_completed", "villain_drawn", "top_secret_played", "rounds",
-)
-QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+MEAN_COLUMNS = SUM_COLUMNS[1:]  # summary.parquet has turns_mean, then mean_<name> for each of these
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -106,19 +98,9 @@ def package_versions() -> dict[str, str]:
 
 
 # ------------------------------------------------------------------ batch aggregates
-def aggregate_batch(df: pl.DataFrame, turn_cap: int) -> dict[str, np.ndarray]:
-    """The sufficient statistics of one batch of games (what the summary needs)."""
-    outcome = df["outcome"].to_list()
-    wins = df["win"].to_numpy().astype(bool)
-    turns = df["turns"].to_numpy().astype(np.int64)
-    return {
-        "n": np.array([len(df)], dtype=np.int64),
-        "outcomes": np.array([outcome.count(o) for o in OUTCOMES], dtype=np.int64),
-        "sums": np.array([int(df[c].sum()) for c in MEAN_COLUMNS], dtype=np.int64),
-        "turns_hist": np.bincount(np.minimum(turns, turn_cap), minlength=turn_cap + 1).astype(np.int64),
-        "win_bits": np.packbits(wins),
-        "turns_sum": np.array([int(turns.sum())], dtype=np.int64),
-    }
+def aggregate_batch(df: pl.DataFrame, turn_cap: int | None = None) -> dict[str, np.ndarray]:
+    """The sufficient statistics of one batch of games: its :class:`~sim.tally.Tally` as arrays."""
+    return Tally.of_frame(df).to_arrays()
 
 
 def _npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
@@ -148,37 +130,12 @@ class StopRun(Exception):
     """Raised by ``max_batches`` to stop a run midway (the next run resumes)."""
 
 
-def _quantile_from_hist(hist: np.ndarray, q: float) -> float:
-    """The q-quantile of integer turns from their histogram (lower value, like numpy 'lower')."""
-    total = hist.sum()
-    if total == 0:
-        return 0.0
-    target = q * (total - 1)
-    cum = np.cumsum(hist)
-    return float(np.searchsorted(cum, target + 1, side="left"))
-
-
-def cell_summary(cell: Cell, parts: list[dict[str, np.ndarray]], n_games: int) -> dict:
-    n = int(sum(int(p["n"][0]) for p in parts))
-    outcomes = sum(p["outcomes"] for p in parts)
-    sums = sum(p["sums"] for p in parts)
-    hist = sum(p["turns_hist"] for p in parts)
-    wins_arr = np.concatenate([np.unpackbits(p["win_bits"])[: int(p["n"][0])] for p in parts]).astype(bool)
-    wins = int(wins_arr.sum())
-    lo, hi = wilson_interval(wins, n)
-    row = {**cell.as_dict(), "cell": cell.id, "games": n, "wins": wins, "win_rate": wins / n, "ci_low": lo, "ci_high": hi}
-    for name, k in zip(OUTCOMES, outcomes):
-        row[f"share_{name}"] = float(k) / n
-        row[f"n_{name}"] = int(k)
-    row["turns_mean"] = float(sum(int(p["turns_sum"][0]) for p in parts)) / n
-    for q in QUANTILES:
-        row[f"turns_q{int(q * 100):02d}"] = _quantile_from_hist(hist, q)
-    for name, s in zip(MEAN_COLUMNS, sums):
-        row[f"mean_{name}"] = float(s) / n
-    row["turns_histogram"] = [int(x) for x in hist]
-    row["win_bits"] = np.packbits(wins_arr).tobytes()
-    assert n == n_games
-    return row
+def cell_summary(cell: Cell, parts: list[dict[str, np.ndarray]], n_games: int, turn_cap: int | None = None) -> dict:
+    """One summary.parquet row: the merged tally of the cell's batches, in game order."""
+    tally = Tally.merge(Tally.from_arrays(p) for p in parts)
+    if tally.n != n_games:
+        raise TallyError(f"cell {cell.id}: its batches hold {tally.n} games, the spec asks for {n_games}")
+    return {**cell.as_dict(), "cell": cell.id, **tally.summary_row(turn_cap)}
 
 
 # ------------------------------------------------------------------ resume key
@@ -186,7 +143,7 @@ def cell_summary(cell: Cell, parts: list[dict[str, np.ndarray]], n_games: int) -
 # so they stay out of the code hash (every other module of sim/ and strategies/ is in it).
 PRESENTATION_MODULES = frozenset({"bands.py", "bench.py", "charts.py", "cli.py", "compare.py", "golden.py",
                                   "manifest.py"})
-STATE_FORMAT = 2  # layout of .state/: bump when a batch file changes shape
+STATE_FORMAT = 3  # layout of .state/: bump when a batch file changes shape (3: the tally of sim/tally.py)
 
 
 def code_roots() -> list[Path]:
@@ -479,7 +436,7 @@ def assemble(spec, out: Path, state: Path, cells, n_batches, contents, write_gam
             game0 = b * spec.batch
             expect = {"cell": cell.id, "seed": spec.seed, "game0": game0, "games": min(spec.batch, spec.games - game0)}
             parts.append(_load_aggregate(_batch_paths(state / cell.id, b), expect))
-        rows.append(cell_summary(cell, parts, spec.games))
+        rows.append(cell_summary(cell, parts, spec.games, int(contents[cell.setup].turn_cap)))
     summary = pl.DataFrame(rows)
     meta = result_metadata(spec, contents)
     pmeta = parquet_metadata(meta)
@@ -525,4 +482,5 @@ def read_summary(run: Path | str) -> pl.DataFrame:
     return pl.read_parquet(folder / name)
 
 
-__all__ = ["run_study", "read_summary", "read_metadata", "RunReport", "StudyError", "ResultsError", "DIMENSIONS"]
+__all__ = ["run_study", "read_summary", "read_metadata", "RunReport", "StudyError", "ResultsError", "DIMENSIONS",
+           "MEAN_COLUMNS", "OUTCOMES", "QUANTILES"]
