@@ -237,30 +237,26 @@ def cmd_compare(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from sim.bands import BandsError, as_json, report_table, run_check, update_bands
+    from sim.bands import BandsError, as_json, failure_lines, report_table, run_check, update_bands
 
     try:
-        results = run_check(args.bands, content=args.content)
+        results = run_check(args.bands, content=args.content, update=args.update)
+        if args.update:
+            diff = update_bands(args.bands, results, args.margin)
+            print(diff or "bands and baselines unchanged")
+            return 0
     except BandsError as e:
         raise SystemExit(f"bands error: {e}") from None
-    if args.update:
-        diff = update_bands(args.bands, results, args.margin)
-        print(diff or "bands unchanged")
-        return 0
     failed = [r for r in results if r.failed]
     if args.json:
         print(json.dumps({"passed": not failed, "cells": as_json(results)}, indent=2))
     else:
         print(report_table(results))
-        if failed:
-            for r in failed:
-                for m, v in r.verdicts.items():
-                    if v == "outside":
-                        e = r.estimates[m]
-                        print(f"FAIL {r.cell.name}: {m} {e.value:.4g} (95% interval [{e.low:.4g}, {e.high:.4g}]) "
-                              f"lies outside its band {list(r.cell.bands()[m])} by {r.drift[m]:.4g}")
-        else:
-            print(f"all {len(results)} cells inside their bands")
+        print()
+        for line in failure_lines(results):
+            print(line)
+        if not failed:
+            print(f"all {len(results)} cells passed: no drift beyond the tolerance, every metric inside its band")
     return 1 if failed else 0
 
 
@@ -329,7 +325,8 @@ def build_parser() -> argparse.ArgumentParser:
     ch = sub.add_parser("check", help="check win rates against agreed bands (CI gate)")
     ch.add_argument("bands", help="experiments/bands.toml")
     ch.add_argument("--content", default=None, help="content pack folder to check (default: the file's or built-in)")
-    ch.add_argument("--update", action="store_true", help="rewrite the bands around today's estimates")
+    ch.add_argument("--update", action="store_true",
+                    help="record today's results as the baselines and re-centre the bands on them; prints the diff")
     ch.add_argument("--margin", type=float, default=0.03, help="half-width of updated bands (win rate points / turn fraction)")
     ch.add_argument("--json", action="store_true")
     ch.set_defaults(func=cmd_check)

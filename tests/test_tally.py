@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 import sim
+from sim.bands import run_check
 from sim.cli import main
 from sim.experiments import load_spec
 from sim.kernel.game import ROW_FIELDS
@@ -75,7 +76,7 @@ def _cli_json(argv) -> dict:
     return json.loads(out.getvalue())
 
 
-def test_play_simulate_and_run_report_the_same_summary(games, tmp_path):
+def test_play_simulate_run_and_check_report_the_same_summary(games, tmp_path):
     turns = games["turns"].to_numpy()
     expected_q = {f"q{round(q * 100):02d}": float(np.quantile(turns, q)) for q in QUANTILES}
     assert any(v != int(v) for v in expected_q.values())  # an interpolated quantile: the definitions must agree
@@ -97,7 +98,22 @@ def test_play_simulate_and_run_report_the_same_summary(games, tmp_path):
     assert run_study(load_spec(spec_path), tmp_path / "out", progress=False, charts=False).finished
     row = pl.read_parquet(tmp_path / "out" / "summary.parquet").row(0, named=True)
 
-    for name, s in (("play", play), ("simulate(summary_only)", only)):
+    bands_path = tmp_path / "bands.toml"
+    bands_path.write_text(textwrap.dedent(f"""
+        [check]
+        seed = {SEED}
+        games = {GAMES}
+        batch = {BATCH}
+        [[cell]]
+        name = "same"
+        players = {PLAYERS}
+        win_rate = [0.0, 1.0]
+        mean_turns = [0.0, 100.0]
+    """))
+    checked = run_check(bands_path, update=True)[0]
+    check = checked.tally.summary()
+
+    for name, s in (("play", play), ("simulate(summary_only)", only), ("check", check)):
         assert s["games"] == GAMES and s["wins"] == wins, name
         assert s["turn_quantiles"] == expected_q, name
         assert s["mean_turns"] == pytest.approx(mean, abs=1e-12), name
@@ -108,6 +124,8 @@ def test_play_simulate_and_run_report_the_same_summary(games, tmp_path):
     assert row["turns_mean"] == pytest.approx(mean, abs=1e-12)
     for c in SUM_COLUMNS[1:]:
         assert row[f"mean_{c}"] == pytest.approx(only["means"][c], abs=1e-12) == games[c].mean()
+    assert checked.estimates["mean_turns"].value == pytest.approx(mean, abs=1e-12)
+    assert checked.estimates["win_rate"].value == wins / GAMES
 
 
 def test_summary_only_on_the_reference_engine_plays_the_variant_asked_for():
