@@ -464,7 +464,8 @@ def update_bands(path: str | Path, results: list[CellResult], margin: float) -> 
         try:
             model, _ = load_bands(tmp)
         except BandsError as e:
-            raise BandsError(p.name, None, f"--update would write an invalid file, left unchanged: {e}") from None
+            reason = str(e).removeprefix(f"{tmp.name}: ")
+            raise BandsError(p.name, None, f"--update would write an invalid file, left unchanged: {reason}") from None
         got = {c.name: c.baseline for c in model.cell}
         for r in results:
             b = got.get(r.cell.name)

@@ -221,3 +221,12 @@ def test_bad_bands_files_are_refused(tmp_path):
     path = bands_file(tmp_path, extra="gmaes = 3", baseline=False)
     with pytest.raises(BandsError, match=r"bands.toml: check.gmaes: unknown key"):
         load_bands(path)
+
+
+def test_update_never_writes_an_invalid_file(tmp_path):
+    path = bands_file(tmp_path)
+    before = path.read_text()
+    with pytest.raises(SystemExit, match=r"bands.toml: --update would write an invalid file, left unchanged: "
+                                         r"cell\[3p-heuristic\].win_rate: .*\[nan, nan\]"):
+        _cli(["check", path, "--update", "--margin", "nan"])
+    assert path.read_text() == before and not list(tmp_path.glob("*.tmp"))
