@@ -177,14 +177,18 @@ def cmd_run(args) -> int:
             spec = spec.with_games(args.games)
     except SpecError as e:
         raise SystemExit(f"spec error: {e}") from None
+    from sim.distributed import BatchFailed, SchedulerError
     from sim.manifest import ResultsError
     from sim.study import StudyError
 
     try:
         report = run_study(spec, args.out, engine=args.engine, progress=None if not args.quiet else False,
-                           max_batches=args.max_batches)
-    except (ResultsError, StudyError) as e:
+                           max_batches=args.max_batches, scheduler=args.scheduler)
+    except (ResultsError, StudyError, SchedulerError) as e:
         raise SystemExit(f"error: {e}") from None
+    except BatchFailed as e:
+        raise SystemExit(f"error: {e}; every batch finished before it is kept: run the same command again "
+                         "to resume") from None
     if not report.finished:
         print(f"stopped after {len(report.computed)} new batch(es); run the same command again to resume")
         return 0
@@ -314,6 +318,9 @@ def build_parser() -> argparse.ArgumentParser:
     ru.add_argument("--engine", choices=["kernel", "reference"], default="kernel")
     ru.add_argument("--max-batches", type=int, default=None, help="stop after N new batches (resume later)")
     ru.add_argument("--quiet", action="store_true", help="no progress bar")
+    ru.add_argument("--scheduler", default=None, metavar="local:N|tcp://HOST:PORT",
+                    help="play the batches on a Dask cluster: N local worker processes, or an existing scheduler "
+                         "(needs pip install 'smersh-sim[distributed]'); the results are the same")
     ru.set_defaults(func=cmd_run)
 
     co = sub.add_parser("compare", help="paired win-rate differences of a run's cells against a baseline")

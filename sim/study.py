@@ -126,10 +126,6 @@ class StudyError(RuntimeError):
     """A run that cannot go on (its state changed under it); the message says what to do."""
 
 
-class StopRun(Exception):
-    """Raised by ``max_batches`` to stop a run midway (the next run resumes)."""
-
-
 def cell_summary(cell: Cell, parts: list[dict[str, np.ndarray]], n_games: int, turn_cap: int | None = None) -> dict:
     """One summary.parquet row: the merged tally of the cell's batches, in game order."""
     tally = Tally.merge(Tally.from_arrays(p) for p in parts)
@@ -309,20 +305,71 @@ def run_study(
     max_batches: int | None = None,
     games_table: bool | None = None,
     charts: bool = True,
+    scheduler: str | None = None,
 ) -> RunReport:
     """Play every (cell, batch) not yet done, then assemble the result files.
 
     Holds the lock on ``out`` throughout (a second run into it raises
-    :class:`sim.manifest.ResultsError`).
+    :class:`sim.manifest.ResultsError`). ``scheduler`` plays the batches on a
+    Dask cluster (``'local:N'`` or ``'tcp://HOST:PORT'``, see
+    :mod:`sim.distributed`); the files are the same as a run here.
     """
     out = Path(out) if out is not None else Path("results") / spec.name
     with locked(out):
-        return _run_locked(spec, out, engine, progress, max_batches, games_table, charts)
+        runner = None
+        if scheduler is not None:
+            from sim.distributed import DaskRunner, parse_scheduler
+
+            runner = DaskRunner(parse_scheduler(scheduler))
+        return _run_locked(spec, out, engine, progress, max_batches, games_table, charts, runner)
 
 
-def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, charts) -> RunReport:
+@dataclass(frozen=True)
+class BatchJob:
+    """One batch of one cell: games ``game0 .. game0 + size - 1`` of ``seed``."""
+
+    cell: Cell
+    b: int
+    game0: int
+    size: int
+    strategy: str
+    params: tuple
+    seed: int
+    engine: str
+
+
+def play_batch(job: BatchJob, contents: dict, threads: int | None = None) -> pl.DataFrame:
+    """The games of one batch as the per-game table (labelled with the cell); runs here or on a worker."""
+    from sim.run import simulate
+
+    cell = job.cell
+    df = simulate(
+        players=cell.players, games=job.size, strategy=job.strategy, params=dict(job.params), seed=job.seed,
+        characters=None if cell.characters == "default" else cell.characters,
+        variant=cell.variant, content=contents[cell.setup], engine=job.engine, game0=job.game0, threads=threads,
+    )
+    return df.with_columns(pl.lit(cell.id).alias("cell"), pl.lit(cell.strategy).alias("strategy"),
+                           pl.lit(cell.setup).alias("setup"))
+
+
+def _save_batch(df: pl.DataFrame, paths: tuple[Path, Path, Path], expect: dict, write_games: bool) -> None:
+    """Write one played batch: its games table (if kept), its tally, and last its record with checksums."""
+    npz_path, games_path, rec_path = paths
+    files = {}
+    if write_games:
+        write_parquet_atomic(df, games_path)
+        files[games_path.name] = file_sha256(games_path)
+    ident = np.frombuffer(json.dumps({k: expect[k] for k in IDENTITY}, sort_keys=True).encode(), np.uint8)
+    data = _npz_bytes({**aggregate_batch(df), "batch": ident})
+    atomic_write_bytes(npz_path, data)
+    files[npz_path.name] = hashlib.sha256(data).hexdigest()
+    atomic_write_text(rec_path, dumps({**expect, "files": files}))
+
+
+def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, charts, runner=None) -> RunReport:
     from sim.content.overrides import load_with_overrides
-    from sim.run import resolve_content, simulate
+    from sim.distributed import LocalRunner
+    from sim.run import resolve_content
 
     report = RunReport(out)
     cells = spec.cells()
@@ -347,58 +394,49 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
 
         bar = tqdm(total=total * spec.batch, unit="game", unit_scale=True, desc=spec.name, file=sys.stderr)
     write_games = games_table if games_table is not None else len(cells) * spec.games <= spec.model.experiment.games_table_limit
-    done_now = 0
-    try:
-        for cell in cells:
-            cdir = state / cell.id
-            cdir.mkdir(exist_ok=True)
-            content = contents[cell.setup]
-            base, params = spec.strategy_of(cell.strategy)
-            for b in range(n_batches):
-                game0 = b * spec.batch
-                size = min(spec.batch, spec.games - game0)
-                paths = _batch_paths(cdir, b)
-                npz_path, games_path, rec_path = paths
-                expect = {"cell": cell.id, "seed": spec.seed, "game0": game0, "games": size, "key": key["key"],
-                          "content_hash": content.hash}
-                usable, why = _batch_state(paths, expect, write_games)
-                if usable:
-                    report.skipped.append((cell.id, b))
-                    if bar:
-                        bar.update(size)
-                    continue
-                if max_batches is not None and done_now >= max_batches:
-                    raise StopRun(f"stopped after {done_now} batches")
-                if why:
-                    _notice(report, f"{why}; replaying batch {b} of {cell.id}")
-                    report.replayed.append((cell.id, b))
-                rec_path.unlink(missing_ok=True)
-                df = simulate(
-                    players=cell.players, games=size, strategy=base, params=params, seed=spec.seed,
-                    characters=None if cell.characters == "default" else cell.characters,
-                    variant=cell.variant, content=content, engine=engine, game0=game0,
-                )
-                df = df.with_columns(pl.lit(cell.id).alias("cell"), pl.lit(cell.strategy).alias("strategy"),
-                                     pl.lit(cell.setup).alias("setup"))
-                files = {}
-                if write_games:
-                    write_parquet_atomic(df, games_path)
-                    files[games_path.name] = file_sha256(games_path)
-                ident = np.frombuffer(json.dumps({k: expect[k] for k in IDENTITY}, sort_keys=True).encode(), np.uint8)
-                data = _npz_bytes({**aggregate_batch(df, int(content.turn_cap)), "batch": ident})
-                atomic_write_bytes(npz_path, data)
-                files[npz_path.name] = hashlib.sha256(data).hexdigest()
-                atomic_write_text(rec_path, dumps({**expect, "files": files}))
-                report.computed.append((cell.id, b))
-                done_now += 1
+    todo: list[tuple[BatchJob, tuple[Path, Path, Path], dict]] = []
+    for cell in cells:
+        cdir = state / cell.id
+        cdir.mkdir(exist_ok=True)
+        content = contents[cell.setup]
+        base, params = spec.strategy_of(cell.strategy)
+        for b in range(n_batches):
+            game0 = b * spec.batch
+            size = min(spec.batch, spec.games - game0)
+            paths = _batch_paths(cdir, b)
+            expect = {"cell": cell.id, "seed": spec.seed, "game0": game0, "games": size, "key": key["key"],
+                      "content_hash": content.hash}
+            usable, why = _batch_state(paths, expect, write_games)
+            if usable:
+                report.skipped.append((cell.id, b))
                 if bar:
                     bar.update(size)
-    except StopRun:
+                continue
+            if max_batches is not None and len(todo) >= max_batches:
+                continue
+            if why:
+                _notice(report, f"{why}; replaying batch {b} of {cell.id}")
+                report.replayed.append((cell.id, b))
+            paths[2].unlink(missing_ok=True)
+            job = BatchJob(cell, b, game0, size, base, tuple(sorted(params.items())), spec.seed, engine)
+            todo.append((job, paths, expect))
+    stopped = max_batches is not None and len(todo) + len(report.skipped) < total
+    saving = {job: (paths, expect) for job, paths, expect in todo}
+    try:
+        with (runner if runner is not None else LocalRunner()) as r:
+            if todo and runner is not None:
+                _notice(report, f"playing {len(todo)} batch(es) on {r.description}")
+            for job, df in r.run(play_batch, [job for job, _, _ in todo], shared=contents):
+                paths, expect = saving[job]
+                _save_batch(df, paths, expect, write_games)
+                report.computed.append((job.cell.id, job.b))
+                if bar:
+                    bar.update(job.size)
+    finally:
         if bar:
             bar.close()
+    if stopped:
         return report
-    if bar:
-        bar.close()
     report.files = assemble(spec, out, state, cells, n_batches, contents, write_games, charts, key, engine)
     report.finished = True
     return report
