@@ -1,12 +1,12 @@
-"""Win-rate bands: a deterministic CI gate that fails when the balance drifts.
+"""The CI gate: every gated cell's win rate is compared with a stored baseline, game for game.
 
 A bands file (``experiments/bands.toml``)::
 
     [check]
     seed = 7
-    games = 2000          # most games per cell
-    batch = 500           # games between early-stop looks
-    early_stop = true     # stop a cell once its interval is clearly inside or outside its band
+    games = 40000         # games per cell: indices 0 .. games-1 of the seed
+    batch = 10000         # games per kernel call (memory only; the result does not depend on it)
+    tolerance = 0.01      # a cell fails when its win rate moved more than this from its baseline
 
     [[cell]]
     name = "3p-heuristic"
@@ -15,15 +15,33 @@ A bands file (``experiments/bands.toml``)::
     params = {}                      # strategy parameters (optional)
     variant = "standard"             # optional
     overrides = {}                   # content overrides by path (optional)
-    win_rate = [0.30, 0.45]          # the accepted band
+    win_rate = [0.30, 0.45]          # the band designers agreed
     mean_turns = [20.0, 28.0]        # optional bands on other metrics:
     share_loss_lobo = [0.3, 0.6]     #   mean_turns or share_<outcome>
+    baseline = { seed = 7, games = 40000, wins = 14930 }   # written by --update
 
-A cell *fails* when the 95% interval of a banded metric lies entirely outside
-its band; an interval that straddles an edge passes with the verdict "edge".
-The seed is fixed, so the same code and content always give the same verdict.
-Early stopping looks at the interval after every batch and stops a cell once
-every banded metric is clearly inside (or one is clearly outside) its band.
+Two checks per cell:
+
+*Drift against the baseline.* ``baseline`` records how many of the same games
+(same seed, same game indices) the accepted version won. ``check`` plays those
+games again and fails the cell when ``|drift| > tolerance``, where ``drift =
+(wins - baseline wins) / games``. With the same seed every game is replayed
+exactly, so the code and content the baseline was recorded with give drift 0
+exactly: the gate never flakes. How big a drift it catches
+(:func:`detectable_drift`): drift is the mean over games of ``won now - won
+then``; whatever the dependence between a game's two outcomes, that difference
+has a standard deviation ``s <= sd(now) + sd(then) <= 0.5 + sqrt(p (1 - p))``
+(``p`` the baseline win rate). So with ``n`` games and a true drift ``d``,
+``P(fail) >= P(drift > tolerance) = Phi((d - tolerance) sqrt(n) / s)``
+(normal approximation), which is at least 0.95 once ``d >= tolerance + 1.645 s
+/ sqrt(n)``. With 40,000 games and a tolerance of 1 point that is at most 1.82
+points for any win rate: a 2-point drift fails with probability >= 0.977.
+
+*Bands.* A metric fails when its 95% interval lies entirely outside its band;
+an interval that straddles an edge passes with the verdict "edge".
+
+Text output gives rates in percent and differences in points everywhere
+(:func:`fmt_value`, :func:`fmt_diff`); ``--json`` gives fractions.
 """
 
 from __future__ import annotations
@@ -33,21 +51,14 @@ import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
-import numpy as np
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictInt,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from sim.results import Z95, wilson_interval
 from sim.rules.state import OUTCOME_NAMES
+from sim.tally import Tally
 
 METRICS = ("win_rate", "mean_turns") + tuple(f"share_{o}" for o in OUTCOME_NAMES.values())
 
@@ -61,12 +72,29 @@ class _M(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+POWER = 0.95  # the probability with which the printed smallest detectable drift fails the gate
+
+
 class CheckSection(_M):
     seed: StrictInt = Field(ge=0, lt=2**63)
     games: StrictInt = Field(ge=1, lt=2**63)
-    batch: StrictInt = Field(default=500, ge=1, le=1_000_000)
-    early_stop: StrictBool = True
+    batch: StrictInt = Field(default=10_000, ge=1, le=1_000_000)
+    tolerance: float = Field(default=0.01, gt=0, lt=1, allow_inf_nan=False)
     content: str | None = None
+
+
+class Baseline(_M):
+    """The accepted version's result on the same games: written by ``check --update``."""
+
+    seed: StrictInt = Field(ge=0, lt=2**63)
+    games: StrictInt = Field(ge=1, lt=2**63)
+    wins: StrictInt = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _wins_fit(self):
+        if self.wins > self.games:
+            raise ValueError(f"wins ({self.wins}) exceed games ({self.games})")
+        return self
 
 
 def _band(v):
@@ -96,6 +124,7 @@ class CellSection(_M):
     share_loss_lobo: tuple[float, float] | None = None
     share_loss_intel: tuple[float, float] | None = None
     share_timeout: tuple[float, float] | None = None
+    baseline: Baseline | None = None
 
     _check_bands = field_validator(
         "win_rate", "mean_turns", "share_win_location", "share_win_henchmen", "share_loss_lobo",
@@ -127,16 +156,57 @@ class Estimate:
 
 
 @dataclass
+class Drift:
+    """Today's win rate against the baseline's, on the same games."""
+
+    baseline: float  # the baseline's win rate
+    value: float  # today's
+    tolerance: float
+    detectable: float  # smallest true drift that fails with probability >= POWER
+
+    @property
+    def drift(self) -> float:
+        return self.value - self.baseline
+
+    @property
+    def failed(self) -> bool:
+        return abs(self.drift) > self.tolerance
+
+
+@dataclass
 class CellResult:
     cell: CellSection
     games: int
     estimates: dict[str, Estimate]
     verdicts: dict[str, str]  # metric -> inside / edge / outside
     drift: dict[str, float]  # metric -> distance of the interval from the band (0 when touching)
+    tally: Tally | None = None
+    vs_baseline: Drift | None = None  # None while recording a baseline (--update)
 
     @property
     def failed(self) -> bool:
-        return "outside" in self.verdicts.values()
+        return "outside" in self.verdicts.values() or (self.vs_baseline is not None and self.vs_baseline.failed)
+
+
+def detectable_drift(baseline_rate: float, games: int, tolerance: float, power: float = POWER) -> float:
+    """The smallest true drift of a win rate that fails the gate with probability >= ``power``.
+
+    The gate fails when ``|mean(won now - won then)| > tolerance`` over ``games``
+    replayed games. The standard deviation of one game's difference is at most
+    ``0.5 + sqrt(p (1 - p))`` for any dependence between its two outcomes
+    (``sd(X - Y) <= sd(X) + sd(Y)``, ``sd(X) <= 0.5``), so a true drift ``d``
+    fails with probability at least ``Phi((d - tolerance) sqrt(games) / s)``.
+    """
+    p = min(max(baseline_rate, 0.0), 1.0)
+    s = 0.5 + math.sqrt(p * (1 - p))
+    return tolerance + NormalDist().inv_cdf(power) * s / math.sqrt(games)
+
+
+def power_at(drift: float, baseline_rate: float, games: int, tolerance: float) -> float:
+    """A lower bound on the probability that a true drift of ``drift`` fails the gate (see detectable_drift)."""
+    p = min(max(baseline_rate, 0.0), 1.0)
+    s = 0.5 + math.sqrt(p * (1 - p))
+    return NormalDist().cdf((abs(drift) - tolerance) * math.sqrt(games) / s)
 
 
 def load_bands(path: str | Path) -> tuple[BandsModel, Path]:
@@ -147,19 +217,18 @@ def load_bands(path: str | Path) -> tuple[BandsModel, Path]:
     return model, p
 
 
-def estimates_of(wins: np.ndarray, turns: np.ndarray, outcomes: list[str]) -> dict[str, Estimate]:
-    n = len(wins)
-    out = {}
-    k = int(wins.sum())
-    lo, hi = wilson_interval(k, n)
-    out["win_rate"] = Estimate(k / n, lo, hi)
-    m = float(turns.mean())
-    sd = float(turns.std(ddof=1)) if n > 1 else 0.0
-    out["mean_turns"] = Estimate(m, m - Z95 * sd / math.sqrt(n), m + Z95 * sd / math.sqrt(n))
+def estimates_of(tally: Tally) -> dict[str, Estimate]:
+    """Every bandable metric of a tally with its 95% interval."""
+    summ = tally.summary()
+    n = summ["games"]
+    out = {"win_rate": Estimate(summ["win_rate"], summ["ci_low"], summ["ci_high"])}
+    m, sd = summ["mean_turns"], summ["sd_turns"]
+    half = Z95 * sd / math.sqrt(n) if n else 0.0
+    out["mean_turns"] = Estimate(m, m - half, m + half)
     for o in OUTCOME_NAMES.values():
-        k = sum(1 for x in outcomes if x == o)
+        k = summ["outcomes"][o]
         lo, hi = wilson_interval(k, n)
-        out[f"share_{o}"] = Estimate(k / n, lo, hi)
+        out[f"share_{o}"] = Estimate(k / n if n else 0.0, lo, hi)
     return out
 
 
@@ -177,34 +246,26 @@ def judge(est: Estimate, band: tuple[float, float]) -> tuple[str, float]:
 def check_cell(cell: CellSection, check: CheckSection, content_path, source: str) -> CellResult:
     from sim.content import ContentError
     from sim.content.overrides import load_with_overrides
-    from sim.run import simulate
+    from sim.run import simulate_tally
 
     try:
         content = load_with_overrides(content_path, cell.overrides, f"{source} [{cell.name}]")
     except ContentError as e:
         raise BandsError(source, f"cell[{cell.name}].overrides", str(e)) from None
-    wins, turns, outcomes = [], [], []
-    bands = cell.bands()
-    played = 0
-    est, verdicts, drift = {}, {}, {}
-    while played < check.games:
-        size = min(check.batch, check.games - played)
-        df = simulate(players=cell.players, games=size, strategy=cell.strategy, params=cell.params,
-                      seed=check.seed, variant=cell.variant,
-                      characters=None if cell.characters == "default" else cell.characters,
-                      content=content, game0=played)
-        played += size
-        wins.append(df["win"].to_numpy())
-        turns.append(df["turns"].to_numpy())
-        outcomes.extend(df["outcome"].to_list())
-        est = estimates_of(np.concatenate(wins), np.concatenate(turns).astype(float), outcomes)
-        verdicts, drift = {}, {}
-        for m, band in bands.items():
-            verdicts[m], drift[m] = judge(est[m], band)
-        if check.early_stop and played >= 2 * check.batch:
-            if all(v == "inside" for v in verdicts.values()) or any(v == "outside" for v in verdicts.values()):
-                break
-    return CellResult(cell, played, est, verdicts, drift)
+    tally = simulate_tally(players=cell.players, games=check.games, strategy=cell.strategy, params=cell.params,
+                           seed=check.seed, variant=cell.variant,
+                           characters=None if cell.characters == "default" else cell.characters,
+                           content=content, batch=check.batch)
+    est = estimates_of(tally)
+    verdicts, drift = {}, {}
+    for m, band in cell.bands().items():
+        verdicts[m], drift[m] = judge(est[m], band)
+    vs = None
+    if cell.baseline is not None and (cell.baseline.seed, cell.baseline.games) == (check.seed, check.games):
+        base = cell.baseline.wins / cell.baseline.games
+        vs = Drift(base, est["win_rate"].value, check.tolerance,
+                   detectable_drift(base, check.games, check.tolerance))
+    return CellResult(cell, tally.n, est, verdicts, drift, tally, vs)
 
 
 def validate_bands(model: BandsModel, source: str, content_path) -> None:
@@ -251,42 +312,123 @@ def validate_bands(model: BandsModel, source: str, content_path) -> None:
                 raise BandsError(source, f"{key}.{m}", f"band [{lo}, {hi}] must lie {where}")
 
 
-def run_check(path: str | Path, content: str | Path | None = None) -> list[CellResult]:
+def check_baselines(model: BandsModel, file: str) -> None:
+    """Refuse, before any game is played, a file whose cells cannot be compared with a baseline."""
+    c = model.check
+    for cell in model.cell:
+        b = cell.baseline
+        if b is None:
+            raise BandsError(file, f"cell[{cell.name}].baseline",
+                             f"missing: record one with `smersh-sim check {file} --update`")
+        if (b.seed, b.games) != (c.seed, c.games):
+            raise BandsError(file, f"cell[{cell.name}].baseline",
+                             f"recorded with seed {b.seed} and {b.games} games, but [check] plays seed {c.seed} "
+                             f"and {c.games} games; record a new one with `smersh-sim check {file} --update`")
+
+
+def run_check(path: str | Path, content: str | Path | None = None, update: bool = False) -> list[CellResult]:
+    """Play every cell; with ``update`` (recording new baselines) the stored baselines are not required."""
     model, p = load_bands(path)
     content_path = content or (None if model.check.content is None else (p.parent / model.check.content).resolve())
     validate_bands(model, p.name, content_path)
+    if not update:
+        check_baselines(model, p.name)
     return [check_cell(c, model.check, content_path, p.name) for c in model.cell]
 
 
-def _fmt(metric: str, x: float) -> str:
-    return f"{x:.1f}" if metric == "mean_turns" else f"{100 * x:.1f}%"
+# ------------------------------------------------------------------ text: percent and points everywhere
+def fmt_value(metric: str, x: float) -> str:
+    """A metric's value: rates and shares in percent, mean_turns in turns."""
+    return f"{x:.2f} turns" if metric == "mean_turns" else f"{100 * x:.2f}%"
+
+
+def fmt_diff(metric: str, d: float, sign: bool = True) -> str:
+    """A difference of a metric: rates and shares in points, mean_turns in turns (signed unless ``sign=False``)."""
+    x = d if metric == "mean_turns" else 100 * d
+    num = f"{x:+.2f}" if sign else f"{x:.2f}"
+    return f"{num} turns" if metric == "mean_turns" else f"{num} points"
+
+
+def _interval(metric: str, lo: float, hi: float) -> str:
+    return f"[{fmt_value(metric, lo)}, {fmt_value(metric, hi)}]"
+
+
+def drift_verdict(r: CellResult) -> str:
+    v = r.vs_baseline
+    if v.failed:
+        return f"DRIFTED {fmt_diff('win_rate', v.drift)} (tolerance {fmt_diff('win_rate', v.tolerance, False)})"
+    return "ok"
+
+
+def band_verdict(r: CellResult, metric: str) -> str:
+    v = r.verdicts[metric]
+    if v == "outside":
+        e, band = r.estimates[metric], r.cell.bands()[metric]
+        side = "below" if e.high < band[0] else "above"
+        return f"OUTSIDE: {fmt_diff(metric, r.drift[metric], False)} {side} the band"
+    return {"inside": "ok", "edge": "ok (interval touches the band's edge)"}[v]
 
 
 def report_table(results: list[CellResult]) -> str:
-    lines = [f"{'cell':<26}{'metric':<18}{'band':<18}{'estimate':>9}  {'95% interval':<18}{'games':>6}  verdict"]
+    lines = []
+    with_base = [r for r in results if r.vs_baseline is not None]
+    if with_base:
+        r0 = with_base[0]
+        lines.append(f"win rate against the stored baseline: the same {r0.games} games replayed; a cell fails when "
+                     f"its win rate moved more than {fmt_diff('win_rate', r0.vs_baseline.tolerance, False)}")
+        lines.append(f"{'cell':<26}{'baseline':>9}{'now':>9}{'drift':>15}   {'fails 95% from':<16}verdict")
+        for r in with_base:
+            v = r.vs_baseline
+            lines.append(f"{r.cell.name:<26}{fmt_value('win_rate', v.baseline):>9}{fmt_value('win_rate', v.value):>9}"
+                         f"{fmt_diff('win_rate', v.drift):>15}   {fmt_diff('win_rate', v.detectable, False):<16}"
+                         f"{drift_verdict(r)}")
+        lines.append(f"('fails 95% from': the smallest true drift that fails the gate with probability >= {POWER:.0%}, "
+                     "whatever the pairing of old and new games)")
+        lines.append("")
+    lines.append("bands (a metric fails when its 95% interval lies entirely outside its band)")
+    lines.append(f"{'cell':<26}{'metric':<18}{'band':<28}{'estimate':>12}  {'95% interval':<28}{'games':>6}  verdict")
     for r in results:
         for m, band in r.cell.bands().items():
             e = r.estimates[m]
-            v = r.verdicts[m]
-            text = {"inside": "ok", "edge": "ok (interval touches the band's edge)", "outside": "DRIFTED"}[v]
-            if v == "outside":
-                side = "below" if e.high < band[0] else "above"
-                text += f": {_fmt(m, r.drift[m])} {side} the band"
-            lines.append(
-                f"{r.cell.name:<26}{m:<18}{'[' + _fmt(m, band[0]) + ', ' + _fmt(m, band[1]) + ']':<18}"
-                f"{_fmt(m, e.value):>9}  {'[' + _fmt(m, e.low) + ', ' + _fmt(m, e.high) + ']':<18}{r.games:>6}  {text}"
-            )
+            lines.append(f"{r.cell.name:<26}{m:<18}{_interval(m, *band):<28}{fmt_value(m, e.value):>12}  "
+                         f"{_interval(m, e.low, e.high):<28}{r.games:>6}  {band_verdict(r, m)}")
     return "\n".join(lines)
 
 
-def as_json(results: list[CellResult]) -> list[dict]:
+def failure_lines(results: list[CellResult]) -> list[str]:
+    """One line per failed check, naming the cell, the metric and how far it moved."""
     out = []
     for r in results:
+        v = r.vs_baseline
+        if v is not None and v.failed:
+            out.append(f"FAIL {r.cell.name}: win_rate {fmt_value('win_rate', v.value)} drifted "
+                       f"{fmt_diff('win_rate', v.drift)} from the baseline {fmt_value('win_rate', v.baseline)} "
+                       f"on the same {r.games} games (tolerance {fmt_diff('win_rate', v.tolerance, False)})")
+        for m, verdict in r.verdicts.items():
+            if verdict == "outside":
+                e, band = r.estimates[m], r.cell.bands()[m]
+                side = "below" if e.high < band[0] else "above"
+                out.append(f"FAIL {r.cell.name}: {m} {fmt_value(m, e.value)} (95% interval "
+                           f"{_interval(m, e.low, e.high)}) lies {fmt_diff(m, r.drift[m], False)} {side} "
+                           f"its band {_interval(m, *band)}")
+    return out
+
+
+def as_json(results: list[CellResult]) -> list[dict]:
+    """Fractions (not percent) throughout: one record per band and one per baseline comparison."""
+    out = []
+    for r in results:
+        v = r.vs_baseline
+        if v is not None:
+            out.append({"cell": r.cell.name, "check": "baseline", "metric": "win_rate", "baseline": v.baseline,
+                        "estimate": v.value, "drift": v.drift, "tolerance": v.tolerance,
+                        "detectable_drift": v.detectable, "games": r.games,
+                        "verdict": "drifted" if v.failed else "ok"})
         for m, band in r.cell.bands().items():
             e = r.estimates[m]
-            out.append({"cell": r.cell.name, "metric": m, "band": list(band), "estimate": e.value,
+            out.append({"cell": r.cell.name, "check": "band", "metric": m, "band": list(band), "estimate": e.value,
                         "ci_low": e.low, "ci_high": e.high, "games": r.games, "verdict": r.verdicts[m],
-                        "drift": r.drift[m]})
+                        "distance": r.drift[m]})
     return out
 
 
@@ -296,37 +438,96 @@ def _round_band(metric: str, lo: float, hi: float) -> tuple[float, float]:
     return (round(max(lo, 0.0), 3), round(min(hi, 1.0), 3))
 
 
+def _blocks(lines: list[str]) -> list[tuple[int, int]]:
+    """(start, end) line ranges of the file's tables: each starts at a header line ``[...]``."""
+    starts = [i for i, line in enumerate(lines) if line.lstrip().startswith("[")]
+    return list(zip(starts, starts[1:] + [len(lines)]))
+
+
+def _key_of(line: str) -> str | None:
+    stripped = line.strip()
+    if stripped.startswith("#") or "=" not in stripped:
+        return None
+    return stripped.split("=", 1)[0].strip()
+
+
+def _baseline_line(check: CheckSection, r: CellResult) -> str:
+    return f"baseline = {{ seed = {check.seed}, games = {check.games}, wins = {r.tally.wins} }}\n"
+
+
 def updated_text(path: Path, results: list[CellResult], margin: float) -> str:
-    """The bands file with every band re-centred on today's estimate +/- margin (and the interval)."""
+    """The bands file with every band re-centred on today's estimate +/- margin (widened to the interval)
+    and every baseline recorded again from today's games."""
+    model, _ = load_bands(path)
     text = path.read_text()
     lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
     by_name = {r.cell.name: r for r in results}
-    current = None
-    out = []
-    for line in lines:
-        stripped = line.strip()
-        if stripped.startswith("name") and "=" in stripped:
-            current = tomllib.loads(stripped)["name"] if stripped.split("=", 1)[0].strip() == "name" else current
-        key = stripped.split("=", 1)[0].strip() if "=" in stripped else None
-        if current in by_name and key in METRICS and key in by_name[current].estimates:
-            r = by_name[current]
-            e = r.estimates[key]
-            width = margin * (e.value if key == "mean_turns" else 1.0)
-            lo, hi = _round_band(key, min(e.value - width, e.low), max(e.value + width, e.high))
+    out = list(lines[: _blocks(lines)[0][0]]) if _blocks(lines) else list(lines)
+    for start, end in _blocks(lines):
+        block = lines[start:end]
+        if block[0].strip() != "[[cell]]":
+            out.extend(block)
+            continue
+        try:
+            name = tomllib.loads("".join(block[1:])).get("name")
+        except tomllib.TOMLDecodeError:
+            raise BandsError(path.name, None, f"cannot rewrite the [[cell]] at line {start + 1} line by line; "
+                                              "edit it by hand") from None
+        r = by_name.get(name)
+        if r is None:
+            out.extend(block)
+            continue
+        new, has_baseline = [], False
+        for line in block:
+            key = _key_of(line)
             indent = line[: len(line) - len(line.lstrip())]
-            line = f"{indent}{key} = [{lo}, {hi}]\n"
-        out.append(line)
+            if key in METRICS and key in r.cell.bands():
+                e = r.estimates[key]
+                width = margin * (e.value if key == "mean_turns" else 1.0)
+                lo, hi = _round_band(key, min(e.value - width, e.low), max(e.value + width, e.high))
+                line = f"{indent}{key} = [{lo}, {hi}]\n"
+            elif key == "baseline":
+                line, has_baseline = indent + _baseline_line(model.check, r), True
+            new.append(line)
+        if not has_baseline:
+            last = max(i for i, line in enumerate(new) if line.strip() and not line.strip().startswith("#"))
+            new.insert(last + 1, _baseline_line(model.check, r))
+        out.extend(new)
     return "".join(out)
 
 
 def update_bands(path: str | Path, results: list[CellResult], margin: float) -> str:
-    """Rewrite the bands file around today's estimates; returns the unified diff shown to the user."""
+    """Rewrite the bands file around today's estimates and baselines; returns the unified diff shown to the user.
+
+    The new text is read back and checked before it replaces the file: every
+    cell must hold today's baseline, or nothing is written.
+    """
     p = Path(path)
     old = p.read_text()
     new = updated_text(p, results, margin)
+    tmp = p.with_name(p.name + ".tmp")
+    tmp.write_text(new)
+    try:
+        try:
+            model, _ = load_bands(tmp)
+        except BandsError as e:
+            reason = str(e).removeprefix(f"{tmp.name}: ")
+            raise BandsError(p.name, None, f"--update would write an invalid file, left unchanged: {reason}") from None
+        got = {c.name: c.baseline for c in model.cell}
+        for r in results:
+            b = got.get(r.cell.name)
+            if b is None or (b.seed, b.games, b.wins) != (model.check.seed, model.check.games, r.tally.wins):
+                raise BandsError(p.name, f"cell[{r.cell.name}]",
+                                 "could not rewrite this cell's baseline (a value spanning several lines?); "
+                                 "edit it by hand")
+    except BandsError:
+        tmp.unlink()
+        raise
     diff = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"{p.name} (before)", f"{p.name} (after)"))
     if new != old:
-        tmp = p.with_name(p.name + ".tmp")
-        tmp.write_text(new)
         tmp.replace(p)
+    else:
+        tmp.unlink()
     return diff

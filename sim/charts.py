@@ -157,3 +157,71 @@ def study_charts(summary: pl.DataFrame, out: Path, spec=None) -> list[Path]:
         os.replace(tmp, final)
         made.append(final)
     return made
+
+
+def tune_candidates(result, path: Path) -> Path:
+    """Each tuned candidate's win rate with its 95% interval against the target band(s)."""
+    from sim.results import wilson_interval
+
+    targets = result.targets
+    fig, axes = plt.subplots(1, len(targets), figsize=(max(6.0, 0.18 * len(result.candidates) + 3), 4.2),
+                             squeeze=False)
+    colours = {"found": "tab:green", "dropped": "tab:grey", "unresolved": "tab:orange"}
+    order = sorted(result.candidates, key=lambda c: c.values)
+    for ax, t in zip(axes[0], targets):
+        ax.axhspan(t.low, t.high, color="tab:green", alpha=0.15, label=f"target [{t.low:.2f}, {t.high:.2f}]")
+        for x, c in enumerate(order):
+            w, n = c.wins[t.players], c.games[t.players]
+            if n == 0:
+                continue
+            lo, hi = wilson_interval(w, n)
+            p = w / n
+            ax.errorbar([x], [p], yerr=[[p - lo], [hi - p]], fmt="o", ms=3, capsize=2,
+                        color=colours.get(c.state, "black"))
+        ax.set_xticks(range(len(order)))
+        ax.set_xticklabels([",".join(str(v) for v in c.values) for c in order], rotation=90, fontsize=6)
+        ax.set_xlabel(" , ".join(k.path for k in result.knobs))
+        ax.set_ylabel("win rate")
+        ax.set_title(f"{t.players} players: green found, grey dropped, orange unresolved", fontsize=9)
+        ax.legend(loc="best", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def tornado(table: pl.DataFrame, path: Path, players: int) -> Path:
+    """Paired change in win rate per step down and up for each knob (bars), 95% intervals (whiskers)."""
+    from sim.sensitivity import short_name
+
+    rows = [r for r in table.iter_rows(named=True)]
+    knobs = sorted({r["knob"] for r in rows},
+                   key=lambda k: max((abs(r["diff"]) for r in rows if r["knob"] == k and r["diff"] is not None),
+                                     default=0.0))
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(knobs) + 1.6))
+    for y, knob in enumerate(knobs):
+        for r in (r for r in rows if r["knob"] == knob):
+            colour = "tab:blue" if r["step"] > 0 else "tab:red"
+            if r["diff"] is None:
+                continue  # refused by the pack: said in the label
+            d = r["diff"] * 100
+            ax.barh(y, d, color=colour, alpha=0.6, height=0.6)
+            ax.errorbar([d], [y], xerr=[[d - r["diff_low"] * 100], [r["diff_high"] * 100 - d]], fmt="none",
+                        ecolor="black", capsize=2, lw=0.8)
+    labels = []
+    for knob in knobs:
+        mine = [r for r in rows if r["knob"] == knob]
+        refused = [("down" if r["step"] < 0 else "up") for r in mine if r["refused"]]
+        labels.append(f"{short_name(knob)} (now {mine[0]['from']}" + (f"; {'/'.join(refused)} refused" if refused else "") + ")")
+    ax.set_yticks(range(len(knobs)))
+    ax.set_yticklabels(labels, fontsize=8)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_xlabel("change in win rate (points): red one step down, blue one step up")
+    base = rows[0]["default_win_rate"] * 100 if rows else float("nan")
+    ax.set_title(f"{players} players: win rate {base:.1f}% on the unchanged pack; bars 95% paired intervals",
+                 fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -137,44 +137,23 @@ def _settings_and_strategies(args, content):
     return settings, team
 
 
-def _hist_quantile(hist, q: float) -> float:
-    """``np.quantile(turns, q)`` (linear interpolation) from the histogram of integer turns."""
-    import numpy as np
-
-    n = int(hist.sum())
-    if n == 0:
-        return 0.0
-    cum = np.cumsum(hist)
-    h = (n - 1) * q
-    i = int(math.floor(h))
-    a = float(np.searchsorted(cum, i + 1, side="left"))
-    b = float(np.searchsorted(cum, min(i + 1, n - 1) + 1, side="left"))
-    t = h - i
-    diff = b - a
-    return b - diff * (1 - t) if t >= 0.5 else a + diff * t
-
-
 def cmd_play(args) -> int:
-    import sim
-    from sim.rules.state import OUTCOME_NAMES
+    from sim.run import simulate_tally
 
     content = _load_content(args.content)
     settings, team = _settings_and_strategies(args, content)
     t0 = time.perf_counter()
     try:
-        # summary batch by batch: memory does not grow with --games
-        agg = sim.simulate(players=args.players, games=args.games, strategy=team[0] if args.engine == "kernel" else team,
-                           seed=args.seed, characters=args.characters, variant=args.variant, content=content,
-                           engine=args.engine, threads=args.threads, summary_only=True, batch=PLAY_BATCH)
+        # a tally batch by batch: memory does not grow with --games, and Ctrl-C lands between batches
+        full = simulate_tally(players=args.players, games=args.games,
+                              strategy=team[0] if args.engine == "kernel" else team, seed=args.seed,
+                              characters=args.characters, variant=args.variant, content=content,
+                              engine=args.engine, threads=args.threads, batch=PLAY_BATCH).summary()
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
     elapsed = time.perf_counter() - t0
-    hist = agg["turns_histogram"]
-    quantiles = (0.05, 0.25, 0.5, 0.75, 0.95)
-    summary = {k: agg[k] for k in ("games", "wins", "win_rate", "ci_low", "ci_high", "outcomes", "mean_turns")}
-    summary["turn_quantiles"] = {f"q{int(q * 100):02d}": _hist_quantile(hist, q) for q in quantiles}
-    summary["timeouts"] = agg["timeouts"]
-    assert set(summary["outcomes"]) == set(OUTCOME_NAMES.values())
+    keys = ("games", "wins", "win_rate", "ci_low", "ci_high", "outcomes", "mean_turns", "turn_quantiles", "timeouts")
+    summary = {k: full[k] for k in keys}
     lineup = "random" if settings.random_lineup else ",".join(content.character_names[c] for c in settings.characters)
     summary.update(
         {
@@ -212,8 +191,8 @@ def cmd_play(args) -> int:
         print(f"  {labels[k]:<40} {v:>8}  {100 * v / summary['games']:6.2f}%")
     q = summary["turn_quantiles"]
     print(
-        f"turns: mean {summary['mean_turns']:.1f}, 5% {q['q05']:.0f}, 25% {q['q25']:.0f}, "
-        f"median {q['q50']:.0f}, 75% {q['q75']:.0f}, 95% {q['q95']:.0f}"
+        f"turns: mean {summary['mean_turns']:.1f}, 5% {q['q05']:g}, 25% {q['q25']:g}, "
+        f"median {q['q50']:g}, 75% {q['q75']:g}, 95% {q['q95']:g}"
     )
     print(f"({elapsed:.1f} s, {summary['games'] / max(elapsed, 1e-9):.0f} games/s)")
     return 0
@@ -246,11 +225,20 @@ def cmd_run(args) -> int:
             spec = spec.with_games(args.games)
     except SpecError as e:
         raise SystemExit(f"spec error: {e}") from None
+    from sim.distributed import BatchFailed, SchedulerError
+    from sim.manifest import ResultsError
+    from sim.study import StudyError
+
     if args.out is not None:
         _check_out_folder(args.out)
     try:
         report = run_study(spec, args.out, engine=args.engine, progress=None if not args.quiet else False,
-                           max_batches=args.max_batches)
+                           max_batches=args.max_batches, scheduler=args.scheduler)
+    except (ResultsError, StudyError, SchedulerError) as e:
+        raise SystemExit(f"error: {e}") from None
+    except BatchFailed as e:
+        raise SystemExit(f"error: {e}; every batch finished before it is kept: run the same command again "
+                         "to resume") from None
     except OSError as e:
         if not e.filename:  # e.g. a full disk inside a Parquet or zip writer: name the output folder
             e.filename = args.out or f"results/{spec.name}"
@@ -321,32 +309,28 @@ def cmd_compare(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from sim.bands import BandsError, as_json, report_table, run_check, update_bands
+    from sim.bands import BandsError, as_json, failure_lines, report_table, run_check, update_bands
 
     if args.content is not None:
         _load_content(args.content)
     try:
-        results = run_check(args.bands, content=args.content)
+        results = run_check(args.bands, content=args.content, update=args.update)
+        if args.update:
+            diff = update_bands(args.bands, results, args.margin)
+            print(diff or "bands and baselines unchanged")
+            return 0
     except BandsError as e:
         raise SystemExit(f"bands error: {e}") from None
-    if args.update:
-        diff = update_bands(args.bands, results, args.margin)
-        print(diff or "bands unchanged")
-        return 0
     failed = [r for r in results if r.failed]
     if args.json:
         print(json.dumps({"passed": not failed, "cells": as_json(results)}, indent=2))
     else:
         print(report_table(results))
-        if failed:
-            for r in failed:
-                for m, v in r.verdicts.items():
-                    if v == "outside":
-                        e = r.estimates[m]
-                        print(f"FAIL {r.cell.name}: {m} {e.value:.4g} (95% interval [{e.low:.4g}, {e.high:.4g}]) "
-                              f"lies outside its band {list(r.cell.bands()[m])} by {r.drift[m]:.4g}")
-        else:
-            print(f"all {len(results)} cells inside their bands")
+        print()
+        for line in failure_lines(results):
+            print(line)
+        if not failed:
+            print(f"all {len(results)} cells passed: no drift beyond the tolerance, every metric inside its band")
     return 1 if failed else 0
 
 
@@ -413,6 +397,9 @@ def build_parser() -> argparse.ArgumentParser:
     ru.add_argument("--max-batches", type=_int_range(1, MAX_SEED), default=None,
                     help="stop after N new batches (resume later)")
     ru.add_argument("--quiet", action="store_true", help="no progress bar")
+    ru.add_argument("--scheduler", default=None, metavar="local:N|tcp://HOST:PORT",
+                    help="play the batches on a Dask cluster: N local worker processes, or an existing scheduler "
+                         "(needs pip install 'smersh-sim[distributed]'); the results are the same")
     ru.set_defaults(func=cmd_run)
 
     co = sub.add_parser("compare", help="paired win-rate differences of a run's cells against a baseline")
@@ -424,7 +411,8 @@ def build_parser() -> argparse.ArgumentParser:
     ch = sub.add_parser("check", help="check win rates against agreed bands (CI gate)")
     ch.add_argument("bands", help="experiments/bands.toml")
     ch.add_argument("--content", default=None, help="content pack folder to check (default: the file's or built-in)")
-    ch.add_argument("--update", action="store_true", help="rewrite the bands around today's estimates")
+    ch.add_argument("--update", action="store_true",
+                    help="record today's results as the baselines and re-centre the bands on them; prints the diff")
     ch.add_argument("--margin", type=_margin, default=0.03,
                     help="half-width of updated bands, 0 to 1 (win rate points / turn fraction; default 0.03)")
     ch.add_argument("--json", action="store_true", help="machine-readable output")

@@ -19,7 +19,9 @@ import numpy as np
 import polars as pl
 
 from sim.experiments import DIMENSIONS
+from sim.manifest import check_folder
 from sim.results import Z95
+from sim.tally import unpack_wins
 
 
 def parse_baseline(text: str | None) -> dict:
@@ -74,14 +76,16 @@ def paired_stats(base_wins: np.ndarray, wins: np.ndarray) -> dict:
 
 
 def _wins(row: dict) -> np.ndarray:
-    return np.unpackbits(np.frombuffer(row["win_bits"], dtype=np.uint8))[: row["games"]].astype(bool)
+    return unpack_wins(row["win_bits"], row["games"])
 
 
 def compare_run(run: Path | str, baseline: dict | None = None) -> tuple[pl.DataFrame, dict]:
-    """Each cell's paired difference against its baseline partner (same other dimensions)."""
+    """Each cell's paired difference against its baseline partner (same other dimensions).
+
+    Refuses a folder without a complete run (see :func:`sim.manifest.check_folder`).
+    """
+    check_folder(run)  # a complete run whose files match its manifest, or a ResultsError (a ValueError)
     path = Path(run) / "summary.parquet"
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no summary.parquet; run `smersh-sim run` first")
     baseline = dict(baseline or spec_baseline(path))
     if not baseline:
         raise ValueError("no baseline: pass --baseline DIMENSION=VALUE or add [compare] baseline to the spec")

@@ -1,14 +1,8 @@
-"""Summaries with honest uncertainty: win rates with Wilson intervals, outcome shares."""
+"""Honest uncertainty: the Wilson interval of a win rate (summaries themselves: sim/tally.py)."""
 
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Iterable
-
-import numpy as np
-
-from sim.rules.state import OUTCOME_NAMES
 
 Z95 = 1.959963984540054
 
@@ -31,29 +25,3 @@ def wilson_interval(wins: int, n: int, z: float = Z95) -> tuple[float, float]:
     lo = 0.0 if wins == 0 else min(max(0.0, centre - half), p)
     hi = 1.0 if wins == n else max(min(1.0, centre + half), p)
     return (lo, hi)
-
-
-def summarize_records(records: Iterable) -> dict:
-    """Summary of game records (objects with ``outcome``, ``win`` and ``turns``)."""
-    outcomes: Counter = Counter()
-    turns = []
-    wins = 0
-    for r in records:
-        outcomes[r.outcome] += 1
-        turns.append(r.turns)
-        wins += bool(r.win)
-    n = len(turns)
-    lo, hi = wilson_interval(wins, n)
-    t = np.array(turns, dtype=float) if turns else np.zeros(1)
-    q = np.quantile(t, [0.05, 0.25, 0.5, 0.75, 0.95]) if n else [0.0] * 5
-    return {
-        "games": n,
-        "wins": wins,
-        "win_rate": wins / n if n else 0.0,
-        "ci_low": lo,
-        "ci_high": hi,
-        "outcomes": {name: int(outcomes.get(name, 0)) for name in OUTCOME_NAMES.values()},
-        "mean_turns": float(t.mean()) if n else 0.0,
-        "turn_quantiles": {f"q{int(p * 100):02d}": float(v) for p, v in zip([0.05, 0.25, 0.5, 0.75, 0.95], q)},
-        "timeouts": int(outcomes.get("timeout", 0)),
-    }

@@ -69,18 +69,49 @@ def records_frame(records: list[GameRecord]) -> pl.DataFrame:
     return pl.DataFrame(cols, schema=schema)
 
 
+def _exact_kernel_twin(strategy):
+    """``strategy`` itself if the kernel plays exactly it; otherwise a ValueError naming the ways forward.
+
+    The kernel knows the built-in families by their parameter vectors only, so a
+    Python subclass that overrides a decision (or an instance with a method patched
+    in) would be played as its parent: a silent wrong answer this refuses.
+    """
+    from sim.kernel.custom import DECISIONS
+    from strategies import HeuristicStrategy, RandomStrategy
+
+    family = type(strategy)
+    if family in (HeuristicStrategy, RandomStrategy) and not set(vars(strategy)) & set(DECISIONS):
+        return strategy
+    name = getattr(strategy, "name", family.__name__)
+    parent = next((b for b in (HeuristicStrategy, RandomStrategy) if isinstance(strategy, b)), None)
+    if parent is None:
+        what = f"{family.__name__} is not a built-in strategy family"
+    else:
+        changed = sorted(d for d in DECISIONS if getattr(family, d) is not getattr(parent, d) or d in vars(strategy))
+        what = (f"{family.__name__} changes {parent.__name__}"
+                + (f" ({', '.join(changed)})" if changed else ""))
+    raise ValueError(
+        f"strategy {name!r} has no kernel twin ({what}); the kernel refuses rather than play another "
+        "strategy in its place. Run it on the readable engine (engine='reference', or --engine reference), "
+        "or write the changed decisions as @njit functions in a sim.kernel.custom.KernelStrategy"
+    )
+
+
 def _kernel_strategy(strategy, params: dict | None):
     """One built-in strategy object for the kernel (all seats play it)."""
     import strategies
 
     if isinstance(strategy, str):
-        return strategies.make(strategy, **(params or {}))
+        return _exact_kernel_twin(strategies.make(strategy, **(params or {})))
     from sim.kernel.custom import KernelStrategy
 
     if isinstance(strategy, (strategies.Strategy, KernelStrategy)):
         if params:
             raise ValueError("pass params with a strategy name, not with a strategy object")
-        return strategy
+        if isinstance(strategy, KernelStrategy):
+            _exact_kernel_twin(strategy.base)
+            return strategy
+        return _exact_kernel_twin(strategy)
     raise ValueError(
         "the kernel plays one built-in strategy for every seat; use engine='reference' "
         f"for per-seat or custom Python strategies (got {strategy!r})"
@@ -212,7 +243,8 @@ def simulate(
     c = resolve_content(content)
     settings = Settings.build(c, players, characters, variant)
     if summary_only:
-        return _summary_only(c, settings, strategy, params, seed, game0, int(games), engine, threads, batch)
+        return _tally(c, settings, strategy, params, seed, game0, int(games), engine, threads, batch,
+                      characters, variant, keep_bits=False).summary()
     if engine == "reference":
         team = make_team(strategy, players, params)
         from sim.rules import play_game
@@ -226,50 +258,57 @@ def simulate(
     return kernel_frame(c, settings, strat.name, rows)
 
 
-def _summary_only(c, settings, strategy, params, seed, game0, games, engine, threads, batch) -> dict:
-    """Counts and means over all games, one batch in memory at a time."""
-    from sim.results import wilson_interval
-    from sim.rules.state import OUTCOME_NAMES
+def simulate_tally(
+    players: int = 4,
+    games: int = 1000,
+    strategy="heuristic",
+    seed: int = 1,
+    characters=None,
+    variant=None,
+    content=None,
+    threads: int | None = None,
+    params: dict | None = None,
+    engine: str = "kernel",
+    game0: int = 0,
+    batch: int = 1_000_000,
+    keep_bits: bool = False,
+):
+    """The :class:`sim.tally.Tally` of the games ``simulate`` would play, one batch in memory at a time.
 
-    outcomes = np.zeros(len(OUTCOME_NAMES), np.int64)
-    turns_hist = np.zeros(int(c.turn_cap) + 1, np.int64)
-    sums: dict[str, int] = {}
-    numeric = [n for n in GAME_COLUMNS if n not in STRING_COLUMNS and n not in ("seed", "game", "win", "players")]
+    ``simulate(summary_only=True)`` is ``simulate_tally(...).summary()``. With
+    ``keep_bits`` the tally also keeps one win bit per game (memory grows by
+    one byte per 8 games).
+    """
+    _validate(players, games, seed, game0, threads, engine, False, batch, params, characters, variant)
+    if not isinstance(keep_bits, (bool, np.bool_)):
+        raise TypeError(f"keep_bits must be True or False, got {type(keep_bits).__name__} {keep_bits!r}")
+    players, games, seed, game0, batch = int(players), int(games), int(seed), int(game0), int(batch)
+    c = resolve_content(content)
+    settings = Settings.build(c, players, characters, variant)
+    return _tally(c, settings, strategy, params, seed, game0, int(games), engine, threads, batch,
+                  characters, variant, keep_bits)
+
+
+def _tally(c, settings, strategy, params, seed, game0, games, engine, threads, batch,
+           characters, variant, keep_bits):
+    from sim.tally import Tally
+
+    if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
+        raise ValueError(f"batch must be a positive integer, got {batch!r}")
+    tally = Tally.empty(keep_bits)
     done = 0
     while done < games:
-        size = min(batch, games - done)
+        size = min(int(batch), games - done)
         if engine == "kernel":
             from sim.kernel import run_batch
             from sim.kernel.game import ROW_FIELDS
 
             strat = _kernel_strategy(strategy, params)
             rows = run_batch(c, settings, strat, seed, game0 + done, size, threads=threads)
-            col = {name: rows[:, i] for i, name in enumerate(ROW_FIELDS)}
-            outcomes += np.bincount(col["outcome"], minlength=len(outcomes))
-            turns_hist += np.bincount(np.minimum(col["turns"], c.turn_cap), minlength=turns_hist.size)
-            for name in numeric:
-                sums[name] = sums.get(name, 0) + int(col[name].sum())
+            tally = tally + Tally.of_rows(rows, ROW_FIELDS, keep_bits)
         else:
-            lineup = "random" if settings.random_lineup else list(settings.characters)
-            df = simulate(settings.players, size, strategy, seed, lineup, settings.variant_label, c, threads, params,
-                          engine, game0 + done)
-            for k, name in enumerate(OUTCOME_NAMES.values()):
-                outcomes[k] += int((df["outcome"] == name).sum())
-            turns_hist += np.bincount(np.minimum(df["turns"].to_numpy(), c.turn_cap), minlength=turns_hist.size)
-            for name in numeric:
-                sums[name] = sums.get(name, 0) + int(df[name].sum())
+            df = simulate(settings.players, size, strategy, seed, characters, variant, c, threads, params, engine,
+                          game0 + done)
+            tally = tally + Tally.of_frame(df, keep_bits)
         done += size
-    wins = int(outcomes[0] + outcomes[1])
-    lo, hi = wilson_interval(wins, games)
-    return {
-        "games": games,
-        "wins": wins,
-        "win_rate": wins / games if games else 0.0,
-        "ci_low": lo,
-        "ci_high": hi,
-        "outcomes": {name: int(outcomes[k]) for k, name in enumerate(OUTCOME_NAMES.values())},
-        "timeouts": int(outcomes[4]),
-        "mean_turns": sums.get("turns", 0) / games if games else 0.0,
-        "turns_histogram": turns_hist,
-        "means": {name: v / games for name, v in sums.items()} if games else {},
-    }
+    return tally

@@ -3,12 +3,26 @@
 Each (cell, batch) is played once and its aggregate saved under
 ``<out>/.state/<spec-hash>/``; a run started again skips every finished batch
 and produces byte-identical files. Final files (``summary.parquet``,
-``games.parquet``, charts) are assembled from the batch aggregates only and
-written under a temporary name, then renamed into place.
+``games.parquet``, ``metadata.json``, charts) are assembled from the batch
+aggregates only, each written under a temporary name, then renamed into place;
+``manifest.json`` is written last (see :mod:`sim.manifest`).
+
+Resume is safe against change. The state folder's ``key.json`` holds the
+resume key: the spec, the content hash of every setup, ``RULES_VERSION`` and
+a hash of the simulator's code (every module of ``sim/`` and ``strategies/``
+except those that only present results, see :data:`PRESENTATION_MODULES`).
+When any of them differs, the old batches are discarded and replayed, with a
+notice that says what changed. Beside each batch a record
+(``batch_NNNNNN.json``, written last) names its cell, seed, game range, key and
+the sha256 of its files; a batch whose record is missing or does not match
+(copied from another cell or range, truncated, corrupt) is replayed, with a
+notice naming the file.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import os
 import subprocess
@@ -21,17 +35,23 @@ import polars as pl
 
 import sim
 from sim.experiments import DIMENSIONS, Cell, Spec
-from sim.results import wilson_interval
-from sim.rules.state import OUTCOME_NAMES
-
-OUTCOMES = tuple(OUTCOME_NAMES.values())
-MEAN_COLUMNS = (
-    "lobo", "location_track", "henchmen_defeated", "pool_weapon", "pool_tech", "pool_double_agent",
-    "pool_atomic", "tests_attempted", "tests_passed", "henchman_tests", "henchman_passed",
-    "gambles_played", "gambles_won", "injuries", "knockouts", "resolve_spent", "un_used", "overflows",
-    "airports_closed", "missions_completed", "villain_drawn", "top_secret_played", "rounds",
+from sim.manifest import (
+    MANIFEST,
+    METADATA,
+    PROVENANCE,
+    ResultsError,
+    atomic_write_text,
+    check_folder,
+    dumps,
+    file_sha256,
+    locked,
+    parquet_metadata,
+    read_metadata,
+    write_manifest,
 )
-QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+from sim.tally import OUTCOMES, QUANTILES, SUM_COLUMNS, Tally, TallyError
+
+MEAN_COLUMNS = SUM_COLUMNS[1:]  # summary.parquet has turns_mean, then mean_<name> for each of these
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -78,25 +98,15 @@ def package_versions() -> dict[str, str]:
 
 
 # ------------------------------------------------------------------ batch aggregates
-def aggregate_batch(df: pl.DataFrame, turn_cap: int) -> dict[str, np.ndarray]:
-    """The sufficient statistics of one batch of games (what the summary needs)."""
-    outcome = df["outcome"].to_list()
-    wins = df["win"].to_numpy().astype(bool)
-    turns = df["turns"].to_numpy().astype(np.int64)
-    return {
-        "n": np.array([len(df)], dtype=np.int64),
-        "outcomes": np.array([outcome.count(o) for o in OUTCOMES], dtype=np.int64),
-        "sums": np.array([int(df[c].sum()) for c in MEAN_COLUMNS], dtype=np.int64),
-        "turns_hist": np.bincount(np.minimum(turns, turn_cap), minlength=turn_cap + 1).astype(np.int64),
-        "win_bits": np.packbits(wins),
-        "turns_sum": np.array([int(turns.sum())], dtype=np.int64),
-    }
+def aggregate_batch(df: pl.DataFrame, turn_cap: int | None = None) -> dict[str, np.ndarray]:
+    """The sufficient statistics of one batch of games: its :class:`~sim.tally.Tally` as arrays."""
+    return Tally.of_frame(df).to_arrays()
 
 
-def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(tmp, **arrays)
-    os.replace(tmp, path)
+def _npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
 
 
 @dataclass
@@ -108,45 +118,184 @@ class RunReport:
     skipped: list[tuple[str, int]] = field(default_factory=list)
     finished: bool = False
     files: list[Path] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    replayed: list[tuple[str, int]] = field(default_factory=list)
 
 
-class StopRun(Exception):
-    """Raised by ``max_batches`` to stop a run midway (the next run resumes)."""
+class StudyError(RuntimeError):
+    """A run that cannot go on (its state changed under it); the message says what to do."""
 
 
-def _quantile_from_hist(hist: np.ndarray, q: float) -> float:
-    """The q-quantile of integer turns from their histogram (lower value, like numpy 'lower')."""
-    total = hist.sum()
-    if total == 0:
-        return 0.0
-    target = q * (total - 1)
-    cum = np.cumsum(hist)
-    return float(np.searchsorted(cum, target + 1, side="left"))
+def cell_summary(cell: Cell, parts: list[dict[str, np.ndarray]], n_games: int, turn_cap: int | None = None) -> dict:
+    """One summary.parquet row: the merged tally of the cell's batches, in game order."""
+    tally = Tally.merge(Tally.from_arrays(p) for p in parts)
+    if tally.n != n_games:
+        raise TallyError(f"cell {cell.id}: its batches hold {tally.n} games, the spec asks for {n_games}")
+    return {**cell.as_dict(), "cell": cell.id, **tally.summary_row(turn_cap)}
 
 
-def cell_summary(cell: Cell, parts: list[dict[str, np.ndarray]], n_games: int) -> dict:
-    n = int(sum(int(p["n"][0]) for p in parts))
-    outcomes = sum(p["outcomes"] for p in parts)
-    sums = sum(p["sums"] for p in parts)
-    hist = sum(p["turns_hist"] for p in parts)
-    wins_arr = np.concatenate([np.unpackbits(p["win_bits"])[: int(p["n"][0])] for p in parts]).astype(bool)
-    wins = int(wins_arr.sum())
-    lo, hi = wilson_interval(wins, n)
-    row = {**cell.as_dict(), "cell": cell.id, "games": n, "wins": wins, "win_rate": wins / n, "ci_low": lo, "ci_high": hi}
-    for name, k in zip(OUTCOMES, outcomes):
-        row[f"share_{name}"] = float(k) / n
-        row[f"n_{name}"] = int(k)
-    row["turns_mean"] = float(sum(int(p["turns_sum"][0]) for p in parts)) / n
-    for q in QUANTILES:
-        row[f"turns_q{int(q * 100):02d}"] = _quantile_from_hist(hist, q)
-    for name, s in zip(MEAN_COLUMNS, sums):
-        row[f"mean_{name}"] = float(s) / n
-    row["turns_histogram"] = [int(x) for x in hist]
-    row["win_bits"] = np.packbits(wins_arr).tobytes()
-    assert n == n_games
-    return row
+# ------------------------------------------------------------------ resume key
+# Top-level modules of sim/ that only present, compare or gate results: editing them changes no game,
+# so they stay out of the code hash (every other module of sim/ and strategies/ is in it).
+PRESENTATION_MODULES = frozenset({"bands.py", "bench.py", "charts.py", "cli.py", "compare.py", "golden.py",
+                                  "manifest.py"})
+STATE_FORMAT = 3  # layout of .state/: bump when a batch file changes shape (3: the tally of sim/tally.py)
 
 
+def code_roots() -> list[Path]:
+    """The packages whose code decides a game: ``sim`` and ``strategies``, wherever they are installed."""
+    import strategies
+
+    return [Path(sim.__file__).resolve().parent, Path(strategies.__file__).resolve().parent]
+
+
+def source_hash(roots: list[Path] | None = None) -> str:
+    """sha256 over the Python source of ``roots`` (default :func:`code_roots`), minus presentation modules."""
+    h = hashlib.sha256()
+    for root in code_roots() if roots is None else roots:
+        for f in sorted(root.rglob("*.py"), key=lambda f: f.relative_to(root).as_posix()):
+            rel = f.relative_to(root)
+            if "__pycache__" in rel.parts or (len(rel.parts) == 1 and rel.name in PRESENTATION_MODULES):
+                continue
+            h.update(f"{root.name}/{rel.as_posix()}\0".encode())
+            h.update(f.read_bytes())
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+def _digest(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def results_key(spec: Spec, contents: dict) -> dict:
+    """What decides the numbers of the result files: the spec, each setup's content hash, the rules version."""
+    return {"spec": spec.hash, "content": {k: v.hash for k, v in sorted(contents.items())},
+            "rules_version": sim.RULES_VERSION}
+
+
+def resume_key(spec: Spec, contents: dict, source: str | None = None) -> dict:
+    """The results key plus the code hash and state format; ``key`` is the digest of all of it."""
+    k = {**results_key(spec, contents), "source": source_hash() if source is None else source,
+         "state_format": STATE_FORMAT}
+    return {**k, "key": _digest(k)}
+
+
+def _key_change(old: dict | None, new: dict) -> str:
+    """What differs between the key the batches were played with and today's, in words."""
+    if old is None:
+        return "no resume key (an older version wrote them)"
+    if not isinstance(old, dict) or "key" not in old:
+        return "an unreadable key.json"
+    why = []
+    if old.get("state_format") != new["state_format"]:
+        why.append(f"state format {old.get('state_format')} (today {new['state_format']})")
+    if old.get("spec") != new["spec"]:
+        why.append("another spec")
+    old_content = old.get("content") if isinstance(old.get("content"), dict) else {}
+    for setup, h in new["content"].items():
+        if old_content.get(setup) != h:
+            was = str(old_content.get(setup) or "none")[:12]
+            why.append(f"another content pack for setup {setup!r} (hash {was} -> {h[:12]})")
+    if old.get("rules_version") != new["rules_version"]:
+        why.append(f"RULES_VERSION {old.get('rules_version')!r} (today {new['rules_version']!r})")
+    if old.get("source") != new["source"]:
+        why.append("other simulator code in sim/ or strategies/ (source hash "
+                   f"{str(old.get('source'))[:12]} -> {new['source'][:12]})")
+    return "; ".join(why) or "another resume key"
+
+
+def _notice(report: RunReport, message: str) -> None:
+    report.notices.append(message)
+    print(f"notice: {message}", file=sys.stderr, flush=True)
+
+
+def _open_state(state: Path, key: dict, report: RunReport) -> None:
+    """Discard batches played under another resume key (with a notice), then record today's key."""
+    kpath = state / "key.json"
+    old: dict | None = None
+    if kpath.exists():
+        try:
+            old = json.loads(kpath.read_text())
+        except (OSError, UnicodeDecodeError, ValueError):
+            old = {}
+    if old == key:
+        return
+    stale = sorted(f for f in state.glob("*/*") if f.is_file())
+    if stale:
+        _notice(report, f"{state}: its {len(stale)} batch file(s) were played with {_key_change(old, key)}; "
+                        "discarding them and replaying every batch")
+        for f in stale:
+            f.unlink()
+    atomic_write_text(kpath, dumps(key))
+
+
+# ------------------------------------------------------------------ batch files
+IDENTITY = ("cell", "seed", "game0", "games")
+
+
+def _batch_paths(cdir: Path, b: int) -> tuple[Path, Path, Path]:
+    """(aggregate, per-game table, record) of batch ``b``; the record is written last."""
+    return cdir / f"batch_{b:06d}.npz", cdir / f"games_{b:06d}.parquet", cdir / f"batch_{b:06d}.json"
+
+
+def _batch_state(paths: tuple[Path, Path, Path], expect: dict, write_games: bool) -> tuple[bool, str | None]:
+    """(usable, why not): a batch is usable when its record is this batch's and its files match their sha256.
+
+    ``why`` is None for a batch never started (nothing to say), else names the file and the fault.
+    """
+    npz, games, rec = paths
+    if not rec.exists():
+        present = [p for p in (npz, games) if p.exists()]
+        return False, (f"{present[0]}: no batch record beside it (the batch was interrupted, or the file was "
+                       "copied in)" if present else None)
+    try:
+        record = json.loads(rec.read_text())
+        if not isinstance(record, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        return False, f"{rec}: unreadable batch record ({e})"
+    if record.get("cell") != expect["cell"]:
+        return False, f"{rec}: a batch of cell {record.get('cell')!r}, not {expect['cell']!r} (copied from another cell?)"
+    if (record.get("game0"), record.get("games")) != (expect["game0"], expect["games"]):
+        return False, (f"{rec}: records games {record.get('game0')}+{record.get('games')}, this batch is games "
+                       f"{expect['game0']}+{expect['games']} (copied from another batch?)")
+    for k in ("seed", "key", "content_hash"):
+        if record.get(k) != expect[k]:
+            return False, f"{rec}: records {k} {record.get(k)!r}, this run has {expect[k]!r} (copied from another run?)"
+    files = record.get("files") if isinstance(record.get("files"), dict) else {}
+    for f in (npz, games) if write_games else (npz,):
+        if f.name not in files:
+            return False, f"{rec}: names no {f.name} (this run needs it)"
+        if not f.is_file():
+            return False, f"{f}: missing"
+        if file_sha256(f) != files[f.name]:
+            return False, f"{f}: its sha256 differs from the one in {rec.name} (truncated or corrupt)"
+    return True, None
+
+
+def _verified_bytes(path: Path, rec: Path) -> bytes:
+    """A batch file's bytes, checked again against its record as the run assembles (under the lock)."""
+    try:
+        want = json.loads(rec.read_text())["files"][path.name]
+        data = path.read_bytes()
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
+        raise StudyError(f"{path}: unreadable while assembling ({e}); run the same command again") from None
+    if hashlib.sha256(data).hexdigest() != want:
+        raise StudyError(f"{path}: changed while this run was assembling; run the same command again")
+    return data
+
+
+def _load_aggregate(paths: tuple[Path, Path, Path], expect: dict) -> dict[str, np.ndarray]:
+    npz, _, rec = paths
+    arrays = dict(np.load(io.BytesIO(_verified_bytes(npz, rec))))
+    ident = json.loads(arrays.pop("batch").tobytes())
+    if ident != {k: expect[k] for k in IDENTITY}:
+        raise StudyError(f"{npz}: holds batch {ident}, not {({k: expect[k] for k in IDENTITY})}; "
+                         "run the same command again")
+    return arrays
+
+
+# ------------------------------------------------------------------ the run
 def run_study(
     spec: Spec,
     out: Path | str | None = None,
@@ -156,18 +305,86 @@ def run_study(
     max_batches: int | None = None,
     games_table: bool | None = None,
     charts: bool = True,
+    scheduler: str | None = None,
 ) -> RunReport:
-    """Play every (cell, batch) not yet done, then assemble the result files."""
-    from sim.content.overrides import load_with_overrides
-    from sim.run import resolve_content, simulate
+    """Play every (cell, batch) not yet done, then assemble the result files.
 
+    Holds the lock on ``out`` throughout (a second run into it raises
+    :class:`sim.manifest.ResultsError`). ``scheduler`` plays the batches on a
+    Dask cluster (``'local:N'`` or ``'tcp://HOST:PORT'``, see
+    :mod:`sim.distributed`); the files are the same as a run here.
+    """
     out = Path(out) if out is not None else Path("results") / spec.name
-    out.mkdir(parents=True, exist_ok=True)
+    with locked(out):
+        runner = None
+        if scheduler is not None:
+            from sim.distributed import DaskRunner, parse_scheduler
+
+            runner = DaskRunner(parse_scheduler(scheduler))
+        return _run_locked(spec, out, engine, progress, max_batches, games_table, charts, runner)
+
+
+@dataclass(frozen=True)
+class BatchJob:
+    """One batch of one cell: games ``game0 .. game0 + size - 1`` of ``seed``."""
+
+    cell: Cell
+    b: int
+    game0: int
+    size: int
+    strategy: str
+    params: tuple
+    seed: int
+    engine: str
+
+
+def play_batch(job: BatchJob, contents: dict, threads: int | None = None) -> pl.DataFrame:
+    """The games of one batch as the per-game table (labelled with the cell); runs here or on a worker."""
+    from sim.run import simulate
+
+    cell = job.cell
+    df = simulate(
+        players=cell.players, games=job.size, strategy=job.strategy, params=dict(job.params), seed=job.seed,
+        characters=None if cell.characters == "default" else cell.characters,
+        variant=cell.variant, content=contents[cell.setup], engine=job.engine, game0=job.game0, threads=threads,
+    )
+    return df.with_columns(pl.lit(cell.id).alias("cell"), pl.lit(cell.strategy).alias("strategy"),
+                           pl.lit(cell.setup).alias("setup"))
+
+
+def _save_batch(df: pl.DataFrame, paths: tuple[Path, Path, Path], expect: dict, write_games: bool) -> None:
+    """Write one played batch: its games table (if kept), its tally, and last its record with checksums."""
+    npz_path, games_path, rec_path = paths
+    files = {}
+    if write_games:
+        write_parquet_atomic(df, games_path)
+        files[games_path.name] = file_sha256(games_path)
+    ident = np.frombuffer(json.dumps({k: expect[k] for k in IDENTITY}, sort_keys=True).encode(), np.uint8)
+    data = _npz_bytes({**aggregate_batch(df), "batch": ident})
+    atomic_write_bytes(npz_path, data)
+    files[npz_path.name] = hashlib.sha256(data).hexdigest()
+    atomic_write_text(rec_path, dumps({**expect, "files": files}))
+
+
+def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, charts, runner=None) -> RunReport:
+    from sim.content.overrides import load_with_overrides
+    from sim.distributed import LocalRunner
+    from sim.run import resolve_content
+
+    report = RunReport(out)
+    cells = spec.cells()
+    contents = {}
+    for setup in sorted({c.setup for c in cells}):
+        contents[setup] = (
+            resolve_content(spec.content_path())
+            if setup == "default"
+            else load_with_overrides(spec.content_path(), spec.overrides_of(setup), f"{spec.path.name} [setup.{setup}]")
+        )
+    key = resume_key(spec, contents)
     state = out / ".state" / spec.hash[:16]
     state.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(state / "spec.json", spec.canonical_json().encode())
-    report = RunReport(out)
-    cells = spec.cells()
+    _open_state(state, key, report)
     n_batches = -(-spec.games // spec.batch)
     total = len(cells) * n_batches
     show = sys.stderr.isatty() if progress is None else progress
@@ -176,93 +393,104 @@ def run_study(
         from tqdm import tqdm
 
         bar = tqdm(total=total * spec.batch, unit="game", unit_scale=True, desc=spec.name, file=sys.stderr)
-    contents = {}
-    for setup in sorted({c.setup for c in cells}):
-        contents[setup] = (
-            resolve_content(spec.content_path())
-            if setup == "default"
-            else load_with_overrides(spec.content_path(), spec.overrides_of(setup), f"{spec.path.name} [setup.{setup}]")
-        )
     write_games = games_table if games_table is not None else len(cells) * spec.games <= spec.model.experiment.games_table_limit
-    done_now = 0
-    try:
-        for cell in cells:
-            cdir = state / cell.id
-            cdir.mkdir(exist_ok=True)
-            content = contents[cell.setup]
-            base, params = spec.strategy_of(cell.strategy)
-            for b in range(n_batches):
-                game0 = b * spec.batch
-                size = min(spec.batch, spec.games - game0)
-                agg_path = cdir / f"batch_{b:06d}.npz"
-                games_path = cdir / f"games_{b:06d}.parquet"
-                if agg_path.exists() and (not write_games or games_path.exists()):
-                    report.skipped.append((cell.id, b))
-                    if bar:
-                        bar.update(size)
-                    continue
-                if max_batches is not None and done_now >= max_batches:
-                    raise StopRun(f"stopped after {done_now} batches")
-                df = simulate(
-                    players=cell.players, games=size, strategy=base, params=params, seed=spec.seed,
-                    characters=None if cell.characters == "default" else cell.characters,
-                    variant=cell.variant, content=content, engine=engine, game0=game0,
-                )
-                df = df.with_columns(pl.lit(cell.id).alias("cell"), pl.lit(cell.strategy).alias("strategy"),
-                                     pl.lit(cell.setup).alias("setup"))
-                if write_games:
-                    write_parquet_atomic(df, games_path)
-                _save_npz(agg_path, aggregate_batch(df, int(content.turn_cap)))
-                report.computed.append((cell.id, b))
-                done_now += 1
+    todo: list[tuple[BatchJob, tuple[Path, Path, Path], dict]] = []
+    for cell in cells:
+        cdir = state / cell.id
+        cdir.mkdir(exist_ok=True)
+        content = contents[cell.setup]
+        base, params = spec.strategy_of(cell.strategy)
+        for b in range(n_batches):
+            game0 = b * spec.batch
+            size = min(spec.batch, spec.games - game0)
+            paths = _batch_paths(cdir, b)
+            expect = {"cell": cell.id, "seed": spec.seed, "game0": game0, "games": size, "key": key["key"],
+                      "content_hash": content.hash}
+            usable, why = _batch_state(paths, expect, write_games)
+            if usable:
+                report.skipped.append((cell.id, b))
                 if bar:
                     bar.update(size)
-    except StopRun:
+                continue
+            if max_batches is not None and len(todo) >= max_batches:
+                continue
+            if why:
+                _notice(report, f"{why}; replaying batch {b} of {cell.id}")
+                report.replayed.append((cell.id, b))
+            paths[2].unlink(missing_ok=True)
+            job = BatchJob(cell, b, game0, size, base, tuple(sorted(params.items())), spec.seed, engine)
+            todo.append((job, paths, expect))
+    stopped = max_batches is not None and len(todo) + len(report.skipped) < total
+    saving = {job: (paths, expect) for job, paths, expect in todo}
+    try:
+        with (runner if runner is not None else LocalRunner()) as r:
+            if todo and runner is not None:
+                _notice(report, f"playing {len(todo)} batch(es) on {r.description}")
+            for job, df in r.run(play_batch, [job for job, _, _ in todo], shared=contents):
+                paths, expect = saving[job]
+                _save_batch(df, paths, expect, write_games)
+                report.computed.append((job.cell.id, job.b))
+                if bar:
+                    bar.update(job.size)
+    finally:
         if bar:
             bar.close()
+    if stopped:
         return report
-    if bar:
-        bar.close()
-    report.files = assemble(spec, out, state, cells, n_batches, contents, write_games, charts)
+    report.files = assemble(spec, out, state, cells, n_batches, contents, write_games, charts, key, engine)
     report.finished = True
     return report
 
 
-def result_metadata(spec: Spec, contents: dict) -> dict[str, str]:
+def result_metadata(spec: Spec, contents: dict) -> dict:
+    """What every result file carries: only what decides its numbers (no revision, no versions, no time)."""
+    rk = results_key(spec, contents)
     return {
-        "smersh.spec": spec.canonical_json(),
-        "smersh.spec_file": spec.path.name,
-        "smersh.seed": str(spec.seed),
-        "smersh.content_hash": json.dumps({k: v.hash for k, v in sorted(contents.items())}, sort_keys=True),
-        "smersh.rules_version": sim.RULES_VERSION,
-        "smersh.versions": json.dumps(package_versions(), sort_keys=True),
-        "smersh.git_revision": git_revision(),
+        "spec": spec.raw,
+        "spec_file": spec.path.name,
+        "seed": spec.seed,
+        "content_hash": rk["content"],
+        "rules_version": rk["rules_version"],
+        "key": _digest(rk),
     }
 
 
-def assemble(spec, out: Path, state: Path, cells, n_batches, contents, write_games, charts) -> list[Path]:
-    """Build summary.parquet (and games.parquet, charts) from the batch aggregates."""
+def provenance(key: dict, engine: str) -> dict:
+    """What produced a run without deciding its numbers; kept out of the committed files."""
+    return {"git_revision": git_revision(), "versions": package_versions(), "source_hash": key["source"],
+            "resume_key": key["key"], "engine": engine}
+
+
+def assemble(spec, out: Path, state: Path, cells, n_batches, contents, write_games, charts, key, engine) -> list[Path]:
+    """Build summary.parquet (and games.parquet, metadata.json, charts) from the batch files; the manifest last."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (out / MANIFEST).unlink(missing_ok=True)  # until the new one is written, the folder holds no complete run
     rows = []
     for cell in cells:
-        parts = [dict(np.load(state / cell.id / f"batch_{b:06d}.npz")) for b in range(n_batches)]
-        rows.append(cell_summary(cell, parts, spec.games))
+        parts = []
+        for b in range(n_batches):
+            game0 = b * spec.batch
+            expect = {"cell": cell.id, "seed": spec.seed, "game0": game0, "games": min(spec.batch, spec.games - game0)}
+            parts.append(_load_aggregate(_batch_paths(state / cell.id, b), expect))
+        rows.append(cell_summary(cell, parts, spec.games, int(contents[cell.setup].turn_cap)))
     summary = pl.DataFrame(rows)
     meta = result_metadata(spec, contents)
+    pmeta = parquet_metadata(meta)
     files = [out / "summary.parquet"]
-    write_parquet_atomic(summary, files[0], meta)
+    write_parquet_atomic(summary, files[0], pmeta)
     games_file = out / "games.parquet"
     if write_games:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         tmp = games_file.with_name(games_file.name + ".tmp")
         writer = None
         try:
             for cell in cells:
                 for b in range(n_batches):
-                    t = pq.read_table(state / cell.id / f"games_{b:06d}.parquet")
+                    _, gpath, rec = _batch_paths(state / cell.id, b)
+                    t = pq.read_table(pa.BufferReader(_verified_bytes(gpath, rec)))
                     if writer is None:
-                        schema = t.schema.with_metadata({k.encode(): v.encode() for k, v in meta.items()})
+                        schema = t.schema.with_metadata({k.encode(): v.encode() for k, v in pmeta.items()})
                         writer = pq.ParquetWriter(tmp, schema, compression="zstd")
                     writer.write_table(pa.Table.from_batches(t.to_batches(), schema=writer.schema))
         finally:
@@ -272,18 +500,25 @@ def assemble(spec, out: Path, state: Path, cells, n_batches, contents, write_gam
         files.append(games_file)
     elif games_file.exists():
         games_file.unlink()  # a stale per-game table from another spec would mislead
+    files.append(out / METADATA)
+    atomic_write_text(files[-1], dumps(meta))
     if charts:
         from sim.charts import study_charts
 
         files.extend(study_charts(summary, out, spec))
-    return files
+    prov = out / PROVENANCE
+    atomic_write_text(prov, dumps(provenance(key, engine)))
+    manifest = write_manifest(out, files, meta["key"])
+    return files + [prov, manifest]
 
 
 def read_summary(run: Path | str) -> pl.DataFrame:
-    path = Path(run) / "summary.parquet" if Path(run).is_dir() else Path(run)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no summary.parquet; run `smersh-sim run` first")
-    return pl.read_parquet(path)
+    """The summary of a complete run (a results folder or its summary.parquet), checked against its manifest."""
+    path = Path(run)
+    folder, name = (path, "summary.parquet") if path.is_dir() or path.suffix != ".parquet" else (path.parent, path.name)
+    check_folder(folder, need=(name,))
+    return pl.read_parquet(folder / name)
 
 
-__all__ = ["run_study", "read_summary", "RunReport", "DIMENSIONS"]
+__all__ = ["run_study", "read_summary", "read_metadata", "RunReport", "StudyError", "ResultsError", "DIMENSIONS",
+           "MEAN_COLUMNS", "OUTCOMES", "QUANTILES"]

@@ -1,4 +1,4 @@
-"""The strategy interface: one method per decision of MODEL.md section B.
+"""The strategy interface: one method per decision in docs/RULES.md.
 
 Every method gets a :class:`sim.rules.state.PlayerView` (public information plus
 the player's own hand) and the legal options, and returns its choice (usually

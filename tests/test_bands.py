@@ -1,29 +1,84 @@
-"""The win-rate gate passes on the default pack and fails, naming the cell, when the balance drifts."""
+"""The CI gate: the default pack passes, a 2-point drift fails, --update re-baselines, bad files are refused."""
 
+import contextlib
+import io
+import math
+import re
 import shutil
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from sim.bands import BandsError, load_bands, run_check
+from sim.bands import BandsError, detectable_drift, load_bands, power_at, run_check, update_bands
 from sim.cli import main
 from sim.content import DEFAULT_PACK
 
 ROOT = Path(__file__).resolve().parent.parent
+BANDS = ROOT / "experiments" / "bands.toml"
 
 
-def bands_file(tmp_path: Path, extra: str = "") -> Path:
-    """One cell with the band CI holds for it in experiments/bands.toml."""
-    model, _ = load_bands(ROOT / "experiments" / "bands.toml")
+def _cli(argv) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = main([str(a) for a in argv])
+    return rc, out.getvalue()
+
+
+def make_pack(root: Path, name: str, edit) -> Path:
+    pack = root / name
+    shutil.copytree(DEFAULT_PACK, pack)
+    edit(pack)
+    return pack
+
+
+def _two_plus_two_cards_made_plus_one(pack: Path) -> None:
+    p = pack / "villain.toml"
+    text = p.read_text()
+    spots = [m.start() for m in re.finditer(r"^advance = 2$", text, re.M)]
+    assert len(spots) == 16
+    for i in spots[-2:]:
+        text = text[:i] + "advance = 1" + text[i + len("advance = 2"):]
+    assert "plus_two = 16\nplus_one = 14" in text
+    p.write_text(text.replace("plus_two = 16\nplus_one = 14", "plus_two = 14\nplus_one = 16"))
+
+
+def _lobo_starts_at_2(pack: Path) -> None:
+    p = pack / "lobo.toml"
+    text = p.read_text()
+    assert "start = 0" in text
+    p.write_text(text.replace("start = 0", "start = 2", 1))
+
+
+@pytest.fixture(scope="module")
+def packs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("packs")
+    return {"drift": make_pack(root, "drift", _two_plus_two_cards_made_plus_one),
+            "lobo2": make_pack(root, "lobo2", _lobo_starts_at_2)}
+
+
+@pytest.fixture(scope="module")
+def default_gate():
+    return _cli(["check", BANDS])
+
+
+@pytest.fixture(scope="module")
+def drift_gate(packs):
+    return _cli(["check", BANDS, "--content", packs["drift"]])
+
+
+def bands_file(tmp_path: Path, games: int = 4000, batch: int = 1000, extra: str = "", baseline: bool = True) -> Path:
+    """One 3-player cell with the band CI holds for it, re-centred with its baseline by --update (by default)."""
+    model, _ = load_bands(BANDS)
     band = next(c for c in model.cell if c.name == "3p-heuristic").win_rate
     p = tmp_path / "bands.toml"
     p.write_text(textwrap.dedent(f"""
         [check]
         seed = 7
-        games = 800
-        batch = 400
-        early_stop = true
+        games = {games}
+        batch = {batch}
+        tolerance = 0.01
         {extra}
         [[cell]]
         name = "3p-heuristic"
@@ -31,62 +86,151 @@ def bands_file(tmp_path: Path, extra: str = "") -> Path:
         strategy = "heuristic"
         win_rate = [{band[0]}, {band[1]}]
     """))
+    if baseline:
+        assert _cli(["check", p, "--update", "--margin", "0.05"])[0] == 0
+        assert "baseline = {" in p.read_text()
     return p
 
 
-@pytest.fixture(scope="module")
-def lobo_at_2_pack(tmp_path_factory):
-    pack = tmp_path_factory.mktemp("pack") / "lobo2"
-    shutil.copytree(DEFAULT_PACK, pack)
-    text = (pack / "lobo.toml").read_text()
-    assert "start = 0" in text
-    (pack / "lobo.toml").write_text(text.replace("start = 0", "start = 2", 1))
-    return pack
+# ---------------------------------------------------------------- the shipped gate
+def test_default_pack_passes_the_shipped_gate_with_zero_drift(default_gate):
+    rc, out = default_gate
+    assert rc == 0, out
+    model, _ = load_bands(BANDS)
+    assert "all 6 cells passed" in out and len(model.cell) == 6
+    for c in model.cell:
+        assert re.search(rf"^{re.escape(c.name)} +\S+% +\S+% +\+0\.00 points +\S+ points +ok$", out, re.M), c.name
 
 
-def test_gate_passes_on_the_default_pack(tmp_path, capsys):
+def test_drift_pack_fails_the_shipped_gate(drift_gate):
+    rc, out = drift_gate
+    assert rc == 1, out
+    m = re.search(r"^FAIL 4p-heuristic: win_rate (\S+)% drifted ([+-]\d+\.\d+) points from the baseline (\S+)% "
+                  r"on the same 40000 games \(tolerance 1\.00 points\)$", out, re.M)
+    assert m, out
+    assert float(m[2]) > 1.0 and float(m[1]) - float(m[3]) == pytest.approx(float(m[2]), abs=0.011)
+
+
+def test_shipped_gate_catches_two_points_with_95_percent_power():
+    """The computation behind 'a 2-point drift fails reliably', for every cell of the shipped file."""
+    model, _ = load_bands(BANDS)
+    c = model.check
+    for cell in model.cell:
+        rate = cell.baseline.wins / cell.baseline.games
+        assert (cell.baseline.seed, cell.baseline.games) == (c.seed, c.games)
+        assert detectable_drift(rate, c.games, c.tolerance) <= 0.02, cell.name
+        assert power_at(0.02, rate, c.games, c.tolerance) >= 0.95, cell.name
+    # the worst case (p = 1/2, any pairing): 1 point + 1.645 * 1.0 / sqrt(40000)
+    assert detectable_drift(0.5, 40_000, 0.01) == pytest.approx(0.01 + 1.6448536 / 200, abs=1e-7)
+
+
+@pytest.mark.parametrize("pairing", ["independent", "most_discordant"])
+def test_power_bound_holds_for_simulated_pairings(pairing):
+    """Replicates of the gate's rule on paired Bernoulli games drifted by exactly the printed detectable drift:
+    at least 95% must fail (minus 3 standard errors of the replicate share)."""
+    rng = np.random.default_rng(20261126)
+    n, tol, reps = 40_000, 0.01, 4000
+    for p0 in (0.1, 0.35, 0.5):
+        d = detectable_drift(p0, n, tol)
+        p1 = p0 + d
+        if pairing == "independent":
+            p01, p10 = (1 - p0) * p1, p0 * (1 - p1)
+        else:  # as many games as possible change result in both directions
+            both = max(0.0, p0 + p1 - 1)  # the fewest games won both times (counter-monotone coupling)
+            p01, p10 = p1 - both, p0 - both
+        counts = rng.multinomial(n, [p01, p10, 1 - p01 - p10], size=reps)
+        drift = (counts[:, 0] - counts[:, 1]) / n
+        share_failed = float(np.mean(np.abs(drift) > tol))
+        assert share_failed >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps), (p0, share_failed)
+
+
+# ---------------------------------------------------------------- small files
+def test_gate_is_the_same_for_any_batch_size(tmp_path):
     path = bands_file(tmp_path)
-    assert main(["check", str(path)]) == 0
-    out = capsys.readouterr().out
-    assert "3p-heuristic" in out and "all 1 cells inside their bands" in out
+    a = run_check(path)[0]
+    path.write_text(path.read_text().replace("batch = 1000", "batch = 333"))
+    b = run_check(path)[0]
+    assert a.tally.equals(b.tally) and a.estimates == b.estimates and a.vs_baseline == b.vs_baseline
+    assert a.vs_baseline.drift == 0.0 and not a.failed
 
 
-def test_gate_fails_naming_the_cell_when_lobo_starts_at_2(tmp_path, lobo_at_2_pack, capsys):
+def test_update_rebaselines_and_prints_the_diff(tmp_path, packs):
     path = bands_file(tmp_path)
-    results = run_check(path, content=lobo_at_2_pack)
-    assert results[0].failed and results[0].verdicts["win_rate"] == "outside"
-    assert main(["check", str(path), "--content", str(lobo_at_2_pack)]) == 1
-    out = capsys.readouterr().out
-    assert "FAIL 3p-heuristic: win_rate" in out and "lies outside its band" in out
+    before = load_bands(path)[0].cell[0].baseline
+    rc, out = _cli(["check", path, "--content", packs["lobo2"]])
+    assert rc == 1 and "FAIL 3p-heuristic: win_rate" in out
+    rc, diff = _cli(["check", path, "--content", packs["lobo2"], "--update", "--margin", "0.03"])
+    assert rc == 0 and diff.startswith("--- bands.toml (before)")
+    assert f"-baseline = {{ seed = 7, games = 4000, wins = {before.wins} }}" in diff
+    assert "+baseline = { seed = 7, games = 4000, wins = " in diff and "+win_rate = [" in diff
+    after = load_bands(path)[0].cell[0]
+    assert after.baseline.wins < before.wins
+    assert _cli(["check", path, "--content", packs["lobo2"]])[0] == 0
+    assert _cli(["check", path])[0] == 1  # the default pack now drifted from the new baseline
+    rc, again = _cli(["check", path, "--content", packs["lobo2"], "--update", "--margin", "0.03"])
+    assert rc == 0 and again.strip() == "bands and baselines unchanged"
 
 
-def test_gate_is_deterministic(tmp_path):
+def test_update_records_a_missing_baseline(tmp_path):
+    path = bands_file(tmp_path, baseline=False)
+    with pytest.raises(SystemExit, match=r"bands error: bands.toml: cell\[3p-heuristic\].baseline: missing"):
+        _cli(["check", path])
+    rc, diff = _cli(["check", path, "--update"])
+    assert rc == 0 and "+baseline = { seed = 7, games = 4000, wins = " in diff
+    assert _cli(["check", path])[0] == 0
+
+
+def test_stale_baseline_is_refused_before_any_game(tmp_path, monkeypatch):
     path = bands_file(tmp_path)
-    a, b = run_check(path), run_check(path)
-    assert a[0].estimates == b[0].estimates and a[0].games == b[0].games
+    path.write_text(path.read_text().replace("games = 4000\n", "games = 8000\n", 1))
+
+    def no_games(**kw):
+        raise AssertionError("played games before validating the file")
+
+    monkeypatch.setattr("sim.run.simulate_tally", no_games)
+    with pytest.raises(SystemExit, match=r"cell\[3p-heuristic\].baseline: recorded with seed 7 and 4000 games, "
+                                         r"but \[check\] plays seed 7 and 8000 games; record a new one"):
+        _cli(["check", path])
 
 
-def test_early_stop_plays_fewer_games_when_clear(tmp_path, lobo_at_2_pack):
+def test_band_failure_lines_use_percent_and_points(tmp_path, packs):
     path = bands_file(tmp_path)
-    stopped = run_check(path, content=lobo_at_2_pack)[0]
-    assert stopped.games == 800  # stops at the first look (2 batches), clearly outside
-    path.write_text(path.read_text().replace("games = 800", "games = 1600"))
-    assert run_check(path, content=lobo_at_2_pack)[0].games == 800
-
-
-def test_update_rewrites_bands_around_the_estimates(tmp_path, lobo_at_2_pack, capsys):
-    path = bands_file(tmp_path)
-    assert main(["check", str(path), "--content", str(lobo_at_2_pack), "--update", "--margin", "0.03"]) == 0
-    diff = capsys.readouterr().out
-    assert diff.startswith("--- bands.toml (before)") and "+win_rate = [" in diff
-    assert main(["check", str(path), "--content", str(lobo_at_2_pack)]) == 0
+    rc, out = _cli(["check", path, "--content", packs["lobo2"]])
+    assert rc == 1
+    fails = [line for line in out.splitlines() if line.startswith("FAIL")]
+    pct, pts = r"\d+\.\d\d%", r"\d+\.\d\d points"
+    assert len(fails) == 2, out
+    assert re.fullmatch(rf"FAIL 3p-heuristic: win_rate {pct} drifted -{pts} from the baseline {pct} on the same "
+                        rf"4000 games \(tolerance 1\.00 points\)", fails[0]), fails[0]
+    assert re.fullmatch(rf"FAIL 3p-heuristic: win_rate {pct} \(95% interval \[{pct}, {pct}\]\) lies {pts} below "
+                        rf"its band \[{pct}, {pct}\]", fails[1]), fails[1]
 
 
 def test_bad_bands_files_are_refused(tmp_path):
-    path = bands_file(tmp_path)
-    path.write_text(path.read_text().replace("win_rate = [", "win_rate = [0.9, 0.1] #"))
+    path = bands_file(tmp_path, baseline=False)
+    text = path.read_text()
+    path.write_text(text.replace("win_rate = [", "win_rate = [0.9, 0.1] #"))
     with pytest.raises(BandsError, match=r"bands.toml: cell\[3p-heuristic\].win_rate: .*low <= high"):
         load_bands(path)
-    path = bands_file(tmp_path, extra="gmaes = 3")
+    path.write_text(text.replace("tolerance = 0.01", "tolerance = nan"))
+    with pytest.raises(BandsError, match=r"bands.toml: check.tolerance: "):
+        load_bands(path)
+    path.write_text(text + "baseline = { seed = 7, games = 4000, wins = 4001 }\n")
+    with pytest.raises(BandsError, match=r"cell\[3p-heuristic\].baseline: .*wins \(4001\) exceed games \(4000\)"):
+        load_bands(path)
+    path = bands_file(tmp_path, extra="gmaes = 3", baseline=False)
     with pytest.raises(BandsError, match=r"bands.toml: check.gmaes: unknown key"):
         load_bands(path)
+
+
+def test_update_never_writes_an_invalid_file(tmp_path):
+    path = bands_file(tmp_path)
+    before = path.read_text()
+    with pytest.raises(SystemExit):  # the command line refuses a nan margin before playing
+        _cli(["check", path, "--update", "--margin", "nan"])
+    assert path.read_text() == before
+    results = run_check(path, update=True)  # and update_bands guards its own callers
+    with pytest.raises(BandsError, match=r"bands.toml: --update would write an invalid file, left unchanged: "
+                                         r"cell\[3p-heuristic\].win_rate: .*\[nan, nan\]"):
+        update_bands(path, results, math.nan)
+    assert path.read_text() == before and not list(tmp_path.glob("*.tmp"))

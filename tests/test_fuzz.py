@@ -124,12 +124,13 @@ SPEC = {
 }
 
 BANDS = {
-    "check": {"seed": 7, "games": 40, "batch": 20, "early_stop": True},
+    "check": {"seed": 7, "games": 40, "batch": 20, "tolerance": 0.05},
     "cell": [
         {"name": "2p", "players": 2, "strategy": "heuristic", "params": {"pool_target": 7}, "variant": "standard",
          "characters": "default", "overrides": {"lobo.track.start": 1}, "win_rate": [0.0, 1.0],
-         "mean_turns": [1.0, 200.0]},
-        {"name": "3p", "players": 3, "strategy": "bold", "win_rate": [0.0, 1.0], "share_loss_lobo": [0.0, 1.0]},
+         "mean_turns": [1.0, 200.0], "baseline": {"seed": 7, "games": 40, "wins": 12}},
+        {"name": "3p", "players": 3, "strategy": "bold", "win_rate": [0.0, 1.0], "share_loss_lobo": [0.0, 1.0],
+         "baseline": {"seed": 7, "games": 40, "wins": 3}},
     ],
 }
 

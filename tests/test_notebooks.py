@@ -1,18 +1,23 @@
-"""The designer and analyst notebooks execute end to end on small runs of the checked-in studies."""
+"""The designer and analyst notebooks execute end to end on small runs of the checked-in studies,
+and the numbers they print equal those of ``smersh-sim compare`` / the summary on the same results."""
 
 import os
+import re
 from pathlib import Path
 
 import nbformat
+import polars as pl
 import pytest
 from nbclient import NotebookClient
 
+from sim.compare import compare_run
 from sim.experiments import load_spec
 from sim.study import run_study
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDIES = ("player_count", "villain_minus_one", "strategies")
 NOTEBOOKS = ("designer_player_count.ipynb", "analyst_strategies.ipynb")
+NUM = r"([+-]?\d+\.\d+)"
 
 
 @pytest.fixture(scope="module")
@@ -25,14 +30,75 @@ def small_results(tmp_path_factory):
     return results
 
 
+@pytest.fixture(scope="module")
+def executed(small_results):
+    """Each notebook executed once on the small results: name -> (notebook, printed text)."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("SMERSH_RESULTS", str(small_results))
+    mp.setenv("MPLBACKEND", "Agg")
+    out = {}
+    try:
+        for name in NOTEBOOKS:
+            nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+            NotebookClient(nb, timeout=300, kernel_name="python3",
+                           resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
+            text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                           for o in c.get("outputs", []) if o.get("output_type") == "stream")
+            out[name] = (nb, text)
+    finally:
+        mp.undo()
+    return out
+
+
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_executes(small_results, name, monkeypatch):
-    monkeypatch.setenv("SMERSH_RESULTS", str(small_results))
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
+def test_notebook_executes(executed, name):
+    nb, _ = executed[name]
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors
+
+
+def _points(x: float) -> float:
+    return 100 * x
+
+
+def test_analyst_paired_differences_equal_compare(executed, small_results):
+    _, text = executed["analyst_strategies.ipynb"]
+    line = re.compile(rf"^(\d)p (\S+): {NUM}% -> {NUM}%, n01 (-?\d+), n10 (-?\d+), diff {NUM} points, "
+                      rf"paired 95% interval \[{NUM}, {NUM}\]$", re.M)
+    printed = {(int(m[1]), m[2]): m.groups()[2:] for m in line.finditer(text)}
+    table, _ = compare_run(small_results / "strategies", {"strategy": "heuristic"})
+    assert len(printed) == table.height == 8, text
+    assert any(r["n10"] > r["n01"] for r in table.iter_rows(named=True))  # a negative difference is shown
+    for r in table.iter_rows(named=True):
+        base, rate, n01, n10, diff, low, high = printed[(r["players"], r["strategy"])]
+        assert (int(n01), int(n10)) == (r["n01"], r["n10"])
+        for shown, exact in ((base, r["baseline_win_rate"]), (rate, r["win_rate"]), (diff, r["diff"]),
+                             (low, r["paired_low"]), (high, r["paired_high"])):
+            assert float(shown) == pytest.approx(_points(exact), abs=1e-4), (r["cell"], text)
+
+
+def test_designer_paired_effect_equals_compare(executed, small_results):
+    _, text = executed["designer_player_count.ipynb"]
+    line = re.compile(rf"^(\d)p: {NUM}% -> {NUM}%, diff {NUM} points, paired 95% interval \[{NUM}, {NUM}\]$", re.M)
+    printed = {int(m[1]): m.groups()[1:] for m in line.finditer(text)}
+    table, _ = compare_run(small_results / "villain_minus_one", {"setup": "default"})
+    assert len(printed) == table.height == 6, text
+    for r in table.iter_rows(named=True):
+        base, rate, diff, low, high = printed[r["players"]]
+        for shown, exact in ((base, r["baseline_win_rate"]), (rate, r["win_rate"]), (diff, r["diff"]),
+                             (low, r["paired_low"]), (high, r["paired_high"])):
+            assert float(shown) == pytest.approx(_points(exact), abs=1e-4), (r["cell"], text)
+
+
+def test_designer_player_count_rates_equal_the_summary(executed, small_results):
+    _, text = executed["designer_player_count.ipynb"]
+    m = re.search(rf"2 players {NUM}% vs 4 players {NUM}%: difference {NUM} points", text)
+    assert m, text
+    s = pl.read_parquet(small_results / "player_count" / "summary.parquet").filter(pl.col("strategy") == "heuristic")
+    rate = {r["players"]: r["win_rate"] for r in s.iter_rows(named=True)}
+    assert float(m[1]) == pytest.approx(_points(rate[2]), abs=0.005)
+    assert float(m[2]) == pytest.approx(_points(rate[4]), abs=0.005)
+    assert float(m[3]) == pytest.approx(_points(rate[2] - rate[4]), abs=0.005)
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)

@@ -12,7 +12,9 @@ indexed by ``[key=value]`` (the entry whose ``key`` equals ``value``), ``[N]``
 One path is special: ``"villain.counts"`` takes a table ``{plus_two, plus_one,
 minus_one, injury}`` and relabels the advancement side of the fewest cards
 needed (highest card ids first, End of Turn sides untouched) to reach those
-counts, updating ``[composition]`` to match.
+counts, updating ``[composition]`` to match. Kinds left out keep their count,
+except ``plus_one``: when it is left out, +1 cards fill the deck to its size
+(``{ minus_one = 4 }`` turns two +1 cards of the default deck into -1 cards).
 """
 
 from __future__ import annotations
@@ -63,41 +65,58 @@ def _select(items: list, sel: str, where: str) -> list:
     raise OverrideError(f"{where}[{sel}]: use [key=value], [N] or [*]")
 
 
-def _set_path(raw: dict, path: str, value) -> None:
+def _parents(raw: dict, path: str, what: str) -> tuple[list, str, list[str], str]:
+    """Walk ``path`` to its last step: (the nodes holding it, its key, its selections, where they are)."""
     parts = path.split(".")
     if len(parts) < 2:
-        raise OverrideError(f"override {path!r}: give file.key[.key...], e.g. 'lobo.track.start'")
+        raise OverrideError(f"{what} {path!r}: give file.key[.key...], e.g. 'lobo.track.start'")
     file = parts[0] + ".toml"
     if file not in raw:
         stems = ", ".join(sorted(f[:-5] for f in raw))
-        raise OverrideError(f"override {path!r}: no pack file {file!r} (files: {stems})")
-    nodes = [raw[file]]
-    where = file
-    for n, step in enumerate(parts[1:]):
+        raise OverrideError(f"{what} {path!r}: no pack file {file!r} (files: {stems})")
+    steps = []
+    for step in parts[1:]:
         m = _STEP.match(step)
         if not m:
-            raise OverrideError(f"override {path!r}: cannot read step {step!r}")
-        key, sels = m.group("key"), _SEL.findall(m.group("sel"))
-        last = n == len(parts) - 2
-        nxt = []
-        for node in nodes:
-            if not isinstance(node, dict) or key not in node:
-                keys = ", ".join(sorted(node)) if isinstance(node, dict) else "none"
-                raise OverrideError(f"override {path!r}: {where} has no key {key!r} (keys: {keys})")
-            if last and not sels:
-                old = node[key]
-                if isinstance(old, (dict, list)) and not isinstance(value, type(old)):
-                    raise OverrideError(f"override {path!r}: {where}.{key} is a {type(old).__name__}, not a value")
-                node[key] = copy.deepcopy(value)
-                continue
-            cur = [node[key]]
-            for sel in sels:
-                cur = [x for c in cur for x in _select(c, sel, f"{where}.{key}")]
-            if last:
-                raise OverrideError(f"override {path!r}: ends on a selection; name the key to set")
-            nxt.extend(cur)
+            raise OverrideError(f"{what} {path!r}: cannot read step {step!r}")
+        steps.append((step, m.group("key"), _SEL.findall(m.group("sel"))))
+    nodes = [raw[file]]
+    where = file
+    for step, key, sels in steps[:-1]:
+        nodes = [x for node in nodes for x in _child(node, key, sels, where, path, what)]
         where = f"{where}.{step}"
-        nodes = nxt
+    _, key, sels = steps[-1]
+    for node in nodes:
+        _child(node, key, [], where, path, what)  # the key exists in every node
+    return nodes, key, sels, where
+
+
+def _child(node, key: str, sels: list[str], where: str, path: str, what: str) -> list:
+    """``node[key]``, then each selection applied in turn."""
+    if not isinstance(node, dict) or key not in node:
+        keys = ", ".join(sorted(node)) if isinstance(node, dict) else "none"
+        raise OverrideError(f"{what} {path!r}: {where} has no key {key!r} (keys: {keys})")
+    cur = [node[key]]
+    for sel in sels:
+        cur = [x for c in cur for x in _select(c, sel, f"{where}.{key}")]
+    return cur
+
+
+def _set_path(raw: dict, path: str, value) -> None:
+    nodes, key, sels, where = _parents(raw, path, "override")
+    if sels:
+        raise OverrideError(f"override {path!r}: ends on a selection; name the key to set")
+    for node in nodes:
+        old = node[key]
+        if isinstance(old, (dict, list)) and not isinstance(value, type(old)):
+            raise OverrideError(f"override {path!r}: {where}.{key} is a {type(old).__name__}, not a value")
+        node[key] = copy.deepcopy(value)
+
+
+def get_path(raw: dict, path: str) -> list:
+    """The values an override path names in a parsed pack (one per selected entry)."""
+    nodes, key, sels, where = _parents(raw, path, "path")
+    return [x for node in nodes for x in _child(node, key, sels, where, path, "path")]
 
 
 def rebalance_villain(raw: dict, counts: dict) -> None:
@@ -114,6 +133,8 @@ def rebalance_villain(raw: dict, counts: dict) -> None:
         return {2: "plus_two", 1: "plus_one", -1: "minus_one"}[card["advance"]]
 
     want = {k: int(counts.get(k, sum(1 for c in cards if kind(c) == k))) for k in VILLAIN_KINDS}
+    if "plus_one" not in counts:  # +1 cards, the most common kind, fill the deck to its size
+        want["plus_one"] = len(cards) - sum(v for k, v in want.items() if k != "plus_one")
     if any(v < 0 for v in want.values()):
         raise OverrideError(f"villain.counts: negative count in {want}")
     if sum(want.values()) != len(cards):

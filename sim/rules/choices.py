@@ -1,4 +1,4 @@
-"""The choices a strategy is offered (MODEL.md section B). Pure descriptions, no rules."""
+"""The choices a strategy is offered (see docs/RULES.md). Pure descriptions, no rules."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Encounter phase: secret-mission flips, tokens, henchman tests, encounter cards, rewards.
 
-Field manual "2 Encounters", Appendix "Rewards and Penalties"; MODEL.md section A.2.
+Field manual "2 Encounters", Appendix "Rewards and Penalties"; docs/RULES.md "Encounters".
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Movement phase: rest, walk (ocean stop, Trans-Siberian train), plane, UN Transport.
 
-Field manual "1 Movement" and "UN Transport"; MODEL.md section A.1. The engine lists
+Field manual "1 Movement" and "UN Transport"; docs/RULES.md "Movement". The engine lists
 every legal move (destination x means x Resolve) and the strategy picks one.
 """
 

@@ -1,6 +1,6 @@
 """Resolving tests: blind dice draws from the bag, the Yellow die, Resolve, injuries.
 
-Field manual "Resolving Tests" and "Injuries"; MODEL.md section A "Tests". The dice
+Field manual "Resolving Tests" and "Injuries"; docs/RULES.md "Tests and dice". The dice
 protocol (the odds module and the kernel follow the same one):
 
 * the bag starts as the pack's ``bag_dice`` in file order; a draw takes

@@ -1,6 +1,6 @@
 """Dr. Lobo and the villain deck: advancement, End of Turn events, Intel overflow, V-1, injuries.
 
-Field manual: "Villain phase", "Injuries", Appendix "V-1"; MODEL.md section A.
+Field manual: "Villain phase", "Injuries", Appendix "V-1"; docs/RULES.md "Villain phase".
 """
 
 from __future__ import annotations

@@ -1,0 +1,233 @@
+"""Play a study's batches on a Dask cluster (``--scheduler``), or here, one after another.
+
+A study is a list of independent jobs (one batch of one cell each). A *runner*
+plays them and hands every finished result back to the caller in the calling
+process, which alone writes files. So the files do not depend on where or in
+which order the batches were played: a batch's games are a pure function of
+(seed, game index), and assembly reads the batches in cell and batch order.
+
+* :class:`LocalRunner` plays the jobs here, in order.
+* :class:`DaskRunner` sends them to a Dask cluster as tasks: an existing one
+  (``tcp://HOST:8786``) or a ``LocalCluster`` of N worker processes started for
+  the run (``local:N``). Each worker process loads (or compiles) the kernel once,
+  when it starts (:func:`warm_kernel_plugin`), not once per task. A worker lost mid-run
+  costs only the batch it was playing: the scheduler plays it again elsewhere,
+  and a result is handed back once per job, whatever happened on the cluster.
+  A job that fails every retry stops the run with its error; every batch handed
+  back before that has been saved by the caller.
+
+Dask is an optional extra: ``pip install 'smersh-sim[distributed]'``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+INSTALL_HINT = "pip install 'smersh-sim[distributed]'"
+RETRIES = 2  # a job raising an exception is tried this many more times (lost workers are retried by Dask)
+
+
+class SchedulerError(ValueError):
+    """A ``--scheduler`` value that cannot be used (bad form, Dask missing, cluster unreachable)."""
+
+
+class BatchFailed(RuntimeError):
+    """A job failed on the cluster after every retry."""
+
+
+@dataclass(frozen=True)
+class Scheduler:
+    """A parsed ``--scheduler``: ``kind`` is ``'local'`` (``workers`` processes here) or ``'address'``."""
+
+    kind: str
+    workers: int = 0
+    address: str = ""
+
+    def __str__(self) -> str:
+        return f"local:{self.workers}" if self.kind == "local" else self.address
+
+
+_ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://\S+$")
+
+
+def parse_scheduler(text: str) -> Scheduler:
+    """``'local:2'`` or ``'tcp://host:8786'`` -> :class:`Scheduler` (a clear error otherwise)."""
+    if not isinstance(text, str) or not text.strip():
+        raise SchedulerError("--scheduler: give local:N (N worker processes here) or a scheduler address tcp://HOST:PORT")
+    text = text.strip()
+    if text.startswith("local"):
+        m = re.fullmatch(r"local:(\d+)", text)
+        if not m or not 1 <= int(m.group(1)) <= 1024:
+            raise SchedulerError(f"--scheduler {text!r}: expected local:N with N workers between 1 and 1024, e.g. local:2")
+        return Scheduler("local", workers=int(m.group(1)))
+    if not _ADDRESS.match(text):
+        raise SchedulerError(f"--scheduler {text!r}: expected local:N or a Dask scheduler address such as tcp://HOST:8786")
+    return Scheduler("address", address=text)
+
+
+def require_dask():
+    """Import ``distributed`` or raise a :class:`SchedulerError` that says what to install."""
+    try:
+        import distributed
+    except ImportError:
+        raise SchedulerError(f"--scheduler needs Dask distributed, which is not installed: {INSTALL_HINT}") from None
+    return distributed
+
+
+class LocalRunner:
+    """Plays jobs in this process, in order."""
+
+    description = "this process"
+
+    def run(self, fn: Callable, jobs: Iterable, shared=None) -> Iterator[tuple[object, object]]:
+        """Yield ``(job, fn(job, shared, threads=None))`` for every job, in order."""
+        for job in jobs:
+            yield job, fn(job, shared, threads=None)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _warm_kernel() -> None:
+    """Load (or compile) the kernel in this process: one tiny game through every built-in decision path."""
+    import sim
+
+    sim.simulate(players=2, games=2, strategy="heuristic", seed=1, threads=1)
+    sim.simulate(players=1, games=2, strategy="random", seed=1, threads=1)
+
+
+def warm_kernel_plugin():
+    """A Dask worker plugin: each worker process loads the compiled kernel once, when it starts."""
+    from distributed import WorkerPlugin
+
+    class WarmKernel(WorkerPlugin):
+        name = "smersh-warm-kernel"
+        idempotent = True
+
+        def setup(self, worker=None) -> None:
+            _warm_kernel()
+
+    return WarmKernel()
+
+
+def _value(x):
+    """Identity: makes shared inputs a recomputable task result."""
+    return x
+
+
+def _run_job(fn, job, shared, threads):
+    """The task a worker runs: ``fn(job, shared)`` with the kernel's thread count for this worker."""
+    return fn(job, shared, threads=threads)
+
+
+class DaskRunner:
+    """Plays jobs as tasks on a Dask cluster; results come back in completion order."""
+
+    def __init__(self, scheduler: Scheduler | str, *, threads_per_task: int | None = None):
+        distributed = require_dask()
+        self.scheduler = parse_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
+        self._cluster = None
+        try:
+            if self.scheduler.kind == "local":
+                self._cluster = distributed.LocalCluster(
+                    n_workers=self.scheduler.workers, threads_per_worker=1, processes=True,
+                    dashboard_address=None, silence_logs=logging.ERROR,
+                )
+                self.client = distributed.Client(self._cluster)
+            else:
+                self.client = distributed.Client(self.scheduler.address, timeout="20s")
+        except OSError as e:
+            if self._cluster is not None:
+                self._cluster.close()
+            raise SchedulerError(f"--scheduler {self.scheduler}: cannot reach the Dask scheduler ({e})") from None
+        self.client.register_plugin(warm_kernel_plugin(), name="smersh-warm-kernel")
+        self.threads_per_task = threads_per_task or self._threads_per_task()
+        self.description = f"Dask cluster {self.scheduler} ({self.n_workers()} workers)"
+
+    def n_workers(self) -> int:
+        return len(self.client.scheduler_info().get("workers", {}))
+
+    def _threads_per_task(self) -> int:
+        """Kernel threads per task: the host's cores shared among the Dask threads on it (at least 1)."""
+        workers = self.client.scheduler_info().get("workers", {}).values()
+        if not workers:
+            return 1
+        per_host: dict[str, int] = {}
+        for w in workers:
+            host = w.get("host", "")
+            per_host[host] = per_host.get(host, 0) + int(w.get("nthreads", 1))
+        busiest = max(per_host.values())
+        return max(1, (os.cpu_count() or 1) // busiest)
+
+    def run(self, fn: Callable, jobs: Iterable, shared=None) -> Iterator[tuple[object, object]]:
+        """Submit every job; yield ``(job, result)`` as each finishes.
+
+        A job whose task fails every retry raises :class:`BatchFailed` (the
+        remaining tasks are cancelled); everything yielded before stays valid.
+        """
+        from distributed import as_completed
+
+        jobs = list(jobs)
+        if not jobs:
+            return
+        # a task's result, not scattered data: the scheduler can compute it again if its worker is lost
+        shared_f = self.client.submit(_value, shared, pure=False) if shared is not None else None
+        futures = {}
+        run_id = uuid.uuid4().hex[:12]
+        for i, job in enumerate(jobs):
+            f = self.client.submit(_run_job, fn, job, shared_f, self.threads_per_task, retries=RETRIES,
+                                   key=f"smersh-batch-{run_id}-{i}", pure=False)
+            futures[f.key] = (f, job)
+        try:
+            for f in as_completed([f for f, _ in futures.values()]):
+                job = futures[f.key][1]
+                try:
+                    # a finished result can be lost with its worker before it is fetched: result()
+                    # then waits while the scheduler plays the batch again
+                    if f.status in ("error", "cancelled"):
+                        raise RuntimeError(f"the task was {f.status}")
+                    result = f.result()
+                except Exception as err:  # the task's own error, after every retry
+                    cause = f.exception() if f.status == "error" else err
+                    raise BatchFailed(f"batch {job} failed on the cluster after {RETRIES + 1} tries: "
+                                      f"{type(cause).__name__}: {cause}") from None
+                yield job, result
+                f.release()
+        finally:
+            for f, _ in futures.values():
+                if f.status == "pending":
+                    f.cancel()
+
+    def close(self) -> None:
+        try:
+            self.client.close()
+        finally:
+            if self._cluster is not None:
+                self._cluster.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def runner(scheduler: str | None):
+    """The runner for a ``--scheduler`` value (None: this process)."""
+    if scheduler is None:
+        return LocalRunner()
+    return DaskRunner(parse_scheduler(scheduler))
+
+
+__all__ = ["BatchFailed", "DaskRunner", "LocalRunner", "Scheduler", "SchedulerError", "parse_scheduler", "runner"]

@@ -1,0 +1,215 @@
+"""A results folder as one unit: a lock while a run writes it, a manifest once it is complete.
+
+``smersh-sim run`` holds an exclusive lock on ``<out>/.lock`` (``fcntl.flock``)
+while it plays and writes; a second run into the same folder is refused with
+the holder's process id. The operating system releases the lock when its
+process ends, however it ends, so a killed run never blocks the next one.
+
+The last file a run writes, atomically, is ``manifest.json``: the name, size,
+sha256 and row count of every file of that one complete run, and the run's
+key. A run first deletes the old manifest, so a folder whose run stopped
+while writing has none. Readers (``compare``, :func:`read_summary`,
+:func:`read_metadata`) call :func:`check_folder`, which refuses a folder
+without a manifest, or one where a file the manifest lists differs from it.
+A listed file may be absent (``games.parquet`` is not committed with
+``results/``) unless the reader needs it.
+
+``metadata.json`` (listed in the manifest) holds the run's metadata as plain
+JSON for any reader; ``provenance.json`` (not listed, not committed) holds what
+changes without changing a number: the git revision, package versions and
+the hash of the simulator's code.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import socket
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+MANIFEST = "manifest.json"
+METADATA = "metadata.json"
+PROVENANCE = "provenance.json"
+LOCK = ".lock"
+MANIFEST_FORMAT = 1
+
+
+class ResultsError(ValueError):
+    """A results folder that is locked by another run, incomplete, or not one run's files."""
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def dumps(obj) -> str:
+    """JSON as the project writes it: sorted keys, stable layout, a final newline."""
+    return json.dumps(obj, sort_keys=True, indent=1) + "\n"
+
+
+# ------------------------------------------------------------------ lock
+@contextmanager
+def locked(out: Path) -> Iterator[None]:
+    """Hold ``<out>/.lock`` exclusively for the block, or refuse naming the holder."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / LOCK
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ResultsError(
+                f"{out}: another run is writing into this folder ({_holder(path)}); "
+                "wait for it to finish, or write elsewhere with --out"
+            ) from None
+        except OSError as e:
+            raise ResultsError(f"{out}: cannot lock {path.name} ({e.strerror}); use another --out") from None
+        holder = {"pid": os.getpid(), "host": socket.gethostname(), "command": " ".join(sys.argv)}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, (json.dumps(holder) + "\n").encode(), 0)
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _holder(path: Path) -> str:
+    try:
+        h = json.loads(path.read_text())
+        return f"process {h['pid']} on {h['host']}: {h['command']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "holder not yet recorded"
+
+
+# ------------------------------------------------------------------ manifest
+def _rows(path: Path) -> int | None:
+    if path.suffix != ".parquet":
+        return None
+    import pyarrow.parquet as pq
+
+    return int(pq.read_metadata(path).num_rows)
+
+
+def write_manifest(out: Path, files: Iterable[Path], key: str) -> Path:
+    """Name every file of the complete run (size, sha256, rows) and its key; written last."""
+    entries = {}
+    for f in files:
+        entries[f.name] = {"bytes": f.stat().st_size, "sha256": file_sha256(f), "rows": _rows(f)}
+    path = out / MANIFEST
+    atomic_write_text(path, dumps({"format": MANIFEST_FORMAT, "key": key, "files": entries}))
+    return path
+
+
+def check_folder(folder: Path | str, need: Iterable[str] = ("summary.parquet",)) -> dict:
+    """The manifest of a complete, consistent results folder, or a ResultsError saying what is wrong."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ResultsError(f"{folder}: no such results folder; run `smersh-sim run SPEC` first")
+    mpath = folder / MANIFEST
+    if not mpath.is_file():
+        if (folder / "summary.parquet").exists():
+            raise ResultsError(
+                f"{folder}: no {MANIFEST}, so its files are not known to be one complete run (a run stopped "
+                "while writing them, or an older version wrote them); run the study again into this folder"
+            )
+        raise ResultsError(f"{folder}: no results here ({MANIFEST} missing); run `smersh-sim run SPEC` first")
+    try:
+        manifest = json.loads(mpath.read_text())
+        files = manifest["files"]
+        if manifest.get("format") != MANIFEST_FORMAT or not isinstance(files, dict) or not isinstance(manifest["key"], str):
+            raise ValueError("unknown layout")
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
+        raise ResultsError(f"{mpath}: unreadable manifest ({e}); run the study again into this folder") from None
+    for name in need:
+        if name not in files:
+            raise ResultsError(f"{folder / name}: not part of the run recorded in {mpath} (that run did not write it)")
+    for name, entry in sorted(files.items()):
+        path = folder / name
+        why = None
+        if not path.is_file():
+            if name not in need:
+                continue  # e.g. games.parquet, which is not committed: absent is not inconsistent
+            why = "missing"
+        elif path.stat().st_size != entry.get("bytes"):
+            why = f"{path.stat().st_size} bytes, the manifest says {entry.get('bytes')}"
+        elif file_sha256(path) != entry.get("sha256"):
+            why = "its sha256 differs from the manifest's"
+        if why:
+            raise ResultsError(
+                f"{path}: does not match {mpath} ({why}): the folder mixes files of different runs or a file "
+                "was changed; run the study again into this folder"
+            )
+    return manifest
+
+
+def read_metadata(path: Path | str) -> dict:
+    """A run's metadata as a dict, for any reader (pandas, polars, DuckDB, plain Python).
+
+    ``path`` is a results folder (checked against its manifest; ``metadata.json``
+    plus ``provenance`` from ``provenance.json`` when present) or one of its
+    Parquet files (the key-value metadata, decoded).
+    """
+    path = Path(path)
+    if path.is_dir():
+        check_folder(path, need=(METADATA,))
+        meta = json.loads((path / METADATA).read_text())
+        prov = path / PROVENANCE
+        if prov.is_file():
+            try:
+                meta["provenance"] = json.loads(prov.read_text())
+            except (OSError, ValueError):
+                pass  # provenance is informative only; the numbers' metadata is complete without it
+        return meta
+    if not path.is_file():
+        raise ResultsError(f"{path}: no such results folder or Parquet file")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        raw = pq.read_schema(path).metadata or {}
+    except (OSError, pa.ArrowException) as e:
+        raise ResultsError(f"{path}: not a readable Parquet file ({e})") from None
+    return metadata_from_parquet(raw)
+
+
+# ------------------------------------------------------------------ metadata
+JSON_FIELDS = ("spec", "content_hash")
+
+
+def parquet_metadata(meta: dict) -> dict[str, str]:
+    """The metadata dict as Parquet key-value pairs (``smersh.<field>``, JSON for nested values)."""
+    return {f"smersh.{k}": (json.dumps(v, sort_keys=True, separators=(",", ":")) if k in JSON_FIELDS else str(v))
+            for k, v in meta.items()}
+
+
+def metadata_from_parquet(raw: dict[bytes, bytes]) -> dict:
+    out: dict = {}
+    for k, v in raw.items():
+        k = k.decode()
+        if not k.startswith("smersh."):
+            continue
+        name = k[len("smersh."):]
+        out[name] = json.loads(v) if name in JSON_FIELDS else v.decode()
+    if "seed" in out:
+        out["seed"] = int(out["seed"])
+    if not out:
+        raise ResultsError("no smersh metadata in this Parquet file: it was not written by `smersh-sim run`")
+    return out

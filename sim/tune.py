@@ -1,0 +1,394 @@
+"""Find the setup values that bring a win rate into a target band (``smersh-sim tune``).
+
+A *knob* is a content-override path with a list of integer values
+(``lobo.track.start=-2..3``); a *candidate* is one value per knob. Every
+candidate is played on the same games (common random numbers: the same seed
+and game indices), in rounds of growing size, and raced against the band:
+
+* after each round a candidate whose elimination interval (99.9%) lies wholly
+  outside the band at any player count is dropped, since it clearly misses;
+* a candidate whose 95% interval lies inside the band at every player count is
+  *found* and plays no more games;
+* the rest (intervals straddling a band edge) play the next round, twice as
+  many games as the last, until none is left or the budget of games is spent.
+
+Where the product of the knobs' values is larger than ``max_candidates``, a
+seeded optuna TPE search proposes that many candidates instead, each scored by
+its first round's distance from the band centre(s); the race then goes on from
+there. The same seed gives the same answer.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sim.results import wilson_interval
+
+Z95 = 1.959963984540054
+Z_DROP = 3.2905267314919255  # two-sided 99.9%: a drop is a clear miss, not a 1-in-20 accident
+FIRST_ROUND = 2000
+MAX_CANDIDATES = 400
+
+
+class TuneError(ValueError):
+    """A knob, target or budget that cannot be tuned."""
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One setup value to vary: an override path and its candidate values."""
+
+    path: str
+    values: tuple
+
+    @staticmethod
+    def parse(text: str) -> Knob:
+        """``'lobo.track.start=-2..3'`` or ``'path=1,3,5'`` -> Knob."""
+        if "=" not in text:
+            raise TuneError(f"--knob {text!r}: expected PATH=LO..HI or PATH=V1,V2,...")
+        path, spec = (s.strip() for s in text.split("=", 1))
+        if not path:
+            raise TuneError(f"--knob {text!r}: the path is empty")
+        m = re.fullmatch(r"(-?\d+)\s*\.\.\s*(-?\d+)", spec)
+        if m:
+            lo, hi = int(m.group(1)), int(m.group(2))
+            if lo > hi:
+                raise TuneError(f"--knob {text!r}: range {lo}..{hi} is empty (low above high)")
+            if hi - lo > 200:
+                raise TuneError(f"--knob {text!r}: {hi - lo + 1} values; at most 201 per knob")
+            return Knob(path, tuple(range(lo, hi + 1)))
+        try:
+            values = tuple(int(v) for v in spec.split(","))
+        except ValueError:
+            raise TuneError(f"--knob {text!r}: values must be integers (LO..HI or V1,V2,...)") from None
+        if len(set(values)) != len(values):
+            raise TuneError(f"--knob {text!r}: a value is listed twice")
+        return Knob(path, values)
+
+
+@dataclass(frozen=True)
+class Target:
+    """The band a win rate must reach at one player count."""
+
+    players: int
+    low: float
+    high: float
+
+    def __post_init__(self):
+        if not (0.0 <= self.low < self.high <= 1.0) or any(math.isnan(x) for x in (self.low, self.high)):
+            raise TuneError(f"target for {self.players} players: band [{self.low}, {self.high}] must satisfy 0 <= low < high <= 1")
+
+
+def parse_target(text: str, players: int) -> Target:
+    """``'0.43:0.47'`` -> Target."""
+    try:
+        lo, hi = (float(x) for x in text.split(":"))
+    except ValueError:
+        raise TuneError(f"--target {text!r}: expected LOW:HIGH as fractions, e.g. 0.43:0.47") from None
+    return Target(players, lo, hi)
+
+
+def overrides_of(knobs: list[Knob], values: tuple) -> dict:
+    """The content overrides of one candidate (``villain.counts.X`` knobs become one ``villain.counts`` table)."""
+    out: dict = {}
+    for knob, v in zip(knobs, values):
+        if knob.path.startswith("villain.counts."):
+            out.setdefault("villain.counts", {})[knob.path.split(".", 2)[2]] = v
+        else:
+            out[knob.path] = v
+    return out
+
+
+@dataclass
+class Candidate:
+    """One setting under test: its wins and games per player count."""
+
+    values: tuple
+    wins: dict = field(default_factory=dict)
+    games: dict = field(default_factory=dict)
+    state: str = "racing"  # racing | found | dropped | unresolved
+
+    def rate(self, players: int) -> float:
+        return self.wins[players] / self.games[players] if self.games.get(players) else float("nan")
+
+
+@dataclass
+class TuneResult:
+    knobs: list[Knob]
+    targets: list[Target]
+    candidates: list[Candidate]
+    games_played: int
+    budget: int
+    seed: int
+
+    def found(self) -> list[Candidate]:
+        """Settings whose 95% interval lies inside the band at every target, best (nearest band centres) first."""
+        hits = [c for c in self.candidates if c.state == "found"]
+
+        def distance(c):
+            return sum(abs(c.rate(t.players) - (t.low + t.high) / 2) for t in self.targets)
+
+        return sorted(hits, key=lambda c: (distance(c), c.values))
+
+    def settings(self, c: Candidate) -> dict:
+        return {k.path: v for k, v in zip(self.knobs, c.values)}
+
+
+Evaluate = Callable[[tuple, int, int, int], int]  # (values, players, game0, games) -> wins
+
+
+def race(
+    knobs: list[Knob],
+    targets: list[Target],
+    evaluate: Evaluate,
+    budget: int,
+    *,
+    seed: int = 1,
+    first_round: int = FIRST_ROUND,
+    max_candidates: int = MAX_CANDIDATES,
+    progress: Callable[[str], None] | None = None,
+) -> TuneResult:
+    """Race every candidate against the targets within ``budget`` games (see the module doc)."""
+    if budget < 1:
+        raise TuneError(f"--budget {budget}: must be a positive number of games")
+    if not knobs:
+        raise TuneError("give at least one --knob")
+    if not targets:
+        raise TuneError("give a --target (or --target-file)")
+    grid = [k.values for k in knobs]
+    size = math.prod(len(v) for v in grid)
+    if size <= max_candidates:
+        cands = [Candidate(v) for v in itertools.product(*grid)]
+        for c in cands:
+            for t in targets:
+                c.wins[t.players] = 0
+                c.games[t.players] = 0
+        played = done = 0
+        round_size = first_round
+    else:
+        cands, played = _searched(knobs, targets, evaluate, max_candidates, first_round, seed, budget)
+        for c in cands:
+            c.state = _verdict(c, targets)
+        done, round_size = first_round, 2 * first_round
+        if progress:
+            progress(f"searched {len(cands)} of {size:,} settings with TPE ({played:,} games)")
+    # ``done``: games per player count every racing candidate has played (game indices 0..done-1)
+    while True:
+        racing = [c for c in cands if c.state == "racing"]
+        if not racing:
+            break
+        cost = len(racing) * len(targets)
+        n = min(round_size, (budget - played) // cost)
+        if n < 1:
+            break
+        for c in racing:
+            for t in targets:
+                c.wins[t.players] += int(evaluate(c.values, t.players, done, n))
+                c.games[t.players] += n
+        played += n * cost
+        done += n
+        for c in racing:
+            c.state = _verdict(c, targets)
+        if progress:
+            states = [c.state for c in cands]
+            progress(f"{done} games per candidate: {states.count('found')} found, {states.count('racing')} racing, "
+                     f"{states.count('dropped')} dropped ({played:,} of {budget:,} games)")
+        round_size *= 2
+    for c in cands:
+        if c.state == "racing":
+            c.state = "unresolved"
+    return TuneResult(knobs, targets, cands, played, budget, seed)
+
+
+def _verdict(c: Candidate, targets: list[Target]) -> str:
+    inside = True
+    for t in targets:
+        w, n = c.wins[t.players], c.games[t.players]
+        lo, hi = wilson_interval(w, n, Z_DROP)
+        if hi < t.low or lo > t.high:
+            return "dropped"
+        lo95, hi95 = wilson_interval(w, n, Z95)
+        inside &= t.low <= lo95 and hi95 <= t.high
+    return "found" if inside else "racing"
+
+
+def _searched(knobs: list[Knob], targets: list[Target], evaluate: Evaluate, n: int, games: int, seed: int,
+              budget: int) -> tuple[list[Candidate], int]:
+    """Up to ``n`` distinct candidates from a grid too large to enumerate, chosen by a seeded TPE search.
+
+    Each proposal plays the first round (``games`` games per target, the same
+    games for all) and scores its distance from the band centres; TPE proposes
+    the next from those scores. Returns the candidates with their first round
+    played, and the games spent.
+    """
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=min(20, n)))
+    found: dict[tuple, Candidate] = {}
+    spent = 0
+    tries = 0
+    while len(found) < n and tries < 5 * n and spent + games * len(targets) <= budget:
+        trial = study.ask()
+        values = tuple(trial.suggest_categorical(f"k{i}", list(k.values)) for i, k in enumerate(knobs))
+        tries += 1
+        if values not in found:
+            c = Candidate(values)
+            for t in targets:
+                c.wins[t.players] = int(evaluate(values, t.players, 0, games))
+                c.games[t.players] = games
+            spent += games * len(targets)
+            found[values] = c
+        c = found[values]
+        study.tell(trial, sum(abs(c.rate(t.players) - (t.low + t.high) / 2) for t in targets))
+    return list(found.values()), spent
+
+
+class GameEvaluator:
+    """Plays real games for :func:`race`: each candidate's pack is built and validated once, before any game."""
+
+    def __init__(self, knobs: list[Knob], content_path, strategy: str, params: dict | None, seed: int,
+                 engine: str = "kernel", scheduler=None):
+        self.knobs, self.content_path = list(knobs), content_path
+        self.strategy, self.params, self.seed, self.engine = strategy, params, seed, engine
+        self.packs: dict = {}
+
+    def pack(self, values: tuple):
+        """The content of one candidate (a TuneError naming the knob values if the pack refuses them)."""
+        if values not in self.packs:
+            from sim.content import ContentError
+            from sim.content.overrides import load_with_overrides
+
+            label = ", ".join(f"{k.path}={v}" for k, v in zip(self.knobs, values))
+            try:
+                self.packs[values] = load_with_overrides(self.content_path, overrides_of(self.knobs, values), "--knob")
+            except ContentError as e:
+                raise TuneError(f"--knob {label}: the pack refuses this setting: {e}") from None
+        return self.packs[values]
+
+    def __call__(self, values: tuple, players: int, game0: int, games: int) -> int:
+        import sim
+
+        r = sim.simulate(players=players, games=games, strategy=self.strategy, params=self.params, seed=self.seed,
+                         content=self.pack(values), engine=self.engine, game0=game0, summary_only=True)
+        return int(r["wins"])
+
+
+SIDE_GAMES = 20_000
+SIDE_SETTINGS = 5
+
+
+def side_effects(evaluator: GameEvaluator, default_pack, settings: list[Candidate], also_players: list[int],
+                 games: int = SIDE_GAMES) -> list[dict]:
+    """Each setting's paired change in win rate against the unchanged pack at other player counts."""
+    import sim
+    from sim.compare import paired_stats
+
+    rows = []
+    base_wins = {}
+    for players in also_players:
+        df = sim.simulate(players=players, games=games, strategy=evaluator.strategy, params=evaluator.params,
+                          seed=evaluator.seed, content=default_pack, engine=evaluator.engine, game0=0)
+        base_wins[players] = df["win"].to_numpy()
+    for c in settings:
+        for players in also_players:
+            df = sim.simulate(players=players, games=games, strategy=evaluator.strategy, params=evaluator.params,
+                              seed=evaluator.seed, content=evaluator.pack(c.values), engine=evaluator.engine, game0=0)
+            st = paired_stats(base_wins[players], df["win"].to_numpy())
+            rows.append({"values": c.values, "players": players, "games": games,
+                         "default_win_rate": st["baseline_win_rate"], "win_rate": st["win_rate"],
+                         "diff": st["diff"], "diff_low": st["paired_low"], "diff_high": st["paired_high"]})
+    return rows
+
+
+def side_games(side: list[dict]) -> int:
+    """Games the side effects played: each setting's, plus the unchanged pack's once per player count."""
+    return sum(r["games"] for r in side) + sum({r["players"]: r["games"] for r in side}.values())
+
+
+def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic", params: dict | None = None,
+         budget: int = 2_000_000, seed: int = 1, content=None, also_players: list[int] | None = None,
+         engine: str = "kernel", progress=None) -> tuple[TuneResult, list[dict]]:
+    """Race the knobs' settings against the targets; then play the best few at ``also_players``."""
+    from sim.content import DEFAULT_PACK
+    from sim.run import resolve_content
+
+    path = DEFAULT_PACK if content is None else content
+    evaluator = GameEvaluator(knobs, path, strategy, params, seed, engine)
+    grid_size = math.prod(len(k.values) for k in knobs)
+    if grid_size <= MAX_CANDIDATES:  # refuse an off-board value before a single game is played
+        for values in itertools.product(*(k.values for k in knobs)):
+            evaluator.pack(values)
+    result = race(knobs, targets, evaluator, budget, seed=seed, progress=progress)
+    side = []
+    if also_players:
+        side = side_effects(evaluator, resolve_content(path), result.found()[:SIDE_SETTINGS], also_players)
+    return result, side
+
+
+def report(result: TuneResult, side: list[dict]) -> dict:
+    """The ``--json`` record: found settings (best first), games played, and side effects."""
+    found = []
+    for c in result.found():
+        for t in result.targets:
+            lo, hi = wilson_interval(c.wins[t.players], c.games[t.players], Z95)
+            found.append({"settings": result.settings(c), "players": t.players, "win_rate": c.rate(t.players),
+                          "ci_low": lo, "ci_high": hi, "games": c.games[t.players],
+                          "side_effects": [
+                              {k: r[k] for k in ("players", "games", "default_win_rate", "win_rate", "diff",
+                                                  "diff_low", "diff_high")}
+                              for r in side if r["values"] == c.values]})
+    states = [c.state for c in result.candidates]
+    return {
+        "found": found,
+        "games_played": result.games_played,
+        "side_effect_games_played": side_games(side),
+        "budget": result.budget,
+        "seed": result.seed,
+        "targets": [{"players": t.players, "low": t.low, "high": t.high} for t in result.targets],
+        "knobs": {k.path: list(k.values) for k in result.knobs},
+        "candidates": len(states),
+        "dropped": states.count("dropped"),
+        "unresolved": states.count("unresolved"),
+    }
+
+
+def override_toml(result: TuneResult, c: Candidate) -> str:
+    """The best setting as a spec block ready to paste (``[setup.tuned]``)."""
+    lines = ["# Written by `smersh-sim tune`: the setting nearest the band centre(s).",
+             "# " + "; ".join(f"{t.players} players: {c.rate(t.players):.4f} over {c.games[t.players]} games, "
+                            f"band [{t.low}, {t.high}]" for t in result.targets),
+             "# Paste into an experiment spec and add \"tuned\" to [grid] setups.",
+             "[setup.tuned.overrides]"]
+    for path, value in overrides_of(result.knobs, c.values).items():
+        if isinstance(value, dict):
+            inner = ", ".join(f"{k} = {v}" for k, v in value.items())
+            lines.append(f'"{path}" = {{ {inner} }}')
+        else:
+            lines.append(f'"{path}" = {value}')
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(result: TuneResult, side: list[dict], out: Path) -> list[Path]:
+    """tune.json, tuned_setup.toml (when something was found) and candidates.png under ``out``."""
+    import json
+
+    from sim.charts import tune_candidates
+
+    out.mkdir(parents=True, exist_ok=True)
+    files = [out / "tune.json"]
+    files[0].write_text(json.dumps(report(result, side), indent=2) + "\n")
+    best = result.found()
+    if best:
+        files.append(out / "tuned_setup.toml")
+        files[-1].write_text(override_toml(result, best[0]))
+    files.append(tune_candidates(result, out / "candidates.png"))
+    return files
+
+
+__all__ = ["Candidate", "GameEvaluator", "Knob", "Target", "TuneError", "TuneResult", "overrides_of", "parse_target", "race", "tune", "write_outputs"]

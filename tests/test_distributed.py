@@ -1,0 +1,136 @@
+"""Studies on a Dask cluster: the same files as a run here, resumable, and a lost worker costs one batch."""
+
+import os
+import signal
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from sim.distributed import BatchFailed, DaskRunner, SchedulerError, parse_scheduler
+from sim.experiments import load_spec
+from sim.study import run_study
+
+distributed = pytest.importorskip("distributed")
+
+SPEC = """
+[experiment]
+name = "dask"
+seed = 17
+games = 3000
+batch = 250
+
+[grid]
+players = [2, 4]
+strategies = ["heuristic", "bold"]
+"""
+
+
+def spec(tmp_path: Path):
+    p = tmp_path / "spec.toml"
+    p.write_text(textwrap.dedent(SPEC))
+    return load_spec(p)
+
+
+def same_results(a: Path, b: Path) -> None:
+    """summary.parquet byte for byte, games.parquet frame for frame, and the same manifest of data files."""
+    assert (a / "summary.parquet").read_bytes() == (b / "summary.parquet").read_bytes()
+    assert pl.read_parquet(a / "games.parquet").equals(pl.read_parquet(b / "games.parquet"))
+    assert (a / "metadata.json").read_bytes() == (b / "metadata.json").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def local_result(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("local")
+    s = spec(tmp)
+    report = run_study(s, tmp / "out", progress=False, charts=False)
+    assert report.finished
+    return s, tmp / "out"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A LocalCluster of two worker processes (each a nanny that restarts a killed worker)."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as c:
+        yield c
+
+
+def test_scheduler_values_are_checked():
+    assert parse_scheduler("local:2").workers == 2
+    assert parse_scheduler("tcp://10.0.0.5:8786").address == "tcp://10.0.0.5:8786"
+    for bad in ("local", "local:0", "local:x", "http://host:80", "host:8786", ""):
+        with pytest.raises(SchedulerError):
+            parse_scheduler(bad)
+
+
+def test_without_dask_the_option_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import fails as if not installed
+    with pytest.raises(SchedulerError, match=r"pip install 'smersh-sim\[distributed\]'"):
+        DaskRunner("local:2")
+
+
+def test_two_local_workers_give_the_same_files_as_a_run_here(tmp_path, local_result):
+    s, local_out = local_result
+    report = run_study(s, tmp_path / "out", progress=False, charts=False, scheduler="local:2")
+    assert report.finished and len(report.computed) == 4 * 12 and not report.skipped
+    same_results(local_out, tmp_path / "out")
+
+
+def test_a_killed_worker_costs_only_its_batch(tmp_path, local_result, cluster):
+    s, local_out = local_result
+    out = tmp_path / "out"
+    client = distributed.Client(cluster)
+    pids = list(client.run(os.getpid).values())
+    client.close()
+    state = {"killed_at": None}
+
+    def kill_one_worker_once_batches_land():
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            done = list(out.glob(".state/*/*/batch_*.json"))
+            if done:
+                state["killed_at"] = len(done)
+                os.kill(pids[0], signal.SIGKILL)
+                return
+            time.sleep(0.01)
+
+    killer = threading.Thread(target=kill_one_worker_once_batches_land)
+    killer.start()
+    report = run_study(s, out, progress=False, charts=False, scheduler=cluster.scheduler_address)
+    killer.join()
+    assert state["killed_at"] is not None and state["killed_at"] < 48, "the worker was not killed mid-run"
+    assert report.finished and sorted(report.computed) == sorted(set(report.computed)) and len(report.computed) == 48
+    same_results(local_out, out)
+
+
+def test_an_interrupted_cluster_run_resumes_without_replaying(tmp_path, local_result, cluster):
+    s, local_out = local_result
+    out = tmp_path / "out"
+    first = run_study(s, out, progress=False, charts=False, scheduler=cluster.scheduler_address, max_batches=20)
+    assert not first.finished and len(first.computed) == 20
+    second = run_study(s, out, progress=False, charts=False, scheduler=cluster.scheduler_address)
+    assert second.finished
+    assert sorted(second.skipped) == sorted(first.computed)
+    assert not set(second.computed) & set(first.computed) and len(second.computed) == 28
+    same_results(local_out, out)
+
+
+def fails_on_three(job, shared, threads=None):
+    """A job function for the failure test: job 3 always raises."""
+    if job == 3:
+        raise RuntimeError("batch three is broken")
+    return job * shared
+
+
+def test_a_job_failing_every_retry_stops_the_run_and_keeps_what_finished(cluster):
+    got = []
+    with DaskRunner(cluster.scheduler_address) as r:
+        with pytest.raises(BatchFailed, match="batch three is broken"):
+            for job, result in r.run(fails_on_three, range(8), shared=10):
+                got.append((job, result))
+    assert all(result == job * 10 for job, result in got) and 3 not in dict(got)

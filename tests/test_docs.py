@@ -1,0 +1,154 @@
+"""docs/RULES.md stays true to the code, and nothing in the repository points outside it.
+
+* No tracked file mentions the folder of rule notes that lives beside the
+  repository (a clone does not have it).
+* Every code citation in docs/RULES.md, written `` `path/to/file.py:name` `` (or
+  ``Class.method``), names a function or class that exists in that file.
+* Every decision method of ``strategies.base.Strategy`` is listed in the document.
+* Every link to a section of docs/RULES.md leads to a heading that exists.
+
+Parsing uses ``ast`` only, so these checks import nothing from the project.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RULES = ROOT / "docs" / "RULES.md"
+
+# Built from pieces so that this file does not match itself.
+OUTSIDE = ("../" + "shared", "shared" + "/rules")
+
+CITATION = re.compile(r"`((?:sim|strategies|tools)/[\w/]+\.py):([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)`")
+SPAN = re.compile(r"`([^`\n]+)`")
+LINK = re.compile(r"\]\(([^)\s]*)\)")
+
+
+def tracked_files() -> list[str]:
+    try:
+        out = subprocess.run(
+            ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    return [f for f in out.decode().split("\0") if f]
+
+
+def defined_names(path: Path) -> set[str]:
+    """Top-level functions and classes of a module, and ``Class.method`` names."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.ClassDef):
+            names.add(node.name)
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    names.add(f"{node.name}.{item.name}")
+    return names
+
+
+def slug(heading: str) -> str:
+    """The anchor GitHub gives a Markdown heading."""
+    text = heading.strip().lower()
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    seen: dict[str, int] = {}
+    out = set()
+    in_code = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        if in_code:
+            continue
+        m = re.match(r"#{1,6} (.+)", line)
+        if m:
+            base = slug(m.group(1))
+            n = seen.get(base, 0)
+            seen[base] = n + 1
+            out.add(base if n == 0 else f"{base}-{n}")
+    return out
+
+
+def test_nothing_points_outside_the_repository():
+    offenders = []
+    for name in tracked_files():
+        path = ROOT / name
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        for needle in OUTSIDE:
+            if needle.encode() in data:
+                offenders.append(f"{name}: mentions {needle!r}")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_rules_doc_cites_code_that_exists():
+    text = RULES.read_text(encoding="utf-8")
+    citations = CITATION.findall(text)
+    assert len(citations) >= 50, f"only {len(citations)} code citations found: has the format changed?"
+    missing = []
+    cache: dict[str, set[str]] = {}
+    for file, name in citations:
+        path = ROOT / file
+        if not path.is_file():
+            missing.append(f"{file}: no such file")
+            continue
+        if file not in cache:
+            cache[file] = defined_names(path)
+        if name not in cache[file]:
+            missing.append(f"{file}:{name}: not defined there")
+    assert not missing, "\n".join(sorted(set(missing)))
+
+
+def test_rules_doc_citations_use_one_format():
+    """A span that looks like a code citation but does not parse would escape the check above."""
+    text = RULES.read_text(encoding="utf-8")
+    odd = [
+        span
+        for span in SPAN.findall(text)
+        if ".py:" in span and not CITATION.fullmatch(f"`{span}`")
+    ]
+    assert not odd, f"code citations not in the `file.py:name` form: {odd}"
+
+
+def test_rules_doc_lists_every_strategy_decision():
+    methods = {
+        n.split(".", 1)[1]
+        for n in defined_names(ROOT / "strategies" / "base.py")
+        if n.startswith("Strategy.") and not n.split(".", 1)[1].startswith("_")
+    } - {"params"}
+    assert methods, "no decision methods found on Strategy"
+    cited = {name.split(".", 1)[1] for file, name in CITATION.findall(RULES.read_text(encoding="utf-8"))
+             if file == "strategies/base.py" and name.startswith("Strategy.")}
+    assert methods <= cited, f"decisions missing from docs/RULES.md: {sorted(methods - cited)}"
+
+
+def test_links_to_rules_doc_sections_exist():
+    targets = anchors(RULES)
+    broken = []
+    for name in tracked_files():
+        if not name.endswith(".md"):
+            continue
+        path = ROOT / name
+        for link in LINK.findall(path.read_text(encoding="utf-8")):
+            file, _, anchor = link.partition("#")
+            if file:
+                resolved = (path.parent / file).resolve()
+                if resolved != RULES:
+                    continue
+            elif path.resolve() != RULES:
+                continue
+            if anchor and anchor not in targets:
+                broken.append(f"{name}: link to #{anchor}")
+    assert not broken, "\n".join(broken)

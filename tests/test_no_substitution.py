@@ -1,0 +1,76 @@
+"""The kernel never plays another strategy in place of the one asked for."""
+
+import pytest
+
+import sim
+import strategies
+from sim.kernel.custom import KernelStrategy
+from strategies import HeuristicStrategy, RandomStrategy
+
+
+class Wary(HeuristicStrategy):
+    """The heuristic with one decision changed: it always takes the last token choice."""
+
+    def token(self, view, choices):
+        return len(choices) - 1
+
+
+class Loud(RandomStrategy):
+    def rest(self, view):
+        return False
+
+
+def test_subclass_with_one_override_is_refused_on_the_kernel():
+    with pytest.raises(ValueError) as err:
+        sim.simulate(players=2, games=10, strategy=Wary(name="wary"), seed=1)
+    msg = str(err.value)
+    assert "'wary'" in msg and "token" in msg
+    assert "engine='reference'" in msg and "KernelStrategy" in msg
+
+
+def test_same_subclass_runs_on_the_reference_engine_and_plays_differently():
+    wary = sim.simulate(players=2, games=20, strategy=Wary(name="wary"), seed=1, engine="reference")
+    plain = sim.simulate(players=2, games=20, strategy="heuristic", seed=1, engine="reference")
+    assert wary["strategy"].unique().to_list() == ["wary"]
+    # the override is really played: the rows differ from the plain heuristic's
+    assert not wary.drop("strategy").equals(plain.drop("strategy"))
+
+
+def test_random_subclass_and_patched_instance_are_refused():
+    with pytest.raises(ValueError, match="no kernel twin"):
+        sim.simulate(players=1, games=5, strategy=Loud(), seed=1)
+    patched = HeuristicStrategy(name="patched")
+    patched.rest = lambda view: True
+    with pytest.raises(ValueError, match=r"no kernel twin .*rest"):
+        sim.simulate(players=1, games=5, strategy=patched, seed=1)
+
+
+def test_registered_subclass_is_refused_by_name_and_summary_only():
+    name = "wary_for_test"
+    if name not in strategies.names():
+        strategies.register(name, lambda **p: Wary(name=name, **p))
+    with pytest.raises(ValueError, match="no kernel twin"):
+        sim.simulate(players=2, games=5, strategy=name, seed=1)
+    with pytest.raises(ValueError, match="no kernel twin"):
+        sim.simulate(players=2, games=5, strategy=name, seed=1, summary_only=True)
+
+
+def test_kernel_strategy_on_a_subclassed_base_is_refused():
+    from numba import njit
+
+    @njit
+    def token(pk, st, rs, sid, prm, seat, choices, n):
+        return 0
+
+    name = "wary_base_for_test"
+    if name not in strategies.names():
+        strategies.register(name, lambda **p: Wary(name=name, **p))
+    with pytest.raises(ValueError, match="no kernel twin"):
+        sim.simulate(players=2, games=5, strategy=KernelStrategy(name, token=token), seed=1)
+
+
+def test_built_ins_and_named_parameter_sets_still_play():
+    plain = HeuristicStrategy(name="mine", pool_target=5)
+    df = sim.simulate(players=2, games=20, strategy=plain, seed=3)
+    ref = sim.simulate(players=2, games=20, strategy=plain, seed=3, engine="reference")
+    assert df.equals(ref)

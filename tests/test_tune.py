@@ -1,0 +1,117 @@
+"""smersh-sim tune: knob parsing, racing against a band on a synthetic win rate, reproducibility."""
+
+import json
+
+import numpy as np
+import pytest
+
+from sim import tune as T
+
+U = np.random.default_rng(20261126).random(4_000_000)  # one uniform per game index: common random numbers
+
+
+def true_rate(values):
+    a, b = values
+    return round(0.2 + 0.05 * a - 0.03 * b, 10)
+
+
+def synthetic(values, players, game0, games):
+    """Game g is won when U[g] < p: every candidate sees the same games (common random numbers)."""
+    return int(np.count_nonzero(U[game0:game0 + games] < true_rate(values)))
+
+
+KNOBS = [T.Knob("a", tuple(range(10))), T.Knob("b", tuple(range(5)))]
+TARGET = [T.Target(4, 0.43, 0.47)]
+
+
+def test_knob_parsing():
+    assert T.Knob.parse("lobo.track.start=-2..3").values == (-2, -1, 0, 1, 2, 3)
+    assert T.Knob.parse("villain.counts.minus_one=1,3,5") == T.Knob("villain.counts.minus_one", (1, 3, 5))
+    for bad in ("lobo.track.start", "x=3..1", "x=a..b", "x=1,1", "=1..2", "x=0..500"):
+        with pytest.raises(T.TuneError):
+            T.Knob.parse(bad)
+    with pytest.raises(T.TuneError):
+        T.parse_target("0.47:0.43", 4)
+    with pytest.raises(T.TuneError):
+        T.parse_target("nan:0.4", 4)
+    assert T.overrides_of([T.Knob("lobo.track.start", (1,)), T.Knob("villain.counts.minus_one", (4,))], (1, 4)) == {
+        "lobo.track.start": 1, "villain.counts": {"minus_one": 4}}
+
+
+def test_racing_finds_exactly_the_settings_inside_the_band():
+    res = T.race(KNOBS, TARGET, synthetic, budget=6_000_000, seed=1)
+    assert res.games_played <= 6_000_000
+    by_state = {c.values: c.state for c in res.candidates}
+    for values, state in by_state.items():
+        p = true_rate(values)
+        if state == "found":
+            assert 0.43 <= p <= 0.47, (values, p)
+        if 0.435 <= p <= 0.465:
+            assert state == "found", (values, p, state)
+        if p <= 0.42 or p >= 0.48:
+            assert state == "dropped", (values, p, state)
+    # the best is the one nearest the band centre (0.45 exactly: a=5, b=0)
+    assert res.found()[0].values == (5, 0)
+    # adaptive: a clear miss stopped after the first round, a near miss played more
+    games = {c.values: c.games[4] for c in res.candidates}
+    assert games[(0, 4)] == T.FIRST_ROUND
+    assert games[(5, 1)] > 4 * T.FIRST_ROUND  # p = 0.42, one point under the band
+
+
+def test_racing_respects_a_small_budget_and_is_reproducible():
+    a = T.race(KNOBS, TARGET, synthetic, budget=150_000, seed=3)
+    b = T.race(KNOBS, TARGET, synthetic, budget=150_000, seed=3)
+    assert a.games_played <= 150_000
+    assert [(c.values, c.state, c.wins, c.games) for c in a.candidates] == \
+        [(c.values, c.state, c.wins, c.games) for c in b.candidates]
+    assert any(c.state == "unresolved" for c in a.candidates)
+
+
+def test_refuses_a_zero_budget_and_no_knobs():
+    with pytest.raises(T.TuneError):
+        T.race(KNOBS, TARGET, synthetic, budget=0)
+    with pytest.raises(T.TuneError):
+        T.race([], TARGET, synthetic, budget=10)
+
+
+def test_tune_on_the_game_is_reproducible_and_writes_a_usable_override(tmp_path):
+    knobs = [T.Knob.parse("lobo.track.start=0..2")]
+    target = [T.Target(2, 0.30, 0.60)]
+    r1, side1 = T.tune(knobs, target, budget=12_000, seed=5, also_players=[1])
+    r2, side2 = T.tune(knobs, target, budget=12_000, seed=5, also_players=[1])
+    assert T.report(r1, side1) == T.report(r2, side2)
+    files = T.write_outputs(r1, side1, tmp_path)
+    rec = json.loads((tmp_path / "tune.json").read_text())
+    assert rec["games_played"] <= 12_000
+    assert rec["found"], rec  # 2-player heuristic games sit well inside [0.30, 0.60]
+    import tomllib
+
+    block = tomllib.loads((tmp_path / "tuned_setup.toml").read_text())
+    assert block["setup"]["tuned"]["overrides"] == rec["found"][0]["settings"]
+    assert {s["players"] for s in rec["found"][0]["side_effects"]} == {1}
+    assert (tmp_path / "candidates.png") in files
+
+
+def test_villain_count_knob_keeps_the_deck_size():
+    from sim.content import DEFAULT_PACK, load
+    from sim.content.overrides import load_with_overrides
+
+    base = load(DEFAULT_PACK)
+    c = load_with_overrides(DEFAULT_PACK, T.overrides_of([T.Knob("villain.counts.minus_one", (6,))], (6,)))
+    adv = np.asarray(c.villain_advance)
+    assert len(adv) == len(base.villain_advance)
+    assert int(np.sum(adv == -1)) == 6
+
+
+def test_large_grids_are_searched_with_tpe_and_still_find_the_band():
+    knobs = [T.Knob("a", tuple(range(10))), T.Knob("b", tuple(range(5)))]
+    a = T.race(knobs, TARGET, synthetic, budget=3_000_000, seed=7, max_candidates=20)
+    b = T.race(knobs, TARGET, synthetic, budget=3_000_000, seed=7, max_candidates=20)
+    assert len(a.candidates) == 20 and len({c.values for c in a.candidates}) == 20
+    assert [c.values for c in a.candidates] == [c.values for c in b.candidates]
+    found = a.found()
+    assert found and all(0.43 <= true_rate(c.values) <= 0.47 for c in found)
+    # TPE steers towards the band: more proposals near it than a uniform draw of 20 from 50 would give
+    near = sum(abs(true_rate(c.values) - 0.45) <= 0.05 for c in a.candidates)
+    uniform = sum(abs(true_rate((x, y)) - 0.45) <= 0.05 for x in range(10) for y in range(5)) * 20 / 50
+    assert near > uniform
