@@ -243,13 +243,13 @@ def judge(est: Estimate, band: tuple[float, float]) -> tuple[str, float]:
     return "edge", 0.0
 
 
-def check_cell(cell: CellSection, check: CheckSection, content_path, source: str) -> CellResult:
+def check_cell(cell: CellSection, check: CheckSection, content_path, source: str, extra: dict | None = None) -> CellResult:
     from sim.content import ContentError
     from sim.content.overrides import load_with_overrides
     from sim.run import simulate_tally
 
     try:
-        content = load_with_overrides(content_path, cell.overrides, f"{source} [{cell.name}]")
+        content = load_with_overrides(content_path, {**(extra or {}), **cell.overrides}, f"{source} [{cell.name}]")
     except ContentError as e:
         raise BandsError(source, f"cell[{cell.name}].overrides", str(e)) from None
     tally = simulate_tally(players=cell.players, games=check.games, strategy=cell.strategy, params=cell.params,
@@ -326,14 +326,18 @@ def check_baselines(model: BandsModel, file: str) -> None:
                              f"and {c.games} games; record a new one with `smersh-sim check {file} --update`")
 
 
-def run_check(path: str | Path, content: str | Path | None = None, update: bool = False) -> list[CellResult]:
-    """Play every cell; with ``update`` (recording new baselines) the stored baselines are not required."""
+def run_check(path: str | Path, content: str | Path | None = None, update: bool = False,
+              overrides: dict | None = None) -> list[CellResult]:
+    """Play every cell; with ``update`` (recording new baselines) the stored baselines are not required.
+
+    ``overrides`` (``check --set``) apply to every cell's pack, under the cell's own overrides.
+    """
     model, p = load_bands(path)
     content_path = content or (None if model.check.content is None else (p.parent / model.check.content).resolve())
     validate_bands(model, p.name, content_path)
     if not update:
         check_baselines(model, p.name)
-    return [check_cell(c, model.check, content_path, p.name) for c in model.cell]
+    return [check_cell(c, model.check, content_path, p.name, overrides or {}) for c in model.cell]
 
 
 # ------------------------------------------------------------------ text: percent and points everywhere

@@ -166,7 +166,7 @@ def tune_candidates(result, path: Path) -> Path:
     targets = result.targets
     fig, axes = plt.subplots(1, len(targets), figsize=(max(6.0, 0.18 * len(result.candidates) + 3), 4.2),
                              squeeze=False)
-    colours = {"found": "tab:green", "dropped": "tab:grey", "unresolved": "tab:orange"}
+    colours = {"found": "tab:green", "dropped": "tab:grey", "edge": "tab:purple", "unresolved": "tab:orange"}
     order = sorted(result.candidates, key=lambda c: c.values)
     for ax, t in zip(axes[0], targets):
         ax.axhspan(t.low, t.high, color="tab:green", alpha=0.15, label=f"target [{t.low:.2f}, {t.high:.2f}]")
@@ -182,7 +182,7 @@ def tune_candidates(result, path: Path) -> Path:
         ax.set_xticklabels([",".join(str(v) for v in c.values) for c in order], rotation=90, fontsize=6)
         ax.set_xlabel(" , ".join(k.path for k in result.knobs))
         ax.set_ylabel("win rate")
-        ax.set_title(f"{t.players} players: green found, grey dropped, orange unresolved", fontsize=9)
+        ax.set_title(f"{t.players} players: green found, grey dropped, purple on an edge, orange unresolved", fontsize=9)
         ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

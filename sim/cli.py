@@ -74,13 +74,24 @@ def parse_params(items: list[str] | None) -> dict:
     return out
 
 
-def _load_content(path):
+def _load_content(path, sets: list[str] | None = None):
+    """The pack at ``path`` (default: built-in) with the ``--set`` overrides applied."""
     from sim.content import ContentError, load
+    from sim.content.overrides import load_with_overrides
 
     try:
-        return load(path)
+        return load_with_overrides(path, _sets(sets), "--set") if sets else load(path)
     except ContentError as e:
         raise SystemExit(f"content error: {e}") from None
+
+
+def _sets(items: list[str] | None) -> dict:
+    from sim.content.overrides import OverrideError, parse_set
+
+    try:
+        return parse_set(items)
+    except OverrideError as e:
+        raise SystemExit(f"error: {e}") from None
 
 
 def cmd_odds(args) -> int:
@@ -140,7 +151,7 @@ def _settings_and_strategies(args, content):
 def cmd_play(args) -> int:
     from sim.run import simulate_tally
 
-    content = _load_content(args.content)
+    content = _load_content(args.content, args.set)
     settings, team = _settings_and_strategies(args, content)
     t0 = time.perf_counter()
     try:
@@ -165,6 +176,7 @@ def cmd_play(args) -> int:
             "seed": args.seed,
             "engine": args.engine,
             "content_hash": content.hash,
+            "overrides": _sets(args.set),
             "seconds": round(elapsed, 3),
         }
     )
@@ -201,7 +213,7 @@ def cmd_play(args) -> int:
 def cmd_trace(args) -> int:
     from sim.rules import play_game
 
-    content = _load_content(args.content)
+    content = _load_content(args.content, args.set)
     settings, team = _settings_and_strategies(args, content)
     try:
         rec, g = play_game(content, settings, team, args.seed, args.game, trace=True)
@@ -223,6 +235,7 @@ def cmd_run(args) -> int:
         spec = load_spec(args.spec)
         if args.games is not None:
             spec = spec.with_games(args.games)
+        spec = spec.with_overrides(_sets(args.set))
     except SpecError as e:
         raise SystemExit(f"spec error: {e}") from None
     from sim.distributed import BatchFailed, SchedulerError
@@ -313,8 +326,12 @@ def cmd_check(args) -> int:
 
     if args.content is not None:
         _load_content(args.content)
+    sets = _sets(args.set)
+    if sets and args.update:
+        raise SystemExit("error: --set with --update would record baselines of a changed pack; "
+                         "change the pack (or the cells' overrides) instead")
     try:
-        results = run_check(args.bands, content=args.content, update=args.update)
+        results = run_check(args.bands, content=args.content, update=args.update, overrides=sets)
         if args.update:
             diff = update_bands(args.bands, results, args.margin)
             print(diff or "bands and baselines unchanged")
@@ -346,6 +363,105 @@ def cmd_bench(args) -> int:
     return 0 if r["sample_identical"] else 1
 
 
+def _players_list(text: str) -> list[int]:
+    """``'1..6'`` or ``'2,4'`` -> player counts."""
+    text = text.strip()
+    try:
+        if ".." in text:
+            lo, hi = (int(x) for x in text.split(".."))
+            values = list(range(lo, hi + 1))
+        else:
+            values = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected player counts like 1..6 or 2,4, got {text!r}") from None
+    if not values or any(not 1 <= v <= 6 for v in values) or len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError(f"player counts must be distinct, from 1 to 6, got {text!r}")
+    return values
+
+
+def cmd_tune(args) -> int:
+    from pathlib import Path
+
+    from sim import tune as T
+    from sim.bands import BandsError
+
+    params = parse_params(args.param)
+    try:
+        knobs = [T.Knob.parse(k) for k in args.knob or []]
+        if args.target_file:
+            if args.target:
+                raise T.TuneError("give --target or --target-file, not both")
+            targets = T.targets_from_bands(args.target_file, args.strategy)
+        else:
+            if not args.target:
+                raise T.TuneError("give --target LOW:HIGH (with --players) or --target-file bands.toml")
+            targets = [T.parse_target(args.target, args.players)]
+        progress = None if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
+        result, side = T.tune(knobs, targets, strategy=args.strategy, params=params, budget=args.budget,
+                              seed=args.seed, content=args.content, also_players=args.also_players,
+                              progress=progress)
+    except (T.TuneError, BandsError) as e:
+        raise SystemExit(f"error: {e}") from None
+    except ValueError as e:
+        raise SystemExit(f"error: {e}") from None
+    rec = T.report(result, side)
+    files = T.write_outputs(result, side, Path(args.out)) if args.out else []
+    if args.json:
+        print(json.dumps(rec, indent=2))
+        return 0
+    band = "; ".join(f"{t.players} players [{100 * t.low:.1f}%, {100 * t.high:.1f}%]" for t in targets)
+    print(f"target: {band}; {rec['candidates']} settings raced, {rec['games_played']:,} of {rec['budget']:,} games "
+          f"({rec['dropped']} dropped, {rec['on_edge']} on a band edge, {rec['unresolved']} unresolved: budget spent)")
+    found = result.found()
+    if not found:
+        print("no setting has its 95% interval inside the band (unresolved ones may with a larger --budget)")
+    for c in found:
+        cells = ", ".join(f"{t.players}p {100 * c.rate(t.players):.2f}%" for t in targets)
+        print(f"  {', '.join(f'{k}={v}' for k, v in result.settings(c).items())}: {cells} "
+              f"over {min(c.games.values()):,} games")
+    if side:
+        print("side effects of the best settings at other player counts (paired, 95% intervals):")
+        for r in side:
+            label = ", ".join(f"{k.path}={v}" for k, v in zip(result.knobs, r["values"]))
+            print(f"  {label} at {r['players']}p: {100 * r['default_win_rate']:.2f}% -> {100 * r['win_rate']:.2f}% "
+                  f"({100 * r['diff']:+.2f} points [{100 * r['diff_low']:+.2f}, {100 * r['diff_high']:+.2f}])")
+    for f in files:
+        print(f"  wrote {f}")
+    return 0
+
+
+def cmd_sensitivity(args) -> int:
+    from pathlib import Path
+
+    from sim import sensitivity as S
+    from sim.content import ContentError
+
+    params = parse_params(args.param)
+    progress = None if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
+    try:
+        table = S.sensitivity(args.players, args.knob or None, strategy=args.strategy, params=params,
+                              games=args.games, seed=args.seed, content=args.content, progress=progress)
+    except (S.SensitivityError, ContentError, ValueError) as e:
+        raise SystemExit(f"error: {e}") from None
+    files = S.write_outputs(table, Path(args.out)) if args.out else []
+    if args.json:
+        print(json.dumps(table.to_dicts(), indent=2))
+        return 0
+    for p in args.players:
+        rows = [r for r in table.iter_rows(named=True) if r["players"] == p]
+        print(f"{p} players: win rate {100 * rows[0]['default_win_rate']:.2f}% on the unchanged pack "
+              f"({args.games:,} games; change per step, paired 95% interval)")
+        for r in rows:
+            if r["refused"]:
+                print(f"  {S.short_name(r['knob']):<28} {r['from']:>4} -> {r['to']:<4} refused: {r['refused']}")
+            else:
+                print(f"  {S.short_name(r['knob']):<28} {r['from']:>4} -> {r['to']:<4} {100 * r['diff']:+6.2f} points "
+                      f"[{100 * r['diff_low']:+.2f}, {100 * r['diff_high']:+.2f}]")
+    for f in files:
+        print(f"wrote {f}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="smersh-sim", description="Monte Carlo balance simulator for Agents of SMERSH")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -374,6 +490,8 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("--characters", default=None, help="comma-separated character names, one per seat, or 'random'")
         q.add_argument("--variant", default=None, help="easier, dirty-lobo, dirty-location, dirty (comma-separated)")
         q.add_argument("--content", default=None, help="content pack folder (default: the built-in pack)")
+        q.add_argument("--set", action="append", metavar="PATH=VALUE",
+                       help="override a content value, e.g. lobo.track.start=1 or 'villain.counts={minus_one=4}' (repeatable)")
         if games:
             q.add_argument("--games", type=_int_range(1, MAX_SEED), default=1000,
                            help="games to play (default 1000); summarised batch by batch in bounded memory")
@@ -397,6 +515,8 @@ def build_parser() -> argparse.ArgumentParser:
     ru.add_argument("--max-batches", type=_int_range(1, MAX_SEED), default=None,
                     help="stop after N new batches (resume later)")
     ru.add_argument("--quiet", action="store_true", help="no progress bar")
+    ru.add_argument("--set", action="append", metavar="PATH=VALUE",
+                    help="override a content value in every cell's pack (repeatable; part of the spec's hash)")
     ru.add_argument("--scheduler", default=None, metavar="local:N|tcp://HOST:PORT",
                     help="play the batches on a Dask cluster: N local worker processes, or an existing scheduler "
                          "(needs pip install 'smersh-sim[distributed]'); the results are the same")
@@ -411,6 +531,8 @@ def build_parser() -> argparse.ArgumentParser:
     ch = sub.add_parser("check", help="check win rates against agreed bands (CI gate)")
     ch.add_argument("bands", help="experiments/bands.toml")
     ch.add_argument("--content", default=None, help="content pack folder to check (default: the file's or built-in)")
+    ch.add_argument("--set", action="append", metavar="PATH=VALUE",
+                    help="override a content value in every cell's pack (repeatable): does the change stay in the bands?")
     ch.add_argument("--update", action="store_true",
                     help="record today's results as the baselines and re-centre the bands on them; prints the diff")
     ch.add_argument("--margin", type=_margin, default=0.03,
@@ -430,6 +552,37 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--json", action="store_true", help="machine-readable output")
     be.set_defaults(func=cmd_bench)
 
+    tu = sub.add_parser("tune", help="find setup values that bring the win rate into a target band")
+    tu.add_argument("--players", type=_int_range(1, 6), default=4, help="player count of --target (default 4)")
+    tu.add_argument("--strategy", default="heuristic", help="registered strategy of every seat (default heuristic)")
+    tu.add_argument("--param", action="append", metavar="NAME=VALUE", help="strategy parameter (repeatable)")
+    tu.add_argument("--target", default=None, metavar="LOW:HIGH", help="win-rate band as fractions, e.g. 0.43:0.47")
+    tu.add_argument("--target-file", default=None, metavar="BANDS.toml",
+                    help="targets for several player counts: the strategy's plain cells of a bands file")
+    tu.add_argument("--knob", action="append", metavar="PATH=LO..HI",
+                    help="a content value to vary, e.g. lobo.track.start=0..3 or villain.counts.minus_one=0..8 (repeatable)")
+    tu.add_argument("--budget", type=_int_range(1, MAX_SEED), default=2_000_000, help="games the race may play (default 2,000,000)")
+    tu.add_argument("--also-players", type=_players_list, default=None, metavar="1..6",
+                    help="also show the best settings' paired effect at these player counts")
+    tu.add_argument("--seed", type=seed, default=1, help="seed (default 1); the same seed gives the same answer")
+    tu.add_argument("--content", default=None, help="content pack folder (default: the built-in pack)")
+    tu.add_argument("--out", default=None, help="folder for tune.json, tuned_setup.toml and candidates.png")
+    tu.add_argument("--json", action="store_true", help="machine-readable output")
+    tu.set_defaults(func=cmd_tune)
+
+    se = sub.add_parser("sensitivity", help="paired change in win rate per step of each setup value (tornado chart)")
+    se.add_argument("--players", type=_players_list, default=[2, 4], metavar="1..6", help="player counts (default 2,4)")
+    se.add_argument("--strategy", default="heuristic", help="registered strategy of every seat (default heuristic)")
+    se.add_argument("--param", action="append", metavar="NAME=VALUE", help="strategy parameter (repeatable)")
+    se.add_argument("--knob", action="append", metavar="PATH",
+                    help="a content value to step ({players} stands for the player count; default: the setup values)")
+    se.add_argument("--games", type=_int_range(1, MAX_SEED), default=20_000, help="games per setting (default 20,000)")
+    se.add_argument("--seed", type=seed, default=1, help="seed (default 1)")
+    se.add_argument("--content", default=None, help="content pack folder (default: the built-in pack)")
+    se.add_argument("--out", default=None, help="folder for sensitivity.parquet/.csv and tornado charts")
+    se.add_argument("--json", action="store_true", help="machine-readable output")
+    se.set_defaults(func=cmd_sensitivity)
+
     tr = sub.add_parser("trace", help="print one game turn by turn")
     game_args(tr, False)
     tr.set_defaults(func=cmd_trace)
@@ -438,7 +591,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _announce_compile(args) -> None:
     """Say why the first kernel command on a fresh checkout takes a minute before any output."""
-    if args.func not in (cmd_play, cmd_run, cmd_check, cmd_compare) or getattr(args, "engine", "kernel") != "kernel":
+    if args.func not in (cmd_play, cmd_run, cmd_check, cmd_compare, cmd_tune, cmd_sensitivity) or getattr(args, "engine", "kernel") != "kernel":
         return
     from sim._cache import is_compiled
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,7 @@ class ExperimentSection(_M):
     batch: StrictInt = Field(default=10_000, ge=1, le=MAX_BATCH)
     games_table_limit: StrictInt = Field(default=5_000_000, ge=0)
     content: StrictStr | None = None  # pack folder, relative to the spec file
+    overrides: dict[str, Any] = {}  # applied to every cell's pack, under each setup's own (`run --set`)
 
 
 class GridSection(_M):
@@ -198,7 +200,19 @@ class Spec:
         return name, {}
 
     def overrides_of(self, setup: str) -> dict:
-        return {} if setup == "default" else dict(self.model.setup[setup].overrides)
+        """The overrides of a setup's pack: the experiment's own (``--set``), then the setup's."""
+        own = {} if setup == "default" else dict(self.model.setup[setup].overrides)
+        return {**self.model.experiment.overrides, **own}
+
+    def with_overrides(self, overrides: dict) -> Spec:
+        """The same spec with ``overrides`` applied to every cell's pack (``run --set``); validated."""
+        if not overrides:
+            return self
+        raw = json.loads(json.dumps(self.raw))
+        raw["experiment"]["overrides"] = {**raw["experiment"].get("overrides", {}), **overrides}
+        spec = Spec(self.path, SpecModel.model_validate(raw), raw)
+        _check_cross(spec)
+        return spec
 
 
 def _check_cross(spec: Spec) -> None:
@@ -236,11 +250,12 @@ def _check_cross(spec: Spec) -> None:
     except ContentError as e:
         raise SpecError(f, "experiment.content", str(e)) from None
     for u in m.grid.setups:
-        if u != "default":
+        if spec.overrides_of(u):
+            where = f"setup.{u}.overrides" if u != "default" else "experiment.overrides"
             try:
-                load_with_overrides(spec.content_path(), spec.overrides_of(u), f"{f} [setup.{u}]")
+                load_with_overrides(spec.content_path(), spec.overrides_of(u), f"{f} [{where}]")
             except ContentError as e:
-                raise SpecError(f, f"setup.{u}.overrides", str(e)) from None
+                raise SpecError(f, where, str(e)) from None
     labels: dict[str, str] = {}
     for v in m.grid.variants:
         try:
@@ -278,11 +293,133 @@ def _check_cross(spec: Spec) -> None:
                 raise SpecError(f, f"compare.baseline.{dim}", f"{value!r} is not in the grid's {dim} values {grid[dim]}")
 
 
+_RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
+MAX_SWEEP = 1000  # setups one sweep may expand into
+
+
+def _sweep_values(value, current, file: str, key: str) -> list | None:
+    """The values of a sweep (a list, or "LO..HI", on a field that holds one integer/number), else None."""
+    if isinstance(current, (list, dict)) or isinstance(current, bool):
+        return None  # a list-valued field takes the list as its value
+    if isinstance(value, list):
+        values = value
+    elif isinstance(value, str) and isinstance(current, int) and _RANGE.match(value):
+        lo, hi = (int(x) for x in _RANGE.match(value).groups())
+        if lo > hi:
+            raise SpecError(file, key, f"range {value!r} is empty (low above high)")
+        values = list(range(lo, hi + 1))
+    else:
+        return None
+    if not values:
+        raise SpecError(file, key, "an empty list of values sweeps nothing")
+    if len(values) > MAX_SWEEP:
+        raise SpecError(file, key, f"{len(values)} values; a sweep may have at most {MAX_SWEEP}")
+    if len({json.dumps(v) for v in values}) != len(values):
+        raise SpecError(file, key, f"a value is listed twice in {values}")
+    return values
+
+
+def _leaf(path: str) -> str:
+    return re.sub(r"\[.*?\]", "", path.rsplit(".", 1)[-1])
+
+
+def expand_sweeps(raw: dict, spec_path: Path) -> dict:
+    """``raw`` with every swept setup replaced by one setup per value (the grid and baseline follow).
+
+    ``[setup.lobo] overrides = { "lobo.track.start" = [0, 1, 2] }`` becomes the setups
+    ``lobo-start=0``, ``lobo-start=1`` and ``lobo-start=2``; two sweeps in one setup
+    give every combination. ``"villain.counts" = { minus_one = "2..6" }`` sweeps one kind.
+    """
+    from sim.content import ContentError, load_raw
+    from sim.content.overrides import OverrideError, get_path
+
+    setups = raw.get("setup") or {}
+    if not isinstance(setups, dict) or not setups:
+        return raw
+    f = spec_path.name
+    content = (raw.get("experiment") or {}).get("content")
+    try:
+        pack = load_raw(None if content is None else (spec_path.parent / content).resolve())
+    except ContentError as e:
+        raise SpecError(f, "experiment.content", str(e)) from None
+    expanded: dict[str, list[str]] = {}
+    new_setups: dict = {}
+    for name, section in setups.items():
+        overrides = section.get("overrides", {}) if isinstance(section, dict) else {}
+        axes = []  # (label, [(override path, value-or-table)...])
+        fixed = {}
+        for path, value in overrides.items():
+            if path == "villain.counts" and isinstance(value, dict):
+                comp = pack["villain.toml"].get("composition", {})
+                table_axes = []
+                for kind, v in value.items():
+                    vals = _sweep_values(v, comp.get(kind, 0), f, f"setup.{name}.overrides.villain.counts.{kind}")
+                    table_axes.append((kind, vals if vals is not None else [v], vals is not None))
+                if any(swept for _, _, swept in table_axes):
+                    axes.append(("villain.counts", table_axes))
+                else:
+                    fixed[path] = value
+                continue
+            try:
+                current = get_path(pack, path)
+            except OverrideError:
+                current = [None]  # the load below names the bad path
+            vals = _sweep_values(value, current[0] if len(current) == 1 else None, f, f"setup.{name}.overrides.{path}")
+            if vals is None:
+                fixed[path] = value
+            else:
+                axes.append((path, vals))
+        if not axes:
+            new_setups[name] = section
+            continue
+        choices = []  # per axis: [(label, {path: value})]
+        for path, vals in axes:
+            if path == "villain.counts":  # vals: (kind, values, swept) per kind of the table
+                opts = []
+                table = vals
+                kinds = [k for k, _, _ in table]
+                for combo in itertools.product(*(v for _, v, _ in table)):
+                    label = "-".join(f"{k}={c}" for (k, _, swept), c in zip(table, combo) if swept)
+                    opts.append((label, {"villain.counts": dict(zip(kinds, combo))}))
+                choices.append(opts)
+            else:
+                choices.append([(f"{_leaf(path)}={v}", {path: v}) for v in vals])
+        names = []
+        for combo in itertools.product(*choices):
+            label = "-".join(lab for lab, _ in combo)
+            sub = f"{name}-{label}"
+            over = dict(fixed)
+            for _, o in combo:
+                over.update(o)
+            if sub in setups or sub in new_setups:
+                raise SpecError(f, f"setup.{name}", f"the sweep's setup {sub!r} clashes with another setup's name")
+            new_setups[sub] = {**section, "overrides": over}
+            names.append(sub)
+        if len(names) > MAX_SWEEP:
+            raise SpecError(f, f"setup.{name}", f"the sweep expands into {len(names)} setups; at most {MAX_SWEEP}")
+        expanded[name] = names
+    if not expanded:
+        return raw
+    out = json.loads(json.dumps(raw))
+    out["setup"] = new_setups
+    grid = out.get("grid") or {}
+    if isinstance(grid.get("setups"), list):
+        grid["setups"] = [x for u in grid["setups"] for x in expanded.get(u, [u])]
+    base = ((out.get("compare") or {}).get("baseline") or {})
+    if base.get("setup") in expanded:
+        raise SpecError(f, "compare.baseline.setup", f"{base['setup']!r} is a sweep; name one of its setups "
+                        f"({', '.join(expanded[base['setup']][:4])}, ...) or 'default'")
+    return out
+
+
 def load_spec(path: str | Path) -> Spec:
     """Read and validate an experiment spec (raises SpecError naming file, key, reason)."""
     from sim.tomlfile import load_toml_model
 
     p, raw, model = load_toml_model(path, SpecModel, SpecError, "spec")
+    swept = expand_sweeps(raw, p.resolve())
+    if swept is not raw:
+        raw, model = swept, SpecModel.model_validate(swept)
     spec = Spec(p.resolve(), model, raw)
     _check_cross(spec)
     return spec

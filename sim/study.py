@@ -376,9 +376,9 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
     contents = {}
     for setup in sorted({c.setup for c in cells}):
         contents[setup] = (
-            resolve_content(spec.content_path())
-            if setup == "default"
-            else load_with_overrides(spec.content_path(), spec.overrides_of(setup), f"{spec.path.name} [setup.{setup}]")
+            load_with_overrides(spec.content_path(), spec.overrides_of(setup), f"{spec.path.name} [setup.{setup}]")
+            if spec.overrides_of(setup)
+            else resolve_content(spec.content_path())
         )
     key = resume_key(spec, contents)
     state = out / ".state" / spec.hash[:16]

@@ -10,7 +10,10 @@ and game indices), in rounds of growing size, and raced against the band:
 * a candidate whose 95% interval lies inside the band at every player count is
   *found* and plays no more games;
 * the rest (intervals straddling a band edge) play the next round, twice as
-  many games as the last, until none is left or the budget of games is spent.
+  many games as the last, until none is left or the budget of games is spent;
+* a candidate whose 95% interval is 20 times narrower than the band and still
+  straddles an edge sits on the edge (``edge``): more games would not decide it,
+  so it plays no more.
 
 Where the product of the knobs' values is larger than ``max_candidates``, a
 seeded optuna TPE search proposes that many candidates instead, each scored by
@@ -93,6 +96,23 @@ def parse_target(text: str, players: int) -> Target:
     return Target(players, lo, hi)
 
 
+def targets_from_bands(path, strategy: str) -> list[Target]:
+    """The win-rate bands of a bands file's cells for ``strategy`` (plain cells: no variant, line-up or overrides)."""
+    from sim.bands import load_bands
+
+    model, p = load_bands(path)
+    out = []
+    for c in model.cell:
+        if c.strategy != strategy or c.params or c.overrides or c.variant != "standard" or c.characters != "default":
+            continue
+        if any(t.players == c.players for t in out):
+            raise TuneError(f"{p.name}: two plain {strategy} cells for {c.players} players; keep one per player count")
+        out.append(Target(c.players, float(c.win_rate[0]), float(c.win_rate[1])))
+    if not out:
+        raise TuneError(f"{p.name}: no plain cell (no params, variant, line-up or overrides) for strategy {strategy!r}")
+    return sorted(out, key=lambda t: t.players)
+
+
 def overrides_of(knobs: list[Knob], values: tuple) -> dict:
     """The content overrides of one candidate (``villain.counts.X`` knobs become one ``villain.counts`` table)."""
     out: dict = {}
@@ -111,7 +131,7 @@ class Candidate:
     values: tuple
     wins: dict = field(default_factory=dict)
     games: dict = field(default_factory=dict)
-    state: str = "racing"  # racing | found | dropped | unresolved
+    state: str = "racing"  # racing | found | dropped | edge | unresolved
 
     def rate(self, players: int) -> float:
         return self.wins[players] / self.games[players] if self.games.get(players) else float("nan")
@@ -196,8 +216,9 @@ def race(
             c.state = _verdict(c, targets)
         if progress:
             states = [c.state for c in cands]
-            progress(f"{done} games per candidate: {states.count('found')} found, {states.count('racing')} racing, "
-                     f"{states.count('dropped')} dropped ({played:,} of {budget:,} games)")
+            progress(f"{done:,} games per racing setting: {states.count('found')} found, "
+                     f"{states.count('racing')} racing, {states.count('dropped')} dropped, {states.count('edge')} on an "
+                     f"edge ({played:,} of {budget:,} games)")
         round_size *= 2
     for c in cands:
         if c.state == "racing":
@@ -205,16 +226,26 @@ def race(
     return TuneResult(knobs, targets, cands, played, budget, seed)
 
 
+EDGE_RESOLUTION = 20  # an interval this many times narrower than the band, still on its edge, stops racing
+
+
 def _verdict(c: Candidate, targets: list[Target]) -> str:
+    """found (inside every band), dropped (clearly outside one), edge (pinned on a band edge) or racing."""
     inside = True
+    pinned = True
     for t in targets:
         w, n = c.wins[t.players], c.games[t.players]
         lo, hi = wilson_interval(w, n, Z_DROP)
         if hi < t.low or lo > t.high:
             return "dropped"
         lo95, hi95 = wilson_interval(w, n, Z95)
-        inside &= t.low <= lo95 and hi95 <= t.high
-    return "found" if inside else "racing"
+        ok = t.low <= lo95 and hi95 <= t.high
+        inside &= ok
+        if not ok and hi95 - lo95 > (t.high - t.low) / EDGE_RESOLUTION:
+            pinned = False
+    if inside:
+        return "found"
+    return "edge" if pinned else "racing"
 
 
 def _searched(knobs: list[Knob], targets: list[Target], evaluate: Evaluate, n: int, games: int, seed: int,
@@ -354,6 +385,7 @@ def report(result: TuneResult, side: list[dict]) -> dict:
         "knobs": {k.path: list(k.values) for k in result.knobs},
         "candidates": len(states),
         "dropped": states.count("dropped"),
+        "on_edge": states.count("edge"),
         "unresolved": states.count("unresolved"),
     }
 
@@ -391,4 +423,4 @@ def write_outputs(result: TuneResult, side: list[dict], out: Path) -> list[Path]
     return files
 
 
-__all__ = ["Candidate", "GameEvaluator", "Knob", "Target", "TuneError", "TuneResult", "overrides_of", "parse_target", "race", "tune", "write_outputs"]
+__all__ = ["Candidate", "GameEvaluator", "Knob", "Target", "TuneError", "TuneResult", "overrides_of", "parse_target", "race", "targets_from_bands", "tune", "write_outputs"]

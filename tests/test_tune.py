@@ -115,3 +115,14 @@ def test_large_grids_are_searched_with_tpe_and_still_find_the_band():
     near = sum(abs(true_rate(c.values) - 0.45) <= 0.05 for c in a.candidates)
     uniform = sum(abs(true_rate((x, y)) - 0.45) <= 0.05 for x in range(10) for y in range(5)) * 20 / 50
     assert near > uniform
+
+
+def test_a_setting_pinned_on_a_band_edge_stops_racing():
+    knobs = [T.Knob("a", (5,)), T.Knob("b", (6,))]  # p = 0.2 + 0.25 - 0.18 = 0.27
+    target = [T.Target(4, 0.27, 0.31)]
+    res = T.race(knobs, target, synthetic, budget=3_000_000, seed=1)
+    (c,) = res.candidates
+    assert c.state == "edge"
+    assert res.games_played < 3_000_000  # it stopped before the budget ran out
+    lo, hi = T.wilson_interval(c.wins[4], c.games[4], T.Z95)
+    assert lo < 0.27 < hi and hi - lo <= 0.04 / T.EDGE_RESOLUTION

@@ -174,6 +174,34 @@ def apply_overrides(raw: dict, overrides: dict) -> dict:
     return out
 
 
+def parse_set(items: list[str] | None, option: str = "--set") -> dict:
+    """``["lobo.track.start=2", "villain.counts={minus_one=4}"]`` -> overrides; values are read as TOML.
+
+    A value that is not TOML (``Calli Dagger``) is taken as a string.
+    """
+    import tomllib
+
+    out: dict = {}
+    for item in items or []:
+        depth, cut = 0, -1  # the first '=' outside a [key=value] selection
+        for i, ch in enumerate(item):
+            depth += (ch == "[") - (ch == "]")
+            if ch == "=" and depth == 0:
+                cut = i
+                break
+        sep = cut >= 0
+        path, text = (item[:cut].strip(), item[cut + 1:].strip()) if sep else (item.strip(), "")
+        if not sep or not path or not text:
+            raise OverrideError(f"{option} expects PATH=VALUE, e.g. lobo.track.start=2; got {item!r}")
+        if path in out:
+            raise OverrideError(f"{option} {path} given twice")
+        try:
+            out[path] = tomllib.loads(f"v = {text}")["v"]
+        except tomllib.TOMLDecodeError:
+            out[path] = text
+    return out
+
+
 def load_with_overrides(path, overrides: dict, source: str = "overrides"):
     """Load a pack, apply overrides, validate; errors name the source, the override and the reason."""
     from sim.content.loader import build, load_raw

@@ -1,0 +1,134 @@
+"""Sweeps in specs and --set on the command line."""
+
+import json
+import textwrap
+
+import pytest
+
+from sim.cli import main
+from sim.content.overrides import OverrideError, parse_set
+from sim.experiments import SpecError, load_spec
+
+SWEEP = """
+[experiment]
+name = "sweep"
+seed = 3
+games = 400
+batch = 200
+
+[grid]
+players = [4]
+setups = ["default", "lobo", "mix"]
+
+[setup.lobo]
+overrides = { "lobo.track.start" = [0, 1, 2] }
+
+[setup.mix]
+overrides = { "villain.counts" = { minus_one = "2..4" }, "setup.player_count[players=4].location_target" = 4 }
+
+[compare]
+baseline = { setup = "default" }
+"""
+
+
+def spec_file(tmp_path, text=SWEEP):
+    p = tmp_path / "spec.toml"
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def test_lists_and_ranges_expand_into_one_setup_per_value(tmp_path):
+    s = load_spec(spec_file(tmp_path))
+    assert [c.setup for c in s.cells()] == [
+        "default", "lobo-start=0", "lobo-start=1", "lobo-start=2",
+        "mix-minus_one=2", "mix-minus_one=3", "mix-minus_one=4"]
+    assert s.overrides_of("lobo-start=2") == {"lobo.track.start": 2}
+    assert s.overrides_of("mix-minus_one=3") == {
+        "villain.counts": {"minus_one": 3}, "setup.player_count[players=4].location_target": 4}
+
+
+def test_two_sweeps_in_one_setup_give_every_combination(tmp_path):
+    text = SWEEP.replace('setups = ["default", "lobo", "mix"]', 'setups = ["default", "both"]') + textwrap.dedent("""
+        [setup.both]
+        overrides = { "lobo.track.start" = "0..1", "setup.player_count[players=4].overflow_limit" = [3, 5] }
+        """)
+    s = load_spec(spec_file(tmp_path, text))
+    assert [c.setup for c in s.cells()][1:] == ["both-start=0-overflow_limit=3", "both-start=0-overflow_limit=5",
+                                           "both-start=1-overflow_limit=3", "both-start=1-overflow_limit=5"]
+
+
+def test_a_list_valued_field_is_a_value_not_a_sweep(tmp_path):
+    text = SWEEP.replace('setups = ["default", "lobo", "mix"]', 'setups = ["default", "line"]') + textwrap.dedent("""
+        [setup.line]
+        overrides = { "setup.player_count[players=4].lineup" = ["Calli Dagger", "Rocko Jurgen", "Dexter Kane", "Calli Dagger"] }
+        """)
+    s = load_spec(spec_file(tmp_path, text))
+    assert [c.setup for c in s.cells()] == ["default", "line"]
+
+
+@pytest.mark.parametrize("bad, key", [
+    ('"lobo.track.start" = "3..1"', "setup.bad.overrides.lobo.track.start"),
+    ('"lobo.track.start" = []', "setup.bad.overrides.lobo.track.start"),
+    ('"lobo.track.start" = [1, 1]', "setup.bad.overrides.lobo.track.start"),
+    ('"lobo.track.start" = [0, 12]', "setup.bad"),  # 12 is off the printed track: the expanded setup is refused
+])
+def test_bad_sweeps_are_refused_naming_the_key(tmp_path, bad, key):
+    text = SWEEP.replace('setups = ["default", "lobo", "mix"]', 'setups = ["default", "bad"]') + f"\n[setup.bad]\noverrides = {{ {bad} }}\n"
+    with pytest.raises(SpecError) as e:
+        load_spec(spec_file(tmp_path, text))
+    assert key in str(e.value)
+
+
+def test_a_swept_baseline_must_name_one_value(tmp_path):
+    with pytest.raises(SpecError, match="is a sweep"):
+        load_spec(spec_file(tmp_path, SWEEP.replace('baseline = { setup = "default" }', 'baseline = { setup = "lobo" }')))
+
+
+def test_set_parsing():
+    assert parse_set(["lobo.track.start=2", "villain.counts={minus_one=4}", "setup.player_count[players=1].lineup=['Nika Shizuka']"]) == {
+        "lobo.track.start": 2, "villain.counts": {"minus_one": 4},
+        "setup.player_count[players=1].lineup": ["Nika Shizuka"]}
+    assert parse_set(["x.y=Calli Dagger"]) == {"x.y": "Calli Dagger"}
+    for bad in (["lobo.track.start"], ["=3"], ["x.y="], ["a.b=1", "a.b=2"]):
+        with pytest.raises(OverrideError):
+            parse_set(bad)
+
+
+def test_play_with_set_equals_play_of_the_edited_pack(tmp_path, capsys):
+    import shutil
+
+    from sim.content import DEFAULT_PACK
+
+    shutil.copytree(DEFAULT_PACK, tmp_path / "pack")
+    f = tmp_path / "pack" / "lobo.toml"
+    f.write_text(f.read_text().replace("start = 0\n", "start = 1\n", 1))
+    assert main(["play", "--games", "3000", "--json", "--set", "lobo.track.start=1"]) == 0
+    with_set = json.loads(capsys.readouterr().out)
+    assert main(["play", "--games", "3000", "--json", "--content", str(tmp_path / "pack")]) == 0
+    edited = json.loads(capsys.readouterr().out)
+    assert with_set["overrides"] == {"lobo.track.start": 1}
+    for k in ("wins", "outcomes", "turn_quantiles", "content_hash"):
+        assert with_set[k] == edited[k], k
+    assert main(["play", "--games", "3000", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["wins"] != with_set["wins"]
+
+
+def test_set_off_the_board_is_refused_in_one_line(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["play", "--games", "10", "--set", "lobo.track.start=-5"])
+    assert "start = -5" in str(e.value) and "0..8" in str(e.value)
+
+
+def test_run_with_set_changes_every_cell_and_the_spec_hash(tmp_path):
+    s = load_spec(spec_file(tmp_path))
+    t = s.with_overrides({"setup.player_count[players=4].overflow_limit": 3})
+    assert t.hash != s.hash
+    assert t.overrides_of("default") == {"setup.player_count[players=4].overflow_limit": 3}
+    assert t.overrides_of("lobo-start=1") == {"setup.player_count[players=4].overflow_limit": 3, "lobo.track.start": 1}
+    with pytest.raises(SpecError, match="experiment.overrides"):
+        s.with_overrides({"lobo.track.start": 40})
+
+
+def test_check_set_with_update_is_refused():
+    with pytest.raises(SystemExit, match="--set with --update"):
+        main(["check", "experiments/bands.toml", "--update", "--set", "lobo.track.start=1"])
