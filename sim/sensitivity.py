@@ -10,18 +10,15 @@ track) is reported as refused, with the reason, and plays nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
-GLOBAL_KNOBS = (
-    "lobo.track.start",
-    "villain.counts.minus_one",
-    "villain.counts.plus_two",
-    "villain.counts.injury",
-)
 PER_PLAYER_KNOBS = (
+    "lobo_start",
+    "villain_counts.minus_one",
+    "villain_counts.plus_two",
+    "villain_counts.injury",
     "location_target",
     "overflow_limit",
     "board_intel",
@@ -40,7 +37,7 @@ class SensitivityError(ValueError):
 
 def default_knobs(players: int) -> list[str]:
     """The numeric setup values a designer tunes, for one player count."""
-    return list(GLOBAL_KNOBS) + [f"setup.player_count[players={players}].{k}" for k in PER_PLAYER_KNOBS]
+    return [f"setup.player_count[players={players}].{k}" for k in PER_PLAYER_KNOBS]
 
 
 def knob_for(path: str, players: int) -> str:
@@ -52,12 +49,15 @@ def current_value(raw: dict, path: str) -> int:
     """The pack's value at an override path (``villain.counts.X``: the number of X cards)."""
     from sim.content.overrides import get_path
 
-    if path.startswith("villain.counts."):
-        kind = path.split(".", 2)[2]
+    table, _, kind = path.rpartition(".")
+    if table == "villain.counts" or table.endswith(".villain_counts"):
+        own = get_path(raw, table)[0] if table != "villain.counts" and _has(raw, table) else {}
         comp = raw["villain.toml"].get("composition", {})
         if kind not in comp:
             raise SensitivityError(f"{path}: the villain deck has no kind {kind!r} (kinds: {', '.join(comp)})")
-        return int(comp[kind])
+        return int(own.get(kind, comp[kind]))
+    if path.endswith(".lobo_start") and not _has(raw, path):
+        return int(raw["lobo.toml"]["track"]["start"])  # this player count plays the pack's start
     values = get_path(raw, path)
     if len(set(map(repr, values))) != 1:
         raise SensitivityError(f"{path}: selects entries with different values {values}; name one entry")
@@ -67,12 +67,13 @@ def current_value(raw: dict, path: str) -> int:
     return v
 
 
-@dataclass(frozen=True)
-class Step:
-    knob: str
-    players: int
-    step: int
-    value: int
+def _has(raw: dict, path: str) -> bool:
+    from sim.content.overrides import OverrideError, get_path
+
+    try:
+        return bool(get_path(raw, path))
+    except OverrideError:
+        return False
 
 
 def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy: str = "heuristic",

@@ -114,11 +114,12 @@ def targets_from_bands(path, strategy: str) -> list[Target]:
 
 
 def overrides_of(knobs: list[Knob], values: tuple) -> dict:
-    """The content overrides of one candidate (``villain.counts.X`` knobs become one ``villain.counts`` table)."""
+    """The content overrides of one candidate (``villain.counts.X`` and ``...villain_counts.X`` knobs become one table)."""
     out: dict = {}
     for knob, v in zip(knobs, values):
-        if knob.path.startswith("villain.counts."):
-            out.setdefault("villain.counts", {})[knob.path.split(".", 2)[2]] = v
+        table, _, kind = knob.path.rpartition(".")
+        if table == "villain.counts" or table.endswith(".villain_counts"):
+            out.setdefault(table, {})[kind] = v
         else:
             out[knob.path] = v
     return out

@@ -36,3 +36,11 @@ def test_steps_are_paired_and_refusals_reported(tmp_path):
     files = S.write_outputs(t, tmp_path)
     assert (tmp_path / "tornado_4p.png") in files
     assert pl.read_parquet(tmp_path / "sensitivity.parquet").equals(t)
+
+
+def test_per_player_knobs_read_the_pack_values_they_fall_back_to():
+    raw = load_raw(DEFAULT_PACK)
+    assert S.current_value(raw, "setup.player_count[players=4].lobo_start") == raw["lobo.toml"]["track"]["start"]
+    assert S.current_value(raw, "setup.player_count[players=4].villain_counts.minus_one") == \
+        raw["villain.toml"]["composition"]["minus_one"]
+    assert all(k.startswith("setup.player_count[players=3].") for k in S.default_knobs(3))

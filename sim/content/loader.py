@@ -29,6 +29,7 @@ from sim.content.model import Content, ContentError
 from sim.content.schema import (
     FILES,
     LOBO_TRACK_FIRST,
+    LOBO_TRACK_LAST,
     MODELS,
     RANK_VALUES,
     SUITS,
@@ -171,6 +172,49 @@ def _assumed(raw: dict[str, dict]) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
+# ------------------------------------------------------------------ per player count
+PER_PLAYER_KEYS = ("lobo_start", "villain_counts")
+
+
+def _per_player_overrides(setup, loss: int) -> dict[int, dict]:
+    """Each player count's own Dr. Lobo start and villain mix, as pack overrides (checked on the track)."""
+    out = {}
+    for row in setup.player_count:
+        ov = {}
+        if row.lobo_start is not None:
+            if not LOBO_TRACK_FIRST <= row.lobo_start < loss:
+                raise ContentError(
+                    "setup.toml", f"player_count {row.players}",
+                    f"lobo_start = {row.lobo_start} is off the printed track: Dr. Lobo starts on "
+                    f"{LOBO_TRACK_FIRST}..{loss - 1} (printed track {LOBO_TRACK_FIRST}..{LOBO_TRACK_LAST}, "
+                    f"below lobo.toml's loss = {loss})")
+            ov["lobo.track.start"] = row.lobo_start
+        if row.villain_counts is not None:
+            counts = {k: v for k, v in row.villain_counts.model_dump().items() if v is not None}
+            if counts:
+                ov["villain.counts"] = counts
+        if ov:
+            out[row.players] = ov
+    return out
+
+
+def _derived(raw: dict, overrides: dict, path, players: int) -> Content:
+    """The plain pack a ``players``-player game plays (the per-player values applied, then dropped)."""
+    from sim.content.overrides import OverrideError, apply_overrides
+
+    try:
+        patched = apply_overrides(raw, overrides)
+    except OverrideError as e:
+        raise ContentError("setup.toml", f"player_count {players}", str(e)) from None
+    for row in patched["setup.toml"]["player_count"]:
+        for k in PER_PLAYER_KEYS:
+            row.pop(k, None)
+    try:
+        return build(patched, path)
+    except ContentError as e:
+        raise ContentError("setup.toml", f"player_count {players}", f"its lobo_start / villain_counts: {e}") from None
+
+
 # ------------------------------------------------------------------ build
 def build(raw: dict, path: str | Path | None = None) -> Content:
     """Validate parsed pack data (``{file name: parsed TOML}``) and build a Content."""
@@ -278,6 +322,7 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
             f"dirty_lobo_start = {dirty} is off the printed track: Dr. Lobo starts on "
             f"{LOBO_TRACK_FIRST}..{lobo.track.loss - 1} (below lobo.toml's loss = {lobo.track.loss})",
         )
+    per_players = _per_player_overrides(setup, lobo.track.loss)
     req = np.zeros((lobo.track.loss, len(K.INTEL_TYPES)), dtype=np.int64)
     for p in lobo.position:
         for letter in p.intel:
@@ -424,7 +469,9 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
                     "map city has no Fate card (deck.one_per_city = true)",
                 )
 
+    derived = {players: _derived(raw, overrides, path, players) for players, overrides in per_players.items()}
     return Content(
+        by_players=derived,
         name=Path(path).name if path is not None else "<raw>",
         path=Path(path).resolve() if path is not None else Path("<raw>"),
         hash=content_hash(raw),

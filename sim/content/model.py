@@ -8,7 +8,7 @@ tuples of strings for reports and look-ups. Codes come from
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -150,6 +150,10 @@ class Content:
     neighbor_list: np.ndarray  # [m] CSR neighbours, sorted by index within a row
     hop_distance: np.ndarray  # [n, n] BFS steps over `adjacent`; UNREACHABLE when none
 
+    # the pack as played by a player count with its own Dr. Lobo start or villain mix
+    # (setup.toml's optional lobo_start / villain_counts); see for_players
+    by_players: dict = field(default_factory=dict, repr=False)
+
     UNREACHABLE = 999
 
     # ------------------------------------------------------------------ helpers
@@ -192,6 +196,10 @@ class Content:
     @property
     def n_characters(self) -> int:
         return len(self.character_names)
+
+    def for_players(self, players: int) -> Content:
+        """The pack a ``players``-player game plays: itself, or its per-player-count variant."""
+        return self.by_players.get(int(players), self)
 
     def space_index(self, name: str) -> int:
         return _index(self.space_names, name, "map.toml", "space")

@@ -86,8 +86,9 @@ def _parents(raw: dict, path: str, what: str) -> tuple[list, str, list[str], str
         nodes = [x for node in nodes for x in _child(node, key, sels, where, path, what)]
         where = f"{where}.{step}"
     _, key, sels = steps[-1]
-    for node in nodes:
-        _child(node, key, [], where, path, what)  # the key exists in every node
+    if what != "override":  # an override may add an optional key (the pack's schema refuses unknown ones)
+        for node in nodes:
+            _child(node, key, [], where, path, what)  # the key exists in every node
     return nodes, key, sels, where
 
 
@@ -107,10 +108,13 @@ def _set_path(raw: dict, path: str, value) -> None:
     if sels:
         raise OverrideError(f"override {path!r}: ends on a selection; name the key to set")
     for node in nodes:
-        old = node[key]
+        if not isinstance(node, dict):
+            raise OverrideError(f"override {path!r}: {where} is not a table")
+        old = node.get(key)
         if isinstance(old, (dict, list)) and not isinstance(value, type(old)):
             raise OverrideError(f"override {path!r}: {where}.{key} is a {type(old).__name__}, not a value")
-        node[key] = copy.deepcopy(value)
+        # a table merges into a table (the keys it names change, the rest stay)
+        node[key] = {**old, **copy.deepcopy(value)} if isinstance(old, dict) else copy.deepcopy(value)
 
 
 def get_path(raw: dict, path: str) -> list:

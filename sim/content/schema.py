@@ -435,8 +435,21 @@ class CharactersFile(FileModel):
 NonNeg = Count
 
 
+class VillainCounts(Model):
+    """A player count's own villain deck mix (kinds left out keep their count; +1 cards fill the deck)."""
+
+    plus_two: NonNeg | None = None
+    plus_one: NonNeg | None = None
+    minus_one: NonNeg | None = None
+    injury: NonNeg | None = None
+
+
 class PlayerCount(Entry):
     players: int
+    # optional: this player count's own Dr. Lobo start and villain deck mix (default: lobo.toml's
+    # start and villain.toml's cards); checked against the printed track in the loader
+    lobo_start: int | None = None
+    villain_counts: VillainCounts | None = None
     board_intel: NonNeg
     extra_un: NonNeg
     extra_top_secret: NonNeg

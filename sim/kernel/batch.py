@@ -54,6 +54,7 @@ def run_batch(
     """
     from concurrent.futures import ThreadPoolExecutor
 
+    content = content.for_players(settings.players)  # the player count's own Lobo start / villain mix
     if n_games < 0:
         raise ValueError(f"n_games must be >= 0, got {n_games}")
     check_seed(seed, game0 + max(n_games - 1, 0))

@@ -120,6 +120,7 @@ def play_game(
     after_turn=None,
 ) -> tuple[GameRecord, GameState]:
     """Play one game; ``strategies`` has one strategy per seat. Returns (record, final state)."""
+    content = content.for_players(settings.players)  # the player count's own Lobo start / villain mix
     if len(strategies) != settings.players:
         raise ValueError(f"need one strategy per seat: {settings.players} seats, {len(strategies)} strategies")
     g = setup_game(content, settings, strategies, seed, game, trace)
