@@ -41,8 +41,11 @@ def _varying(summary: pl.DataFrame, exclude: tuple[str, ...]) -> list[str]:
     return [d for d in ("strategy", "variant", "characters", "setup") if d not in exclude and summary[d].n_unique() > 1]
 
 
-def win_rate_by_players(summary: pl.DataFrame, path: Path, title: str = "") -> Path:
-    """Win rate against player count with 95% Wilson interval bars, one line per series."""
+def win_rate_by_players(summary: pl.DataFrame, path: Path, title: str = "", targets: dict | None = None) -> Path:
+    """Win rate against player count with 95% Wilson interval bars, one line per series.
+
+    ``targets`` (``{players: (low, high)}``) draws each player count's target band.
+    """
     dims = _varying(summary, ()) or ["strategy"]
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     groups: dict[str, list[dict]] = {}
@@ -55,6 +58,9 @@ def win_rate_by_players(summary: pl.DataFrame, path: Path, title: str = "") -> P
         lo = _bar(y, np.array([r["ci_low"] for r in rows]) * 100)
         hi = _bar(np.array([r["ci_high"] for r in rows]) * 100, y)
         ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=3, label=label)
+    for k, (p, (lo_t, hi_t)) in enumerate(sorted((targets or {}).items())):
+        ax.fill_between([p - 0.3, p + 0.3], [100 * lo_t] * 2, [100 * hi_t] * 2, color="tab:green", alpha=0.18,
+                        lw=0, label="target band" if k == 0 else None)
     ax.set_xlabel("players")
     ax.set_ylabel("win rate (%)")
     ax.set_xticks(sorted(summary["players"].unique().to_list()))
@@ -71,25 +77,57 @@ def win_rate_by_players(summary: pl.DataFrame, path: Path, title: str = "") -> P
     return path
 
 
+def _cell_label(r: dict, dims: list[str]) -> str:
+    return f"{r['players']}p" + (f" {_series_key(r, dims)}" if dims else "")
+
+
 def outcome_causes(summary: pl.DataFrame, path: Path) -> Path:
-    """Stacked shares of each way a game ends, per cell."""
+    """How games end per cell (left), which Intel a short Pool lacked, and how far the track came in Lobo losses."""
+    from sim.tally import INTEL_TYPE_NAMES
+
     rows = list(summary.sort(["strategy", "variant", "setup", "characters", "players"]).iter_rows(named=True))
     dims = _varying(summary, ())
-    labels = [f"{r['players']}p" + (f" {_series_key(r, dims)}" if dims else "") for r in rows]
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(rows) + 2), 4.5))
+    labels = [_cell_label(r, dims) for r in rows]
+    width = max(6.0, 0.45 * len(rows) + 2)
+    fig, axes = plt.subplots(3, 1, figsize=(width, 10.5), sharex=True)
+    x = np.arange(len(rows))
+    ax = axes[0]
     bottom = np.zeros(len(rows))
     for name, label in OUTCOME_LABELS.items():
         share = np.array([r[f"share_{name}"] for r in rows]) * 100
         if share.sum() == 0 and name in ("timeout", "win_henchmen"):
             continue
-        ax.bar(range(len(rows)), share, bottom=bottom, color=OUTCOME_COLORS[name], label=label)
+        ax.bar(x, share, bottom=bottom, color=OUTCOME_COLORS[name], label=label)
         bottom += share
-    ax.set_xticks(range(len(rows)))
-    ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=8)
     ax.set_ylabel("share of games (%)")
     ax.set_ylim(0, 100)
     ax.set_title("How games end")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    # which Intel type the Pool lacked in games lost on Intel (a game short of two types counts twice)
+    ax = axes[1]
+    colours = ("#495057", "#1971c2", "#e8590c", "#5c940d")
+    step = 0.8 / len(INTEL_TYPE_NAMES)
+    for k, (t, colour) in enumerate(zip(INTEL_TYPE_NAMES, colours)):
+        share = np.array([r[f"n_loss_intel_short_{t}"] / r["games"] for r in rows]) * 100
+        ax.bar(x - 0.4 + step * (k + 0.5), share, width=step, color=colour, label=t.replace("_", " "))
+    ax.set_ylabel("share of all games (%)")
+    ax.set_title("Lost on Intel: the Pool was short of which type (at Dr. Lobo's final position)", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    # how far the Location Track had come when Dr. Lobo reached 9
+    ax = axes[2]
+    longest = max((len(r["track_histogram_loss_lobo"]) for r in rows), default=1)
+    cmap = plt.get_cmap("viridis", max(longest, 2))
+    bottom = np.zeros(len(rows))
+    for k in range(longest):
+        share = np.array([(r["track_histogram_loss_lobo"][k] if k < len(r["track_histogram_loss_lobo"]) else 0)
+                          / r["games"] for r in rows]) * 100
+        ax.bar(x, share, bottom=bottom, color=cmap(k), label=f"track at {k}")
+        bottom += share
+    ax.set_ylabel("share of all games (%)")
+    ax.set_title("Lost to Dr. Lobo at 9: how far the Location Track had come", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.set_xticks(x)
+    ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -97,23 +135,36 @@ def outcome_causes(summary: pl.DataFrame, path: Path) -> Path:
 
 
 def game_length_survival(summary: pl.DataFrame, path: Path) -> Path:
-    """P(game still running after t turns), one curve per cell."""
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    dims = _varying(summary, ())
-    for r in summary.sort(["players"]).iter_rows(named=True):
-        hist = np.array(r["turns_histogram"], dtype=float)
-        if hist.sum() == 0:
-            continue
-        surv = 1.0 - np.cumsum(hist) / hist.sum()
-        last = int(np.nonzero(hist)[0].max()) + 1
-        label = f"{r['players']}p" + (f" {_series_key(r, dims)}" if dims else "")
-        ax.step(np.arange(last + 1), np.concatenate([[1.0], surv[:last]]), where="post", label=label, lw=1.2)
-    ax.set_xlabel("player turns")
-    ax.set_ylabel("share of games still running")
-    ax.set_ylim(0, 1.02)
-    ax.grid(alpha=0.3)
-    ax.set_title("Game length (survival curves)")
-    ax.legend(fontsize=7, ncol=2)
+    """Share of games still running after r rounds: one panel per player count, won and lost games apart."""
+    counts = sorted(summary["players"].unique().to_list())
+    cols = min(3, len(counts))
+    nrows = -(-len(counts) // cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.3 * nrows), squeeze=False, sharey=True)
+    dims = _varying(summary, ("players",))
+    series = sorted({_series_key(r, dims) for r in summary.iter_rows(named=True)})
+    colour = {k: plt.get_cmap("tab10")(i % 10) for i, k in enumerate(series)}
+    for ax, players in zip(axes.flat, counts):
+        for r in summary.filter(pl.col("players") == players).iter_rows(named=True):
+            key = _series_key(r, dims)
+            total = np.array(r["rounds_histogram"], dtype=float)
+            won = np.zeros_like(total)
+            won[: len(r["rounds_histogram_win"])] = r["rounds_histogram_win"]
+            for hist, style, what in ((won, "-", "won"), (total - won, "--", "lost")):
+                if hist.sum() == 0:
+                    continue
+                surv = 1.0 - np.cumsum(hist) / hist.sum()
+                last = int(np.nonzero(hist)[0].max()) + 1
+                ax.step(np.arange(last + 1), np.concatenate([[1.0], surv[:last]]), where="post", ls=style,
+                        color=colour[key], lw=1.2, label=f"{key} {what}" if dims else what)
+        ax.set_title(f"{players} player{'s' if players > 1 else ''}", fontsize=10)
+        ax.set_xlabel("rounds")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("share still running")
+    for ax in list(axes.flat)[len(counts):]:
+        ax.set_visible(False)
+    fig.suptitle("Game length: solid won games, dashed lost games", fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -149,8 +200,9 @@ def study_charts(summary: pl.DataFrame, out: Path, spec=None) -> list[Path]:
     import os
 
     made = []
-    for name, fn in (("win_rate_by_players.png", win_rate_by_players), ("outcomes.png", outcome_causes),
-                     ("game_length.png", game_length_survival)):
+    targets = spec.targets() if spec is not None else {}
+    for name, fn in (("win_rate_by_players.png", lambda sm, pth: win_rate_by_players(sm, pth, targets=targets)),
+                     ("outcomes.png", outcome_causes), ("game_length.png", game_length_survival)):
         final = out / name
         tmp = out / ("tmp_" + name)
         fn(summary, tmp)

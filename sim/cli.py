@@ -311,12 +311,14 @@ def cmd_compare(args) -> int:
         print(json.dumps(table.to_dicts(), indent=2))
         return 0
     print(f"paired differences in win rate against baseline {label} (same games, 95% intervals)")
-    print(f"{'cell':<44}{'diff':>8}  {'paired interval':<20}{'unpaired interval':<20}{'width':>6}")
+    print(f"{'cell':<44}{'baseline':>9}{'cell':>8}{'diff':>8}  {'paired interval':<20}{'unpaired interval':<20}{'width':>6}")
     for r in table.iter_rows(named=True):
         paired = f"[{100 * r['paired_low']:+.2f}, {100 * r['paired_high']:+.2f}]"
         unpaired = f"[{100 * r['unpaired_low']:+.2f}, {100 * r['unpaired_high']:+.2f}]"
-        print(f"{r['cell']:<44}{100 * r['diff']:>+7.2f}  {paired:<20}{unpaired:<20}{r['width_ratio']:>6.2f}")
-    print("width = paired / unpaired standard error (below 1: pairing narrowed the interval)")
+        print(f"{r['cell']:<44}{100 * r['baseline_win_rate']:>8.2f}%{100 * r['win_rate']:>7.2f}%"
+              f"{100 * r['diff']:>+8.2f}  {paired:<20}{unpaired:<20}{r['width_ratio']:>6.2f}")
+    print("baseline, cell: win rates (%); diff and intervals in points; width = paired / unpaired standard error "
+          "(below 1: pairing narrowed the interval)")
     print(f"chart: {chart}")
     return 0
 

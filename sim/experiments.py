@@ -113,12 +113,28 @@ class CompareSection(_M):
     baseline: dict[str, Any] = {}
 
 
+class TargetsSection(_M):
+    # win-rate bands by player count ("4" = [0.43, 0.47]), drawn on the win-rate chart
+    win_rate: dict[str, tuple[float, float]] = {}
+
+    @field_validator("win_rate")
+    @classmethod
+    def _bands(cls, v):
+        for k, (lo, hi) in v.items():
+            if k not in {str(p) for p in range(1, 7)}:
+                raise ValueError(f"player count {k!r}: use \"1\" .. \"6\"")
+            if not (0.0 <= lo < hi <= 1.0):
+                raise ValueError(f"{k} players: band [{lo}, {hi}] must satisfy 0 <= low < high <= 1")
+        return v
+
+
 class SpecModel(_M):
     experiment: ExperimentSection
     grid: GridSection
     strategy: dict[str, StrategySection] = {}
     setup: dict[str, SetupSection] = {}
     compare: CompareSection = CompareSection()
+    targets: TargetsSection = TargetsSection()
 
 
 @dataclass(frozen=True)
@@ -198,6 +214,10 @@ class Spec:
             s = self.model.strategy[name]
             return s.base, dict(s.params)
         return name, {}
+
+    def targets(self) -> dict[int, tuple[float, float]]:
+        """Target win-rate bands by player count (``[targets] win_rate``)."""
+        return {int(k): v for k, v in self.model.targets.win_rate.items()}
 
     def overrides_of(self, setup: str) -> dict:
         """The overrides of a setup's pack: the experiment's own (``--set``), then the setup's."""

@@ -296,6 +296,7 @@ def _tally(c, settings, strategy, params, seed, game0, games, engine, threads, b
     if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
         raise ValueError(f"batch must be a positive integer, got {batch!r}")
     tally = Tally.empty(keep_bits)
+    need = c.for_players(settings.players).lobo_intel_required
     done = 0
     while done < games:
         size = min(int(batch), games - done)
@@ -305,10 +306,10 @@ def _tally(c, settings, strategy, params, seed, game0, games, engine, threads, b
 
             strat = _kernel_strategy(strategy, params)
             rows = run_batch(c, settings, strat, seed, game0 + done, size, threads=threads)
-            tally = tally + Tally.of_rows(rows, ROW_FIELDS, keep_bits)
+            tally = tally + Tally.of_rows(rows, ROW_FIELDS, need, keep_bits)
         else:
             df = simulate(settings.players, size, strategy, seed, characters, variant, c, threads, params, engine,
                           game0 + done)
-            tally = tally + Tally.of_frame(df, keep_bits)
+            tally = tally + Tally.of_frame(df, need, keep_bits)
         done += size
     return tally

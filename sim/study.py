@@ -98,9 +98,12 @@ def package_versions() -> dict[str, str]:
 
 
 # ------------------------------------------------------------------ batch aggregates
-def aggregate_batch(df: pl.DataFrame, turn_cap: int | None = None) -> dict[str, np.ndarray]:
-    """The sufficient statistics of one batch of games: its :class:`~sim.tally.Tally` as arrays."""
-    return Tally.of_frame(df).to_arrays()
+def aggregate_batch(df: pl.DataFrame, need: np.ndarray) -> dict[str, np.ndarray]:
+    """The sufficient statistics of one batch of games: its :class:`~sim.tally.Tally` as arrays.
+
+    ``need`` is the pack's ``lobo_intel_required`` (which Intel a game lost on Intel was short of).
+    """
+    return Tally.of_frame(df, need).to_arrays()
 
 
 def _npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
@@ -352,7 +355,8 @@ def play_batch(job: BatchJob, contents: dict, threads: int | None = None) -> pl.
                            pl.lit(cell.setup).alias("setup"))
 
 
-def _save_batch(df: pl.DataFrame, paths: tuple[Path, Path, Path], expect: dict, write_games: bool) -> None:
+def _save_batch(df: pl.DataFrame, paths: tuple[Path, Path, Path], expect: dict, write_games: bool,
+                need: np.ndarray) -> None:
     """Write one played batch: its games table (if kept), its tally, and last its record with checksums."""
     npz_path, games_path, rec_path = paths
     files = {}
@@ -360,7 +364,7 @@ def _save_batch(df: pl.DataFrame, paths: tuple[Path, Path, Path], expect: dict, 
         write_parquet_atomic(df, games_path)
         files[games_path.name] = file_sha256(games_path)
     ident = np.frombuffer(json.dumps({k: expect[k] for k in IDENTITY}, sort_keys=True).encode(), np.uint8)
-    data = _npz_bytes({**aggregate_batch(df), "batch": ident})
+    data = _npz_bytes({**aggregate_batch(df, need), "batch": ident})
     atomic_write_bytes(npz_path, data)
     files[npz_path.name] = hashlib.sha256(data).hexdigest()
     atomic_write_text(rec_path, dumps({**expect, "files": files}))
@@ -428,7 +432,8 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
                 _notice(report, f"playing {len(todo)} batch(es) on {r.description}")
             for job, df in r.run(play_batch, [job for job, _, _ in todo], shared=contents):
                 paths, expect = saving[job]
-                _save_batch(df, paths, expect, write_games)
+                _save_batch(df, paths, expect, write_games,
+                            contents[job.cell.setup].for_players(job.cell.players).lobo_intel_required)
                 report.computed.append((job.cell.id, job.b))
                 if bar:
                     bar.update(job.size)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim.content import constants as K
 from sim.rules.state import OUTCOME_NAMES
 
 OUTCOMES = tuple(OUTCOME_NAMES[k] for k in sorted(OUTCOME_NAMES))
@@ -41,7 +42,16 @@ SUM_COLUMNS = (
 # The int columns a tally reads from a block of game rows.
 TALLY_COLUMNS = ("outcome", "win") + SUM_COLUMNS
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
-FORMAT = 2  # version of the arrays written by to_arrays (a study's batch files)
+FORMAT = 3  # version of the arrays written by to_arrays (a study's batch files)
+N_INTEL_TYPES = len(K.INTEL_TYPES)
+
+
+INTEL_TYPE_NAMES = K.INTEL_TYPES
+POOL_COLUMNS = tuple(f"pool_{t}" for t in INTEL_TYPE_NAMES)  # the per-game Pool by type
+
+
+def _hist(values: np.ndarray) -> np.ndarray:
+    return np.bincount(values).astype(np.int64) if values.size else np.zeros(0, np.int64)
 
 
 class TallyError(ValueError):
@@ -110,17 +120,24 @@ class Tally:
     turns_hist: np.ndarray  # int64, turns_hist[t] = games that lasted t turns
     rounds_hist: np.ndarray  # int64
     win_bits: bytes | None  # pack_wins of the games in order, or None when not kept
+    rounds_hist_win: np.ndarray  # int64, rounds of the games won
+    track_hist_lobo: np.ndarray  # int64, Location Track reached in the games lost to Dr. Lobo at 9
+    intel_short: np.ndarray  # int64 [4], games lost on Intel that were short of each type
 
     # ------------------------------------------------------------ building
     @classmethod
     def empty(cls, keep_bits: bool = True) -> Tally:
         z = np.zeros(0, np.int64)
         return cls(0, 0, np.zeros(len(OUTCOMES), np.int64), np.zeros(len(SUM_COLUMNS), np.int64), z, z,
-                   b"" if keep_bits else None)
+                   b"" if keep_bits else None, z, z, np.zeros(N_INTEL_TYPES, np.int64))
 
     @classmethod
-    def of_rows(cls, rows: np.ndarray, fields, keep_bits: bool = True) -> Tally:
-        """The tally of a block of int game rows whose columns are named by ``fields``."""
+    def of_rows(cls, rows: np.ndarray, fields, need: np.ndarray, keep_bits: bool = True) -> Tally:
+        """The tally of a block of int game rows whose columns are named by ``fields``.
+
+        ``need[lobo, type]`` is the Intel Dr. Lobo's position asks for (the pack's
+        ``lobo_intel_required``): it tells which types a game lost on Intel was short of.
+        """
         rows = np.asarray(rows)
         index = {name: i for i, name in enumerate(fields)}
         missing = [c for c in TALLY_COLUMNS if c not in index]
@@ -141,6 +158,11 @@ class Tally:
         if not np.array_equal(won, by_outcome):
             g = int(np.flatnonzero(won != by_outcome)[0])
             raise TallyError(f"row {g}: win = {int(win[g])} disagrees with outcome {OUTCOMES[int(outcome[g])]}")
+        need = np.asarray(need, dtype=np.int64)
+        lost_intel = outcome == OUTCOME_CODE["loss_intel"]
+        pools = np.column_stack([col[c] for c in POOL_COLUMNS]) if n else np.zeros((0, N_INTEL_TYPES), np.int64)
+        lobo = np.clip(col["lobo"], 0, need.shape[0] - 1)
+        short = (need[lobo] > pools) & lost_intel[:, None]
         return cls(
             n=n,
             wins=int(won.sum()),
@@ -149,10 +171,13 @@ class Tally:
             turns_hist=np.bincount(col["turns"]).astype(np.int64) if n else np.zeros(0, np.int64),
             rounds_hist=np.bincount(col["rounds"]).astype(np.int64) if n else np.zeros(0, np.int64),
             win_bits=pack_wins(won) if keep_bits else None,
+            rounds_hist_win=np.bincount(col["rounds"][won]).astype(np.int64) if won.any() else np.zeros(0, np.int64),
+            track_hist_lobo=_hist(col["location_track"][outcome == OUTCOME_CODE["loss_lobo"]]),
+            intel_short=short.sum(axis=0).astype(np.int64),
         )
 
     @classmethod
-    def of_frame(cls, df, keep_bits: bool = True) -> Tally:
+    def of_frame(cls, df, need: np.ndarray, keep_bits: bool = True) -> Tally:
         """The tally of a per-game table (``sim.simulate``'s columns); outcome names become codes here."""
         import polars as pl
 
@@ -163,7 +188,7 @@ class Tally:
         codes = names.replace_strict(OUTCOME_CODE, return_dtype=pl.Int64).to_numpy()
         cols = [codes, df["win"].cast(pl.Int64).to_numpy()] + [df[c].cast(pl.Int64).to_numpy() for c in SUM_COLUMNS]
         rows = np.column_stack(cols) if df.height else np.zeros((0, len(TALLY_COLUMNS)), np.int64)
-        return cls.of_rows(rows, TALLY_COLUMNS, keep_bits)
+        return cls.of_rows(rows, TALLY_COLUMNS, need, keep_bits)
 
     # ------------------------------------------------------------ merging
     def __add__(self, other: Tally) -> Tally:
@@ -179,7 +204,9 @@ class Tally:
             else:
                 bits = pack_wins(np.concatenate([unpack_wins(self.win_bits, self.n), unpack_wins(other.win_bits, other.n)]))
         return Tally(self.n + other.n, self.wins + other.wins, self.outcomes + other.outcomes, self.sums + other.sums,
-                     _pad_add(self.turns_hist, other.turns_hist), _pad_add(self.rounds_hist, other.rounds_hist), bits)
+                     _pad_add(self.turns_hist, other.turns_hist), _pad_add(self.rounds_hist, other.rounds_hist), bits,
+                     _pad_add(self.rounds_hist_win, other.rounds_hist_win),
+                     _pad_add(self.track_hist_lobo, other.track_hist_lobo), self.intel_short + other.intel_short)
 
     @classmethod
     def merge(cls, parts, keep_bits: bool = True) -> Tally:
@@ -197,6 +224,9 @@ class Tally:
                 and np.array_equal(self.sums, other.sums)
                 and np.array_equal(trim(self.turns_hist), trim(other.turns_hist))
                 and np.array_equal(trim(self.rounds_hist), trim(other.rounds_hist))
+                and np.array_equal(trim(self.rounds_hist_win), trim(other.rounds_hist_win))
+                and np.array_equal(trim(self.track_hist_lobo), trim(other.track_hist_lobo))
+                and np.array_equal(self.intel_short, other.intel_short)
                 and self.win_bits == other.win_bits)
 
     # ------------------------------------------------------------ storage
@@ -212,6 +242,9 @@ class Tally:
             "rounds_hist": self.rounds_hist,
             "win_bits": np.frombuffer(self.win_bits or b"", np.uint8),
             "has_bits": np.array([self.win_bits is not None], np.int64),
+            "rounds_hist_win": self.rounds_hist_win,
+            "track_hist_lobo": self.track_hist_lobo,
+            "intel_short": self.intel_short,
         }
 
     @classmethod
@@ -226,9 +259,13 @@ class Tally:
         n = int(a["n"][0])
         bits = bytes(np.asarray(a["win_bits"], np.uint8)) if int(a["has_bits"][0]) else None
         t = cls(n, int(a["wins"][0]), np.asarray(a["outcomes"], np.int64), np.asarray(a["sums"], np.int64),
-                np.asarray(a["turns_hist"], np.int64), np.asarray(a["rounds_hist"], np.int64), bits)
+                np.asarray(a["turns_hist"], np.int64), np.asarray(a["rounds_hist"], np.int64), bits,
+                np.asarray(a["rounds_hist_win"], np.int64), np.asarray(a["track_hist_lobo"], np.int64),
+                np.asarray(a["intel_short"], np.int64))
         if (t.outcomes.shape != (len(OUTCOMES),) or t.sums.shape != (len(SUM_COLUMNS),)
                 or int(t.outcomes.sum()) != n or int(t.turns_hist.sum()) != n or int(t.rounds_hist.sum()) != n
+                or int(t.rounds_hist_win.sum()) != t.wins or t.intel_short.shape != (N_INTEL_TYPES,)
+                or int(t.track_hist_lobo.sum()) != int(t.outcomes[OUTCOME_CODE["loss_lobo"]])
                 or (bits is not None and len(bits) != (n + 7) // 8)):
             raise TallyError("inconsistent tally arrays (counts do not add up to the number of games)")
         return t
@@ -266,6 +303,9 @@ class Tally:
             "means": {c: self.mean(c) for c in SUM_COLUMNS},
             "turns_histogram": [int(x) for x in self.turns_hist],
             "rounds_histogram": [int(x) for x in self.rounds_hist],
+            "rounds_histogram_win": [int(x) for x in self.rounds_hist_win],
+            "track_histogram_loss_lobo": [int(x) for x in self.track_hist_lobo],
+            "intel_short": {t: int(k) for t, k in zip(INTEL_TYPE_NAMES, self.intel_short)},
         }
 
     def summary_row(self, turn_cap: int | None = None) -> dict:
@@ -285,5 +325,10 @@ class Tally:
         if turn_cap is not None and len(hist) < turn_cap + 1:
             hist = hist + [0] * (turn_cap + 1 - len(hist))
         row["turns_histogram"] = hist
+        row["rounds_histogram"] = s["rounds_histogram"]
+        row["rounds_histogram_win"] = s["rounds_histogram_win"]
+        row["track_histogram_loss_lobo"] = s["track_histogram_loss_lobo"]
+        for t, k in s["intel_short"].items():
+            row[f"n_loss_intel_short_{t}"] = k
         row["win_bits"] = self.win_bits
         return row

@@ -282,6 +282,10 @@ def expand(names: list[str]) -> list[str]:
             out += [f"turns_q{int(q * 100):02d}" for q in QUANTILES]
         elif n == "mean_<counter>":
             out += [f"mean_{c}" for c in MEAN_COLUMNS]
+        elif n == "n_loss_intel_short_<type>":
+            from sim.tally import INTEL_TYPE_NAMES
+
+            out += [f"n_loss_intel_short_{t}" for t in INTEL_TYPE_NAMES]
         else:
             out.append(n)
     return out

@@ -18,6 +18,7 @@ from sim.study import run_study
 from sim.tally import QUANTILES, SUM_COLUMNS, Tally, TallyError, hist_mean_sd, hist_quantile
 
 PLAYERS, GAMES, SEED, BATCH = 4, 30, 11, 7  # 30 games in uneven batches of 7 (win bits cross byte edges)
+NEED = __import__("sim.content", fromlist=["load"]).load().lobo_intel_required
 
 
 @pytest.fixture(scope="module")
@@ -38,12 +39,12 @@ def test_quantiles_and_sd_from_a_histogram_are_numpys():
 
 
 def test_merged_batch_tallies_equal_the_tally_of_the_whole(games):
-    whole = Tally.of_frame(games)
+    whole = Tally.of_frame(games, NEED)
     rng = np.random.default_rng(3)
     for _ in range(25):
         cuts = np.sort(rng.integers(0, GAMES + 1, size=rng.integers(0, 6)))
         edges = [0, *cuts.tolist(), GAMES]
-        parts = [Tally.of_frame(games.slice(a, b - a)) for a, b in zip(edges, edges[1:])]
+        parts = [Tally.of_frame(games.slice(a, b - a), NEED) for a, b in zip(edges, edges[1:])]
         assert Tally.merge(parts).equals(whole), edges
     assert np.array_equal(whole.win_vector(), games["win"].to_numpy())
     assert Tally.from_arrays(whole.to_arrays()).equals(whole)
@@ -58,15 +59,15 @@ def test_kernel_rows_and_the_table_give_the_same_tally(games):
 
     c = load()
     rows = run_batch(c, Settings.build(c, PLAYERS, None, None), sim.run._kernel_strategy("heuristic", None), SEED, 0, GAMES)
-    assert Tally.of_rows(rows, ROW_FIELDS).equals(Tally.of_frame(games))
+    assert Tally.of_rows(rows, ROW_FIELDS, NEED).equals(Tally.of_frame(games, NEED))
 
 
 def test_rows_that_contradict_themselves_are_refused(games):
     bad = games.with_columns(pl.when(pl.col("game") == 3).then(~pl.col("win")).otherwise(pl.col("win")).alias("win"))
     with pytest.raises(TallyError, match="row 3: win = .* disagrees with outcome"):
-        Tally.of_frame(bad)
+        Tally.of_frame(bad, NEED)
     with pytest.raises(TallyError, match="tally format None, expected"):
-        Tally.from_arrays({k: v for k, v in Tally.of_frame(games).to_arrays().items() if k != "format"})
+        Tally.from_arrays({k: v for k, v in Tally.of_frame(games, NEED).to_arrays().items() if k != "format"})
 
 
 def _cli_json(argv) -> dict:
@@ -152,3 +153,24 @@ def test_a_batch_file_of_another_format_is_played_again(tmp_path):
     again = run_study(spec, tmp_path / "out", progress=False, charts=False)
     assert len(first.computed) == 2 and [b for _, b in again.computed] == [1]
     assert (tmp_path / "out" / "summary.parquet").read_bytes() == summary
+
+
+def test_loss_details_count_what_the_per_game_table_says():
+    """Rounds of won games, the Location Track at a loss to Dr. Lobo, and the Intel a short Pool lacked."""
+    from sim.content import load
+    from sim.tally import INTEL_TYPE_NAMES, POOL_COLUMNS
+
+    c = load()
+    df = sim.simulate(players=3, games=3000, seed=4)
+    t = Tally.of_frame(df, c.lobo_intel_required)
+    won = df.filter(pl.col("win"))
+    assert t.rounds_hist_win.tolist() == np.bincount(won["rounds"].to_numpy()).tolist()
+    lobo = df.filter(pl.col("outcome") == "loss_lobo")
+    assert t.track_hist_lobo.tolist() == np.bincount(lobo["location_track"].to_numpy()).tolist()
+    short = df.filter(pl.col("outcome") == "loss_intel")
+    assert short.height > 0
+    for k, (name, col) in enumerate(zip(INTEL_TYPE_NAMES, POOL_COLUMNS)):
+        need = c.lobo_intel_required[np.minimum(short["lobo"].to_numpy(), c.lobo_loss - 1), k]
+        assert int(t.intel_short[k]) == int(np.sum(need > short[col].to_numpy())), name
+    # every game lost on Intel was short of at least one type
+    assert int(t.intel_short.sum()) >= short.height

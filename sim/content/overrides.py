@@ -20,6 +20,7 @@ except ``plus_one``: when it is left out, +1 cards fill the deck to its size
 from __future__ import annotations
 
 import copy
+import functools
 import re
 
 from sim.content.model import ContentError
@@ -86,10 +87,26 @@ def _parents(raw: dict, path: str, what: str) -> tuple[list, str, list[str], str
         nodes = [x for node in nodes for x in _child(node, key, sels, where, path, what)]
         where = f"{where}.{step}"
     _, key, sels = steps[-1]
-    if what != "override":  # an override may add an optional key (the pack's schema refuses unknown ones)
+    if what != "override" or key not in _optional_keys():  # an override may add a key the schema allows
         for node in nodes:
             _child(node, key, [], where, path, what)  # the key exists in every node
     return nodes, key, sels, where
+
+
+@functools.lru_cache(maxsize=1)
+def _optional_keys() -> frozenset[str]:
+    """Keys a pack entry may leave out (e.g. a player count's ``lobo_start``): an override may add them."""
+    import inspect
+
+    from pydantic import BaseModel
+
+    from sim.content import schema
+
+    keys = set()
+    for _, cls in inspect.getmembers(schema, inspect.isclass):
+        if issubclass(cls, BaseModel) and cls.__module__ == schema.__name__:
+            keys |= {name for name, f in cls.model_fields.items() if not f.is_required()}
+    return frozenset(keys)
 
 
 def _child(node, key: str, sels: list[str], where: str, path: str, what: str) -> list:
