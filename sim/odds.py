@@ -491,6 +491,33 @@ def cli_dice(json_out: bool, content=None) -> str:
     )
 
 
+# --- P(pass) tables of a pack's dice ------------------------------------------------------
+@functools.lru_cache(maxsize=8)
+def pass_table(content_hash: str, success: tuple, injury: tuple, heal: tuple, bag: tuple, always: int) -> np.ndarray:
+    """Exact P(pass) [dice 0..5, needed 1..2 (index 0..1), reroll no/yes] for drawing every die
+
+    (the heuristic's estimate, in both engines).
+    """
+    arrs = [np.array(x, dtype=np.int64) for x in (success, injury, heal, bag)]
+    out = np.zeros((6, 2, 2))
+    for k in range(6):
+        for needed in (1, 2):
+            for r, mode in enumerate(("none", "on_fail")):
+                out[k, needed - 1, r] = dice_test_odds(k, needed, mode, *arrs, always).p_pass
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def content_pass_table(content) -> np.ndarray:
+    """:func:`pass_table` for a content pack's dice (cached per pack object)."""
+
+    def t(a):
+        return tuple(tuple(int(x) for x in row) for row in a) if a.ndim == 2 else tuple(int(x) for x in a)
+
+    return pass_table(content.hash, t(content.die_success), t(content.die_injury), t(content.die_heal),
+                      t(content.bag_dice), int(content.always_die))
+
+
 # --- gambles: exact enumeration --------------------------------------------------------
 def _deck_defaults(deck_rank, deck_suit):
     d_rank, d_suit = default_fate_deck()
@@ -736,6 +763,7 @@ __all__ = [
     "choose_reroll_nb",
     "cli_dice",
     "cli_gamble",
+    "content_pass_table",
     "dice_arrays",
     "dice_table",
     "dice_test_odds",
@@ -748,6 +776,7 @@ __all__ = [
     "hand_category_counts",
     "net_injury_offset",
     "net_injury_size",
+    "pass_table",
     "play_dice_test",
     "play_dice_test_nb",
     "sample_dice_tests",

@@ -14,6 +14,7 @@ import strategies
 from sim.kernel import layout as L
 from sim.kernel import movement as KM
 from sim.kernel import strategy as KS
+from sim.kernel.decks import player_base
 from sim.rules import Settings, play_game
 from sim.rules import movement as RM
 from sim.rules.errors import GameOver
@@ -43,6 +44,10 @@ def test_movement_matches_reference(players):
     presets = [(name, strategies.make(name)) for name in ("heuristic", "cautious", "bold")]
     vectors = [L.strategy_vector(st) for _, st in presets]
     checked = {"moves": 0, "phases": 0, "direct": 0}
+    rnd = L.strategy_vector(strategies.make("random"))
+
+    def gift(st, seat):
+        return st[player_base(kp, seat) + L.P_UN] == 0 and KM.un_giver(kp, cfg, st, seat) >= 0
 
     def after_turn(g):
         if g.outcome is not None:
@@ -55,22 +60,25 @@ def test_movement_matches_reference(players):
                 (m.dest, int(m.means), int(m.resolve), m.steps) for m in ref
             ]
             assert KM.can_rest(kp, st, seat) == RM.can_rest(g, seat)
+            # the random strategy always picks from the list
+            assert KS.direct_move(kp, st, rs, *rnd, seat, gift(st, seat))[1] == -1
             for (name, strat), (sid, prm) in zip(presets, vectors):
                 view = g.view(seat)
                 i = KS.move(kp, st, rs, sid, prm, seat, moves, n)
                 assert i == strat.move(view, ref), name
                 assert KS.rest(kp, st, rs, sid, prm, seat) == strat.rest(view), name
-                # the shortcut that skips the list picks the same row (or defers to the list)
-                dest, means, res = KM.heuristic_move(kp, cfg, st, prm, seat)
+                # the move rule without the list picks the Python heuristic's move
+                dest, means, res = KS.direct_move(kp, st, rs, sid, prm, seat, gift(st, seat))
                 if means >= 0:
-                    assert (dest, means, res) == tuple(int(x) for x in moves[i, :3]), name
+                    m = ref[strat.move(view, ref)]
+                    assert (dest, means, res) == (m.dest, int(m.means), int(m.resolve)), name
                     checked["direct"] += 1
                 was = st[L.S_MOVE_RES]
                 for s_ in (1, 0):  # also with and without Resolve to spend this turn
                     st[L.S_MOVE_RES] = s_
                     n2 = KM.legal_moves(kp, cfg, st, seat, moves)
                     i2 = KS.move(kp, st, rs, sid, prm, seat, moves, n2)
-                    dest, means, res = KM.heuristic_move(kp, cfg, st, prm, seat)
+                    dest, means, res = KS.direct_move(kp, st, rs, sid, prm, seat, gift(st, seat))
                     if means >= 0:
                         assert (dest, means, res) == tuple(int(x) for x in moves[i2, :3]), name
                 st[L.S_MOVE_RES] = was

@@ -24,12 +24,11 @@ against the listed choice). Entry points:
 # (stale cached code is dropped by sim.jit, which every compiled module imports first)
 from sim.kernel.batch import bundle, records, run_batch
 from sim.kernel.game import ROW_FIELDS, play_game, simulate_batch
-from sim.kernel.layout import STRATEGY_IDS, pack, settings_vector, strategy_vector
+from sim.kernel.layout import pack, settings_vector, strategy_vector
 from sim.kernel.packref import kernel_pack
 
 __all__ = [
     "ROW_FIELDS",
-    "STRATEGY_IDS",
     "bundle",
     "kernel_pack",
     "pack",

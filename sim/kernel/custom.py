@@ -30,7 +30,6 @@ import types
 
 from numba.core.registry import CPUDispatcher
 
-import strategies
 from sim.jit import njit
 
 KERNEL_MODULES = ("decks", "villain", "endgame", "setup", "skill_tests", "gamble", "movement", "missions",
@@ -83,8 +82,8 @@ def compile_batch_function(decisions: dict):
     substitute = types.ModuleType(f"{strategy_module.__name__}_custom")
     substitute.__dict__.update(vars(strategy_module))
     substitute.__dict__.update(decisions)
-    if "move" in decisions:
-        substitute.MOVE_IS_BUILT_IN = False  # always list the legal moves for the user's choice
+    if "move" in decisions:  # always list the legal moves for the user's choice
+        substitute.direct_move = strategy_module.list_the_moves
     envs = {m.__name__: {**vars(m), "S": substitute} for m in modules}
     clones = {}
     for m in modules:
@@ -116,7 +115,9 @@ class KernelStrategy:
         for k, f in decisions.items():
             if not isinstance(f, CPUDispatcher):
                 raise ValueError(f"decision {k!r} must be a numba @njit function, got {type(f).__name__}")
-        self.base = strategies.make(base, **(params or {}))
+        from sim.run import make_team  # a registered name -> its strategy object
+
+        self.base = make_team(base, 1, params)[0]
         self.decisions = dict(decisions)
         self.name = name or f"{base}+" + "+".join(sorted(decisions))
         self._batch = None

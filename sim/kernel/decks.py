@@ -14,6 +14,7 @@ from sim.kernel.layout import (
     D_NDISC,
     D_PILE,
     D_TOP,
+    L_AIRPORT,
     L_NEXT,
     L_PLAYERS,
     L_PSTRIDE,
@@ -208,3 +209,11 @@ def raise_skill(pk, st, seat, skill, delta):
     """Basic skills stay inside 0..5 (the mat's limits)."""
     a = player_base(pk, seat) + P_SKILLS + skill
     st[a] = min(5, max(0, st[a] + delta))
+
+
+@jit
+def airport_open(pk, st, space):
+    """Open airport: has one, and is red (never closes) or not closed."""
+    return pk.space_airport[space] != 0 and (
+        pk.space_red_airport[space] != 0 or st[pk.lay[L_AIRPORT] + space] == 0
+    )

@@ -19,7 +19,6 @@ from sim.kernel.decks import (  # noqa: F401  (the reward helpers live in decks,
 )
 from sim.kernel.endgame import check_henchmen, check_location
 from sim.kernel.layout import (
-    DEFEATED,
     L_ECAP,
     L_FATE,
     L_FCAP,
@@ -34,15 +33,12 @@ from sim.kernel.layout import (
     P_ADV,
     P_SKILLS,
     P_SPACE,
-    POOL,
-    REMOVED,
     S_LOC_TRACK,
     S_OUTCOME,
     ST_HPASSED,
     ST_HTESTS,
     ST_PASSED,
     ST_TESTS,
-    SUPPLY,
 )
 from sim.kernel.missions import flip_missions
 from sim.kernel.skill_tests import run_test
@@ -58,16 +54,16 @@ def token_choices(pk, st, seat, out):
     """What the player may do with the tokens on their space (TokenChoice codes); returns count."""
     space = st[player_base(pk, seat) + P_SPACE]
     n_h, n_i = pk.henchman_autopass.shape[0], pk.intel_token_type.shape[0]
-    out[0] = S.T_NO_INTEL
+    out[0] = K.T_NO_INTEL
     n = 1
     if first_at(st, pk.lay[L_GREEN], n_h, space) >= 0:
-        out[n] = S.T_HENCHMAN
+        out[n] = K.T_HENCHMAN
         n += 1
     if first_at(st, pk.lay[L_INTEL], n_i, space) >= 0:
-        out[n] = S.T_POOL
+        out[n] = K.T_POOL
         n += 1
-        if first_at(st, pk.lay[L_GREEN], n_h, SUPPLY) >= 0:
-            out[n] = S.T_EXCHANGE
+        if first_at(st, pk.lay[L_GREEN], n_h, K.SUPPLY) >= 0:
+            out[n] = K.T_EXCHANGE
             n += 1
     return n
 
@@ -78,7 +74,7 @@ def encounter_phase(pk, cfg, st, rs, sid, prm, seat):
     flip_missions(pk, st, seat)
     choices = work(pk, st, L_W_CHOICES, 4)
     n = token_choices(pk, st, seat, choices)
-    choice = S.T_NO_INTEL
+    choice = K.T_NO_INTEL
     if n > 1:
         i = S.token(pk, st, rs, sid, prm, seat, choices, n)
         if i < 0 or i >= n:
@@ -86,14 +82,14 @@ def encounter_phase(pk, cfg, st, rs, sid, prm, seat):
         choice = choices[i]
     space = st[player_base(pk, seat) + P_SPACE]
     n_h, n_i = pk.henchman_autopass.shape[0], pk.intel_token_type.shape[0]
-    if choice == S.T_HENCHMAN:
+    if choice == K.T_HENCHMAN:
         henchman_encounter(
             pk, cfg, st, rs, sid, prm, seat, first_at(st, pk.lay[L_GREEN], n_h, space)
         )
-    elif choice == S.T_POOL:
-        st[pk.lay[L_INTEL] + first_at(st, pk.lay[L_INTEL], n_i, space)] = POOL
+    elif choice == K.T_POOL:
+        st[pk.lay[L_INTEL] + first_at(st, pk.lay[L_INTEL], n_i, space)] = K.POOL
         encounter_card(pk, cfg, st, rs, sid, prm, seat, K.WITH_INTEL)
-    elif choice == S.T_EXCHANGE:
+    elif choice == K.T_EXCHANGE:
         exchange_intel(pk, st, rs, first_at(st, pk.lay[L_INTEL], n_i, space))
         encounter_card(pk, cfg, st, rs, sid, prm, seat, K.WITH_INTEL)
     else:
@@ -103,8 +99,8 @@ def encounter_phase(pk, cfg, st, rs, sid, prm, seat):
 @jit
 def exchange_intel(pk, st, rs, tok):
     """Yellow token back to the supply; a face-down green token goes to a Fate-drawn city."""
-    st[pk.lay[L_INTEL] + tok] = SUPPLY
-    green = draw_token(st, pk.lay[L_GREEN], pk.henchman_autopass.shape[0], SUPPLY, rs)
+    st[pk.lay[L_INTEL] + tok] = K.SUPPLY
+    green = draw_token(st, pk.lay[L_GREEN], pk.henchman_autopass.shape[0], K.SUPPLY, rs)
     if green < 0:
         raise RuntimeError("exchange offered with an empty green supply")
     card = draw_card(st, pk.lay[L_FATE], pk.lay[L_FCAP], rs, FATE)
@@ -131,7 +127,7 @@ def henchman_encounter(pk, cfg, st, rs, sid, prm, seat, tok):
     hl = pk.lay[L_HLEVEL] + h
     level = st[hl]
     st[ST_HTESTS] += 1
-    st[pk.lay[L_GREEN] + tok] = SUPPLY  # the token leaves the board whatever happens
+    st[pk.lay[L_GREEN] + tok] = K.SUPPLY  # the token leaves the board whatever happens
     b = player_base(pk, seat)
     auto = pk.henchman_autopass[h, level - 1]
     if auto >= 0 and st[b + P_ADV + auto]:
@@ -159,8 +155,8 @@ def henchman_encounter(pk, cfg, st, rs, sid, prm, seat, tok):
         return
     st[ST_HPASSED] += 1
     if level == 3:
-        st[hl] = DEFEATED
-        st[pk.lay[L_GREEN] + tok] = REMOVED
+        st[hl] = K.DEFEATED
+        st[pk.lay[L_GREEN] + tok] = K.REMOVED
         check_henchmen(pk, st)
         if st[S_OUTCOME] >= 0:
             return
@@ -258,10 +254,10 @@ def apply_effect(pk, st, rs, sid, prm, seat, effect, amount, skill):
     off, n_i = pk.lay[L_INTEL], pk.intel_token_type.shape[0]
     if effect == K.E_GAIN_INTEL:
         for _ in range(amount):
-            t = draw_token(st, off, n_i, SUPPLY, rs)
+            t = draw_token(st, off, n_i, K.SUPPLY, rs)
             if t < 0:
                 break  # supply empty: out of luck (FAQ 1)
-            st[off + t] = POOL
+            st[off + t] = K.POOL
     elif effect == K.E_TOP_SECRET:
         draw_top_secret(pk, st, rs, seat)
     elif effect == K.E_GAIN_RESOLVE:
@@ -300,10 +296,10 @@ def apply_effect(pk, st, rs, sid, prm, seat, effect, amount, skill):
         v_minus_1(pk, st, rs)
     elif effect == K.E_LOSE_INTEL:
         for _ in range(amount):
-            t = draw_token(st, off, n_i, POOL, rs)
+            t = draw_token(st, off, n_i, K.POOL, rs)
             if t < 0:
                 break
-            st[off + t] = REMOVED
+            st[off + t] = K.REMOVED
     elif effect == K.E_INJURIES:
         take_injuries(pk, st, rs, sid, prm, seat, amount)
     elif effect == K.E_LOWER_SKILL:

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
+from sim.content import constants as K
 from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel.decks import lobo, work
 from sim.kernel.layout import (
-    DEFEATED,
     K_LOBO_LOSS,
     L_HLEVEL,
     L_INTEL,
     L_W_POOL,
-    POOL,
     S_LOC_TARGET,
     S_LOC_TRACK,
     S_OUTCOME,
 )
 
 jit = njit(**KERNEL_OPTIONS)
-
-WIN_LOCATION, WIN_HENCHMEN, LOSS_LOBO, LOSS_INTEL, TIMEOUT = range(5)
 
 
 @jit
@@ -27,7 +24,7 @@ def intel_pool_counts(pk, st, out):
     out[:] = 0
     off = pk.lay[L_INTEL]
     for t in range(pk.intel_token_type.shape[0]):
-        if st[off + t] == POOL:
+        if st[off + t] == K.POOL:
             out[pk.intel_token_type[t]] += 1
 
 
@@ -36,9 +33,9 @@ def check_henchmen(pk, st):
     """All four henchmen defeated: an immediate win."""
     off = pk.lay[L_HLEVEL]
     for h in range(pk.henchman_autopass.shape[0]):
-        if st[off + h] != DEFEATED:
+        if st[off + h] != K.DEFEATED:
             return
-    st[S_OUTCOME] = WIN_HENCHMEN
+    st[S_OUTCOME] = K.WIN_HENCHMEN
 
 
 @jit
@@ -52,6 +49,6 @@ def check_location(pk, st):
     intel_pool_counts(pk, st, have)
     for i in range(pk.lobo_intel_required.shape[1]):
         if have[i] < pk.lobo_intel_required[pos, i]:
-            st[S_OUTCOME] = LOSS_INTEL
+            st[S_OUTCOME] = K.LOSS_INTEL
             return
-    st[S_OUTCOME] = WIN_LOCATION
+    st[S_OUTCOME] = K.WIN_LOCATION

@@ -20,15 +20,12 @@ from sim.rng import GAMBLE, next_below_nb
 
 jit = njit(**KERNEL_OPTIONS)
 
-FREE_EXCHANGE = 1
-LUCK_EXCHANGE = 2
-RESOLVE_EXCHANGE = 5
 
 
 @jit
 def free_exchanges(pk, st, seat):
     """Cards a player may exchange without Resolve (2 with Gambling/Luck)."""
-    return LUCK_EXCHANGE if st[player_base(pk, seat) + P_ADV + K.GAMBLING_LUCK] else FREE_EXCHANGE
+    return K.LUCK_EXCHANGE if st[player_base(pk, seat) + P_ADV + K.GAMBLING_LUCK] else K.FREE_EXCHANGE
 
 
 @jit
@@ -64,7 +61,7 @@ def gamble(pk, st, rs, sid, prm, seat):
         raise ValueError("strategy returned an illegal exchange mask")
     if spend and st[b + P_RESOLVE] <= 0:
         raise ValueError("strategy spends Resolve it does not have in a gamble")
-    if n > (RESOLVE_EXCHANGE if spend else free):
+    if n > (K.RESOLVE_EXCHANGE if spend else free):
         raise ValueError("strategy exchanges more cards than allowed")
     if spend:
         st[b + P_RESOLVE] -= 1

@@ -25,10 +25,9 @@ from sim.kernel.decks import (
     work,
 )
 from sim.kernel.encounters import encounter_phase
-from sim.kernel.endgame import TIMEOUT, intel_pool_counts
+from sim.kernel.endgame import intel_pool_counts
 from sim.kernel.layout import (
     C_PLAYERS,
-    DEFEATED,
     K_TURN_CAP,
     L_HLEVEL,
     L_INTEL,
@@ -40,7 +39,6 @@ from sim.kernel.layout import (
     P_INJ,
     P_RESTED,
     P_WATCH,
-    POOL,
     S_ACTIVE,
     S_DICE_RES,
     S_LOC_TRACK,
@@ -49,7 +47,6 @@ from sim.kernel.layout import (
     S_STATS,
     S_TURN,
     S_WATCHED,
-    SUPPLY,
 )
 from sim.kernel.missions import mission_reward
 from sim.kernel.movement import movement_phase
@@ -112,13 +109,13 @@ def start_of_turn(pk, st, rs, sid, prm, seat):
     off, n_i = pk.lay[L_INTEL], pk.intel_token_type.shape[0]
     has_supply = False
     for t in range(n_i):
-        if st[off + t] == SUPPLY:
+        if st[off + t] == K.SUPPLY:
             has_supply = True
             break
     if ts >= 0 and has_supply and S.intel_to_pool(rs, sid):
         play_top_secret(pk, st, seat, ts)
-        t = draw_token(st, off, n_i, SUPPLY, rs)
-        st[off + t] = POOL
+        t = draw_token(st, off, n_i, K.SUPPLY, rs)
+        st[off + t] = K.POOL
     if st[b + P_WATCH] and S.use_watch(rs, sid, prm):
         st[S_WATCHED] = peek_card(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], rs, VILLAIN)
 
@@ -153,7 +150,7 @@ def play_game(pk, cfg, st, rs, sid, prm, seed, game, moves):
     cap = pk.scal[K_TURN_CAP]
     while True:
         if st[S_TURN] >= cap:
-            st[S_OUTCOME] = TIMEOUT
+            st[S_OUTCOME] = K.TIMEOUT
             break
         play_turn(pk, cfg, st, rs, sid, prm, seat, moves)
         if st[S_OUTCOME] >= 0:
@@ -180,7 +177,7 @@ def record(pk, cfg, st, seed, game, row):
     for h in range(n_h):
         level = st[pk.lay[L_HLEVEL] + h]
         row[N_ROW + h] = level
-        if level == DEFEATED:
+        if level == K.DEFEATED:
             defeated += 1
     row[9] = defeated
     for seat in range(K.MAX_PLAYERS):

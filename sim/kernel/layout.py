@@ -20,7 +20,6 @@
 from __future__ import annotations
 
 from collections import namedtuple
-from dataclasses import fields
 
 import numpy as np
 
@@ -142,12 +141,6 @@ D_TOP = 1
 D_NDISC = 2
 D_PILE = 3  # pile[cap], then discard[cap]
 
-# --- places of tokens (same codes as sim.rules.state) --------------------------------
-SUPPLY = -1
-POOL = -2
-REMOVED = -3
-DEFEATED = 4
-
 # --- settings vector ----------------------------------------------------------------
 (
     C_PLAYERS,
@@ -256,7 +249,7 @@ _EXTRA_FIELDS = (
     "deck_base",  # [6] state offset of each encounter deck block
     "scal",  # content scalars K_*
     "lay",  # state layout L_*
-    "pass_table",  # float64 [6, 2, 2] exact P(pass) (strategies.heuristic.content_pass_table)
+    "pass_table",  # float64 [6, 2, 2] exact P(pass) (sim.odds.content_pass_table)
     # static move tables (sim.rules.movement facts that depend on the map only)
     "walk_start",  # [n_spaces + 1] CSR: spaces within BASE_MP + 1 walking MP of a start, ascending
     "walk_dest",
@@ -328,13 +321,14 @@ def layout(c: Content) -> np.ndarray:
 
 def pack(c: Content) -> Pack:
     """The content pack as the kernel's argument bundle (int64 arrays, plus the pass table)."""
-    from sim.rules.movement import _steps_table
-    from strategies.heuristic import autopass_counts, content_pass_table
+    from sim.odds import content_pass_table
+    from sim.rules.movement import steps_table
+    from sim.rules.skill_tests import autopass_counts
 
     arrays = {
         f: np.ascontiguousarray(np.asarray(getattr(c, f)).astype(np.int64)) for f in _INT_FIELDS
     }
-    table = _steps_table(c)
+    table = steps_table(c)
     start = np.zeros(c.n_spaces + 1, dtype=np.int64)
     for s, row in enumerate(table):
         start[s + 1] = start[s] + len(row)
@@ -368,13 +362,13 @@ def move_tables(c: Content) -> dict:
     """The static move tables of :func:`pack`, from the readable engine's own functions."""
     from types import SimpleNamespace
 
-    from sim.rules.movement import BASE_MP, _steps_table, walk_costs
+    from sim.rules.movement import steps_table, walk_costs
 
-    table = _steps_table(c)
+    table = steps_table(c)
     view = SimpleNamespace(content=c)
     start, dest, mp = [0], [], []
     for s in range(c.n_spaces):
-        costs = walk_costs(view, s, BASE_MP + 1)
+        costs = walk_costs(view, s, K.BASE_MP + 1)
         for d in sorted(costs):
             if d != s:
                 dest.append(d)
@@ -431,7 +425,6 @@ def settings_vector(c: Content, s) -> np.ndarray:
 # --- strategies: ids and parameter vectors ------------------------------------------
 RANDOM = 0
 HEURISTIC = 1
-STRATEGY_IDS = {"random": RANDOM, "heuristic": HEURISTIC, "cautious": HEURISTIC, "bold": HEURISTIC}
 
 (
     H_DICE_STOP,
@@ -454,7 +447,7 @@ STRATEGY_IDS = {"random": RANDOM, "heuristic": HEURISTIC, "cautious": HEURISTIC,
     H_WATCH_FAIL,
 ) = range(18)
 N_PARAMS = 18
-_PARAM_INDEX = {
+PARAM_INDEX = {  # HeuristicParams field -> index in the parameter vector
     "dice_stop_margin": H_DICE_STOP,
     "plus_one": H_PLUS_ONE,
     "reroll": H_REROLL,
@@ -478,32 +471,18 @@ PLUS_ONE_CODES = {"never": 0, "henchman": 1, "always": 2}
 
 
 def strategy_vector(strategy) -> tuple[int, np.ndarray]:
-    """``(strategy id, params[N_PARAMS] float64)`` of a built-in strategy object."""
-    from strategies.heuristic import EXCHANGE_WHEN, REWARD_KINDS, HeuristicParams, HeuristicStrategy
-    from strategies.random_strategy import RandomStrategy
+    """``(strategy id, params[N_PARAMS] float64)`` of a strategy with a kernel twin.
 
-    prm = np.zeros(N_PARAMS, dtype=np.float64)
-    if isinstance(strategy, RandomStrategy):
-        return RANDOM, prm
-    if not isinstance(strategy, HeuristicStrategy):
+    Each built-in strategy writes its own vector (its ``kernel_vector()``, from the
+    names above); the kernel never looks at strategy classes or names.
+    """
+    make = getattr(strategy, "kernel_vector", None)
+    if make is None:
         raise ValueError(f"no kernel twin for strategy {getattr(strategy, 'name', strategy)!r}")
-    names = {f.name for f in fields(HeuristicParams)}
-    if names != set(_PARAM_INDEX):
-        raise ValueError(
-            "sim.kernel.layout: HeuristicParams changed; the kernel knows "
-            f"{sorted(_PARAM_INDEX)} but the strategy has {sorted(names)}"
-        )
-    p = strategy.p
-    for name, i in _PARAM_INDEX.items():
-        v = getattr(p, name)
-        if name == "plus_one":
-            v = PLUS_ONE_CODES[v]
-        elif name == "exchange_when":
-            v = EXCHANGE_WHEN.index(v)
-        elif name == "mission_reward":
-            v = int(REWARD_KINDS[v])
-        prm[i] = float(v)
-    return HEURISTIC, prm
+    sid, prm = make()
+    if sid not in (RANDOM, HEURISTIC) or prm.shape != (N_PARAMS,) or prm.dtype != np.float64:
+        raise ValueError(f"strategy {strategy.name!r}: kernel_vector() gave id {sid!r}, params {prm.shape}")
+    return sid, prm
 
 
 # --- reference <-> kernel state -------------------------------------------------------

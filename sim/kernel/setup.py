@@ -54,7 +54,6 @@ from sim.kernel.layout import (
     S_OVERFLOW,
     S_UN_SUPPLY,
     S_WATCHED,
-    SUPPLY,
 )
 from sim.kernel.missions import deal_missions
 from sim.rng import FATE, SETUP, VILLAIN, init_state_nb, next_below_nb
@@ -211,9 +210,9 @@ def setup_game(pk, cfg, st, rs, sid, prm, seed, game):
     n_h = pk.henchman_autopass.shape[0]
     for h in range(n_h):
         st[pk.lay[L_HLEVEL] + h] = 1
-        st[pk.lay[L_GREEN] + h] = SUPPLY
+        st[pk.lay[L_GREEN] + h] = K.SUPPLY
     for t in range(pk.intel_token_type.shape[0]):
-        st[pk.lay[L_INTEL] + t] = SUPPLY
+        st[pk.lay[L_INTEL] + t] = K.SUPPLY
     n_f = pk.fate_city.shape[0]
     _init_deck(st, pk.lay[L_FATE], n_f)
     n_ts = pk.top_secret_effect.shape[0]
@@ -266,5 +265,5 @@ def setup_game(pk, cfg, st, rs, sid, prm, seed, game):
         card = draw_card(st, fb, fc, rs, FATE)
         city = pk.fate_city[card]
         discard(st, fb, fc, card)
-        t = draw_token(st, pk.lay[L_INTEL], pk.intel_token_type.shape[0], SUPPLY, rs)
+        t = draw_token(st, pk.lay[L_INTEL], pk.intel_token_type.shape[0], K.SUPPLY, rs)
         st[pk.lay[L_INTEL] + t] = city

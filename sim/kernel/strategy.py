@@ -9,8 +9,9 @@ draws from the STRATEGY stream in the same order.
 
 from __future__ import annotations
 
+from sim.content import constants as K
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel.decks import lobo, player_base
+from sim.kernel.decks import airport_open, lobo, player_base, top_secret_card
 from sim.kernel.layout import (
     H_AUTO_PASS_BELOW,
     H_CANCEL_AT,
@@ -43,13 +44,13 @@ from sim.kernel.layout import (
     P_RESOLVE,
     P_SKILLS,
     P_SPACE,
-    POOL,
+    P_UN,
     RANDOM,
     S_DICE_RES,
     S_LOC_TARGET,
     S_LOC_TRACK,
+    S_MOVE_RES,
     S_WATCHED,
-    SUPPLY,
 )
 from sim.poker import HIGH_CARD, choose_exchange_nb, hand_category_nb, hand_value_arr_nb
 from sim.rng import STRATEGY, next_below_nb
@@ -58,16 +59,6 @@ jit = njit(**KERNEL_OPTIONS)
 # views into the state vector cannot be returned from a runtime-free function: inline them
 inline_jit = njit(inline="always", **KERNEL_OPTIONS)
 
-# The built-in ``move`` decision is in place (``sim.kernel.custom`` sets this to False in
-# its copy of this module when a user replaces ``move``): the heuristic's move may then be
-# found without listing every legal move (``sim.kernel.movement.heuristic_move``).
-MOVE_IS_BUILT_IN = True
-# Means codes (sim.rules.choices.Means) and their cost to the heuristic (MOVE_COST)
-M_STAY, M_WALK, M_PLANE, M_UN, M_UN_GIFT, M_TOP_SECRET_UN = range(6)
-MOVE_COST = (0, 0, 0, 2, 2, 3)
-# TokenChoice codes and Reward kinds (sim.rules.choices)
-T_NO_INTEL, T_HENCHMAN, T_POOL, T_EXCHANGE = range(4)
-R_TOP_SECRET, R_RESOLVE, R_UN, R_SKILL = range(4)
 
 
 @jit
@@ -275,7 +266,7 @@ def pool_size(pk, st):
     off = pk.lay[L_INTEL]
     k = 0
     for t in range(pk.intel_token_type.shape[0]):
-        if st[off + t] == POOL:
+        if st[off + t] == K.POOL:
             k += 1
     return k
 
@@ -303,7 +294,7 @@ def green_supply_size(pk, st):
     off = pk.lay[L_GREEN]
     k = 0
     for t in range(pk.henchman_autopass.shape[0]):
-        if st[off + t] == SUPPLY:
+        if st[off + t] == K.SUPPLY:
             k += 1
     return k
 
@@ -395,52 +386,117 @@ def _better(a, cost, means, dest, k0, k1, k2, k3):
 
 
 @jit
-def move(pk, st, rs, sid, prm, seat, moves, n):
-    """Index of the chosen move among ``moves[:n]`` (rows: dest, means, resolve, steps).
+def heuristic_move(pk, st, prm, seat, gift):
+    """The heuristic's move ``(dest, means, resolve)``, found without listing the legal moves.
 
-    One pass: free moves (no Resolve, no UN cost) compete on the key; a paid move is
-    only wanted to reach the target itself, and only when no free move reaches it,
-    so paid moves to the target are kept aside and compared at the end.
+    The one statement of its move rule in the kernel (twin of
+    ``HeuristicStrategy.move``): the best move by the key (distance to the target,
+    cost, means, destination), where a paid move (Resolve, UN Transport) counts only
+    if it reaches the target and no free move does. The list holds a few free moves
+    (stay, walk, plane) and up to ~200 paid ones, so this needs only the best free
+    move, whether a free move reaches the target, and the cheapest paid move to it.
+    ``gift``: a UN Transport gift is on offer (no own token, another seat gives one).
+    Means -1 where no move qualifies: the heuristic then takes the first legal move.
     """
-    if sid == RANDOM:
-        return next_below_nb(rs, STRATEGY, n)
+    b = player_base(pk, seat)
+    here = st[b + P_SPACE]
     dist = pk.hop_distance
-    here = st[player_base(pk, seat) + P_SPACE]
+    regional = pk.space_kind[here] == K.REGIONAL
     tgt = target(pk, st, prm, seat)
     if tgt < 0:
-        for i in range(n):
-            if moves[i, 1] == M_STAY:
-                return i
+        if not regional:
+            return here, K.M_STAY, 0
         tgt = nearest_city(pk, here)
-    far = dist[here, tgt]
+    can_resolve = st[b + P_RESOLVE] > 0 and st[S_MOVE_RES] == 0
     may = prm[H_MOVE_RESOLVE] != 0 and may_spend(pk, st, prm, seat, False)
-    un_ok = far >= prm[H_UN_MIN_DIST]
-    free_reach = False
-    best, found = 0, False
-    k0 = k1 = k2 = k3 = 0
-    paid, p1, p2 = -1, 0, 0  # best paid move to the target: index, cost, means
-    for i in range(n):
-        dest, means, res = moves[i, 0], moves[i, 1], moves[i, 2]
-        mc = MOVE_COST[means]
-        if mc or res:
-            if dest != tgt or (res and not may) or (mc and not un_ok):
-                continue
-            cost = mc + (1 if res else 0)
-            if paid < 0 or cost < p1 or (cost == p1 and means < p2):
-                paid, p1, p2 = i, cost, means
+    un_ok = dist[here, tgt] >= prm[H_UN_MIN_DIST]
+    # free moves: the best key, and whether one reaches the target
+    found, free_reach = False, False
+    k0 = k2 = k3 = 0
+    if not regional:
+        found, k0, k2, k3 = True, dist[here, tgt], K.M_STAY, here
+        free_reach = here == tgt
+    walk_res = False  # a Resolve walk reaches the target
+    for k in range(pk.walk_start[here], pk.walk_start[here + 1]):
+        dest = pk.walk_dest[k]
+        if pk.walk_mp[k] > K.BASE_MP:
+            if dest == tgt and can_resolve:
+                walk_res = True
             continue
-        if dest == tgt:
-            free_reach = True
         a = dist[dest, tgt]
-        if not found or _better(a, 0, means, dest, k0, k1, k2, k3):
-            best, k0, k1, k2, k3, found = i, a, 0, means, dest, True
-    if paid >= 0 and not free_reach:
-        a = dist[tgt, tgt]
-        if not found or _better(a, p1, p2, tgt, k0, k1, k2, k3) or (
-            a == k0 and p1 == k1 and p2 == k2 and tgt == k3 and paid < best
-        ):
-            best = paid
-    return best
+        free_reach = free_reach or dest == tgt
+        if not found or _better(a, 0, K.M_WALK, dest, k0, 0, k2, k3):
+            found, k0, k2, k3 = True, a, K.M_WALK, dest
+    plane_res = False  # a plane + Resolve reaches the target
+    if airport_open(pk, st, here):
+        order = pk.airports_by_distance
+        for i in range(order.shape[1]):  # the open airport nearest the target (lowest id on ties)
+            a = order[tgt, i]
+            if a != here and airport_open(pk, st, a):
+                free_reach = free_reach or a == tgt
+                d = dist[a, tgt]
+                if not found or _better(d, 0, K.M_PLANE, a, k0, 0, k2, k3):
+                    found, k0, k2, k3 = True, d, K.M_PLANE, a
+                break
+        if can_resolve:
+            for k in range(pk.airports_near_start[tgt], pk.airports_near_start[tgt + 1]):
+                a = pk.airports_near[k]
+                if a != here and airport_open(pk, st, a):
+                    plane_res = True
+                    break
+    if free_reach:
+        return k3, k2, 0
+    # the cheapest paid move to the target (by cost, then means), if it beats the best free one
+    pc, pm = -1, -1
+    if may and walk_res:
+        pc, pm = 1, K.M_WALK
+    elif may and plane_res:
+        pc, pm = 1, K.M_PLANE
+    elif un_ok and tgt != here and pk.space_kind[tgt] != K.REGIONAL:
+        if st[b + P_UN] > 0:
+            pc, pm = 2, K.M_UN
+        elif gift:
+            pc, pm = 2, K.M_UN_GIFT
+        if pm < 0 and top_secret_card(pk, st, seat, K.TS_UN_TRANSPORT) >= 0:
+            pc, pm = 3, K.M_TOP_SECRET_UN
+    if pm >= 0 and (not found or _better(dist[tgt, tgt], pc, pm, tgt, k0, 0, k2, k3)):
+        return tgt, pm, 1 if pc == 1 else 0
+    if not found:
+        return -1, -1, -1
+    return k3, k2, 0
+
+
+@jit
+def direct_move(pk, st, rs, sid, prm, seat, gift):
+    """The move ``(dest, means, resolve)`` if the strategy finds it without the list, else means -1."""
+    if sid == RANDOM:
+        return -1, -1, -1
+    return heuristic_move(pk, st, prm, seat, gift)
+
+
+@jit
+def list_the_moves(pk, st, rs, sid, prm, seat, gift):
+    """``direct_move`` where ``move`` is replaced (sim.kernel.custom): always list the moves."""
+    return -1, -1, -1
+
+
+@jit
+def move(pk, st, rs, sid, prm, seat, moves, n):
+    """Index of the chosen move among ``moves[:n]`` (rows: dest, means, resolve, steps), or -1."""
+    if sid == RANDOM:
+        return next_below_nb(rs, STRATEGY, n)
+    gift = False
+    for i in range(n):
+        if moves[i, 1] == K.M_UN_GIFT:
+            gift = True
+            break
+    dest, means, res = heuristic_move(pk, st, prm, seat, gift)
+    if means < 0:
+        return 0
+    for i in range(n):
+        if moves[i, 0] == dest and moves[i, 1] == means and moves[i, 2] == res:
+            return i
+    return -1
 
 
 # --- encounters ------------------------------------------------------------------------------
@@ -450,13 +506,13 @@ def token(pk, st, rs, sid, prm, seat, choices, n):
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
     for i in range(n):
-        if choices[i] == T_HENCHMAN and ready_to_fight(pk, st, prm):
+        if choices[i] == K.T_HENCHMAN and ready_to_fight(pk, st, prm):
             return i
     for i in range(n):
-        if choices[i] == T_EXCHANGE and wants_exchange(pk, st, prm):
+        if choices[i] == K.T_EXCHANGE and wants_exchange(pk, st, prm):
             return i
     for i in range(n):
-        if choices[i] == T_POOL and pool_size(pk, st) < prm[H_POOL_TARGET]:
+        if choices[i] == K.T_POOL and pool_size(pk, st) < prm[H_POOL_TARGET]:
             return i
     return 0
 
@@ -498,7 +554,7 @@ def mission_reward(pk, st, rs, sid, prm, seat, opts, n):
         for i in range(n):
             if opts[i, 0] != kind:
                 continue
-            if kind != R_SKILL:
+            if kind != K.R_SKILL:
                 return i
             if best < 0 or st[b + P_SKILLS + opts[i, 1]] > st[b + P_SKILLS + opts[best, 1]]:
                 best = i

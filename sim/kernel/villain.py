@@ -28,7 +28,6 @@ from sim.kernel.layout import (
     L_VILLAIN,
     P_INJ,
     P_LIFE,
-    POOL,
     S_ACTIVE,
     S_CLOSE_LEFT,
     S_N_NEXT,
@@ -39,20 +38,18 @@ from sim.kernel.layout import (
     ST_KNOCKOUTS,
     ST_OVERFLOWS,
     ST_VILLAIN,
-    SUPPLY,
 )
 from sim.rng import TOKENS, VILLAIN, next_below_nb
 
 jit = njit(**KERNEL_OPTIONS)
 
-LOSS_LOBO = 2
 
 
 @jit
 def check_lobo(pk, st):
     """Dr. Lobo at 9 (or more): the players lose at once."""
     if lobo(pk, st) >= pk.scal[K_LOBO_LOSS]:
-        st[S_OUTCOME] = LOSS_LOBO
+        st[S_OUTCOME] = K.LOSS_LOBO
 
 
 @jit
@@ -159,9 +156,9 @@ def in_region(pk, space, region):
 def place_intel(pk, st, rs, space):
     """Add one yellow Intel at a space: from the supply, else a random one from the Pool."""
     off, n = pk.lay[L_INTEL], pk.intel_token_type.shape[0]
-    t = draw_token(st, off, n, SUPPLY, rs)
+    t = draw_token(st, off, n, K.SUPPLY, rs)
     if t < 0:
-        t = draw_token(st, off, n, POOL, rs)
+        t = draw_token(st, off, n, K.POOL, rs)
     if t < 0:
         return
     st[off + t] = space
@@ -189,7 +186,7 @@ def end_of_turn_event(pk, st, rs, card):
         for t in range(n):
             loc = st[off + t]
             if loc >= 0 and in_region(pk, loc, region):
-                st[off + t] = SUPPLY
+                st[off + t] = K.SUPPLY
     for i in range(pk.villain_add_intel.shape[1]):
         space = pk.villain_add_intel[card, i]
         if space >= 0:
@@ -213,7 +210,7 @@ def intel_overflow(pk, st, rs):
     st[ST_OVERFLOWS] += 1
     for t in range(n):
         if st[off + t] >= 0:
-            st[off + t] = SUPPLY
+            st[off + t] = K.SUPPLY
     goff, ng = pk.lay[L_GREEN], pk.henchman_autopass.shape[0]
     greens = 0
     for t in range(ng):
@@ -229,7 +226,7 @@ def intel_overflow(pk, st, rs):
                 j -= 1
         for t in range(ng):
             if st[goff + t] >= 0 and t != kept:
-                st[goff + t] = SUPPLY
+                st[goff + t] = K.SUPPLY
 
 
 @jit
