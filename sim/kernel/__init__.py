@@ -23,8 +23,8 @@ against the listed choice). Entry points:
 
 # (stale cached code is dropped by sim.jit, which every compiled module imports first)
 from sim.kernel.batch import bundle, records, run_batch
-from sim.kernel.game import ROW_FIELDS, play_game, simulate_batch
-from sim.kernel.layout import pack, settings_vector, strategy_vector
+from sim.kernel.game import play_game, simulate_batch
+from sim.kernel.layout import ROW_FIELDS, pack, row_columns, settings_vector, strategy_vector
 from sim.kernel.packref import kernel_pack
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "pack",
     "play_game",
     "records",
+    "row_columns",
     "run_batch",
     "settings_vector",
     "simulate_batch",

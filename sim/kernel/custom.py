@@ -42,6 +42,7 @@ DECISIONS = (
 
 
 def _names(code) -> set[str]:
+    """Global names a code object (and the functions nested in it) refers to."""
     out = set(code.co_names)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
@@ -107,6 +108,7 @@ class KernelStrategy:
     """A built-in strategy with some decisions replaced by your ``@njit`` functions (kernel only)."""
 
     def __init__(self, base: str = "heuristic", *, name: str | None = None, params: dict | None = None, **decisions):
+        """Check the decisions and resolve the base strategy."""
         unknown = set(decisions) - set(DECISIONS)
         if unknown:
             raise ValueError(f"unknown decision(s) {sorted(unknown)}; replaceable: {', '.join(DECISIONS)}")
@@ -129,4 +131,5 @@ class KernelStrategy:
         return self._batch
 
     def params(self) -> dict:
+        """The base strategy's parameters and the replaced decisions (recorded with results)."""
         return {"base": self.base.name, **self.base.params(), "decisions": sorted(self.decisions)}

@@ -35,10 +35,10 @@ from sim.kernel.layout import (
     P_SPACE,
     S_LOC_TRACK,
     S_OUTCOME,
-    ST_HPASSED,
-    ST_HTESTS,
-    ST_PASSED,
-    ST_TESTS,
+    ST_HENCHMAN_PASSED,
+    ST_HENCHMAN_TESTS,
+    ST_TESTS_ATTEMPTED,
+    ST_TESTS_PASSED,
 )
 from sim.kernel.missions import flip_missions
 from sim.kernel.skill_tests import run_test
@@ -72,7 +72,7 @@ def token_choices(pk, st, seat, out):
 def encounter_phase(pk, cfg, st, rs, sid, prm, seat):
     """Flip secret missions, then resolve exactly one token or a No Intel encounter."""
     flip_missions(pk, st, seat)
-    choices = work(pk, st, L_W_CHOICES, 4)
+    choices = work(pk, st, L_W_CHOICES)
     n = token_choices(pk, st, seat, choices)
     choice = K.T_NO_INTEL
     if n > 1:
@@ -112,6 +112,7 @@ def exchange_intel(pk, st, rs, tok):
 
 @jit
 def _choose_option(pk, st, rs, sid, prm, seat, opts, n):
+    """The strategy's test option among ``opts[:n]`` (no question when there is one)."""
     if n == 1:
         return 0
     i = S.test_option(pk, st, rs, sid, prm, seat, opts, n)
@@ -126,16 +127,16 @@ def henchman_encounter(pk, cfg, st, rs, sid, prm, seat, tok):
     h = tok  # Location token t belongs to henchman t
     hl = pk.lay[L_HLEVEL] + h
     level = st[hl]
-    st[ST_HTESTS] += 1
+    st[ST_HENCHMAN_TESTS] += 1
     st[pk.lay[L_GREEN] + tok] = K.SUPPLY  # the token leaves the board whatever happens
     b = player_base(pk, seat)
     auto = pk.henchman_autopass[h, level - 1]
     if auto >= 0 and st[b + P_ADV + auto]:
-        st[ST_TESTS] += 1
-        st[ST_PASSED] += 1
+        st[ST_TESTS_ATTEMPTED] += 1
+        st[ST_TESTS_PASSED] += 1
         passed = True
     else:
-        opts = work(pk, st, L_W_OPTS, K.MAX_OPTIONS * 4).reshape((K.MAX_OPTIONS, 4))
+        opts = work(pk, st, L_W_OPTS)[: K.MAX_OPTIONS * 4].reshape((K.MAX_OPTIONS, 4))
         opts[:] = 0
         n = 0
         for i in range(K.MAX_OPTIONS):
@@ -153,7 +154,7 @@ def henchman_encounter(pk, cfg, st, rs, sid, prm, seat, tok):
     if not passed:
         villain_advancement(pk, st, rs, sid, prm)
         return
-    st[ST_HPASSED] += 1
+    st[ST_HENCHMAN_PASSED] += 1
     if level == 3:
         st[hl] = K.DEFEATED
         st[pk.lay[L_GREEN] + tok] = K.REMOVED
@@ -179,11 +180,11 @@ def encounter_card(pk, cfg, st, rs, sid, prm, seat, side):
     no_advance = pk.encounter_no_advance[card, side] != 0
     auto = pk.encounter_autopass[card, side]
     if auto >= 0 and st[b + P_ADV + auto]:
-        st[ST_TESTS] += 1
-        st[ST_PASSED] += 1
+        st[ST_TESTS_ATTEMPTED] += 1
+        st[ST_TESTS_PASSED] += 1
         passed = True
     else:
-        opts = work(pk, st, L_W_OPTS, (K.MAX_OPTIONS + 1) * 4).reshape((K.MAX_OPTIONS + 1, 4))
+        opts = work(pk, st, L_W_OPTS).reshape((K.MAX_OPTIONS + 1, 4))
         opts[:] = 0
         n = 0
         for i in range(K.MAX_OPTIONS):
@@ -263,7 +264,7 @@ def apply_effect(pk, st, rs, sid, prm, seat, effect, amount, skill):
     elif effect == K.E_GAIN_RESOLVE:
         gain_resolve(pk, st, seat, amount)
     elif effect == K.E_UP_ANY_SKILL:
-        options = work(pk, st, L_W_EFFECT, N_SKILLS)
+        options = work(pk, st, L_W_EFFECT)[:N_SKILLS]
         n = 0
         for s in range(N_SKILLS):
             if st[b + P_SKILLS + s] < 5:
@@ -279,7 +280,7 @@ def apply_effect(pk, st, rs, sid, prm, seat, effect, amount, skill):
     elif effect == K.E_UN_TRANSPORT:
         gain_un(pk, st, seat)
     elif effect == K.E_ADVANCED_SKILL:
-        options = work(pk, st, L_W_EFFECT, N_ADV)
+        options = work(pk, st, L_W_EFFECT)[:N_ADV]
         n = 0
         for s in range(N_ADV):
             if not st[b + P_ADV + s]:

@@ -45,7 +45,7 @@ def check_location(pk, st):
         return
     loss = pk.scal[K_LOBO_LOSS]
     pos = min(max(lobo(pk, st), 0), loss - 1)
-    have = work(pk, st, L_W_POOL, 4)
+    have = work(pk, st, L_W_POOL)
     intel_pool_counts(pk, st, have)
     for i in range(pk.lobo_intel_required.shape[1]):
         if have[i] < pk.lobo_intel_required[pos, i]:

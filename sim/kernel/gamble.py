@@ -11,9 +11,9 @@ from sim.kernel.layout import (
     L_W_HAND,
     P_ADV,
     P_RESOLVE,
-    ST_GAMBLES,
+    ST_GAMBLES_PLAYED,
     ST_GAMBLES_WON,
-    ST_RESOLVE,
+    ST_RESOLVE_SPENT,
 )
 from sim.poker import hand_value_arr_nb
 from sim.rng import GAMBLE, next_below_nb
@@ -30,6 +30,7 @@ def free_exchanges(pk, st, seat):
 
 @jit
 def _draw(rs, deck, n_left):
+    """Draw a uniformly random card from ``deck[:n_left]`` (swap with the last, as the protocol)."""
     j = next_below_nb(rs, GAMBLE, n_left)
     card = deck[j]
     deck[j] = deck[n_left - 1]
@@ -40,12 +41,12 @@ def _draw(rs, deck, n_left):
 def gamble(pk, st, rs, sid, prm, seat):
     """Play one gamble for the seat; True if the player's hand is better (a tie loses)."""
     n_left = pk.fate_rank.shape[0]
-    deck = work(pk, st, L_W_DECK, n_left)
+    deck = work(pk, st, L_W_DECK)[:n_left]
     for i in range(n_left):
         deck[i] = i
-    hand5 = work(pk, st, L_W_HAND, 15)
+    hand5 = work(pk, st, L_W_HAND)
     hand, ranks, suits = hand5[0:5], hand5[5:10], hand5[10:15]
-    st[ST_GAMBLES] += 1
+    st[ST_GAMBLES_PLAYED] += 1
     for i in range(5):
         hand[i] = _draw(rs, deck, n_left)
         n_left -= 1
@@ -65,7 +66,7 @@ def gamble(pk, st, rs, sid, prm, seat):
         raise ValueError("strategy exchanges more cards than allowed")
     if spend:
         st[b + P_RESOLVE] -= 1
-        st[ST_RESOLVE] += 1
+        st[ST_RESOLVE_SPENT] += 1
     for i in range(5):
         if (mask >> i) & 1:
             hand[i] = _draw(rs, deck, n_left)

@@ -1,9 +1,10 @@
 """Kernel twin of ``sim.rules.game``: the turn loop, one game, and a parallel batch of games.
 
 :func:`simulate_batch` fills ``out[n_games, row_width(pk)]`` (int64), one row per
-game in the order of :data:`ROW_FIELDS` (the numeric fields of
-:class:`~sim.rules.game.GameRecord`, the outcome as its code, then each
-henchman's level); :func:`sim.kernel.records` turns rows back into records.
+game laid out by ``sim.kernel.layout.ROW_FIELDS`` (the numeric fields of
+:class:`~sim.rules.game.GameRecord`, the outcome as its code) and ``ROW_BLOCKS``
+(each henchman's level, each seat's character); :func:`sim.kernel.records`
+turns rows back into records.
 Each game draws from its own streams ``(seed, game0 + i)``, so a row never
 depends on the batch size or the thread count.
 """
@@ -28,6 +29,7 @@ from sim.kernel.encounters import encounter_phase
 from sim.kernel.endgame import intel_pool_counts
 from sim.kernel.layout import (
     C_PLAYERS,
+    K_N_HENCHMEN,
     K_TURN_CAP,
     L_HLEVEL,
     L_INTEL,
@@ -35,16 +37,29 @@ from sim.kernel.layout import (
     L_VCAP,
     L_VILLAIN,
     L_W_POOL,
+    N_ROW,
     P_CHAR,
     P_INJ,
     P_RESTED,
     P_WATCH,
+    R_GAME,
+    R_HENCHMEN_DEFEATED,
+    R_LOBO,
+    R_LOCATION_TRACK,
+    R_OUTCOME,
+    R_PLAYERS,
+    R_ROUNDS,
+    R_SEED,
+    R_TURNS,
+    R_WIN,
+    ROW_POOL_ROWS,
+    ROW_STAT_ROWS,
+    ROW_STAT_SRC,
     S_ACTIVE,
     S_DICE_RES,
     S_LOC_TRACK,
     S_MOVE_RES,
     S_OUTCOME,
-    S_STATS,
     S_TURN,
     S_WATCHED,
 )
@@ -55,47 +70,6 @@ from sim.kernel.villain import heal, villain_phase
 from sim.rng import STATE_SIZE, VILLAIN
 
 jit = njit(**KERNEL_OPTIONS)
-
-ROW_FIELDS = (
-    "seed",
-    "game",
-    "players",
-    "outcome",
-    "win",
-    "turns",
-    "rounds",
-    "lobo",
-    "location_track",
-    "henchmen_defeated",
-    "pool_weapon",
-    "pool_tech",
-    "pool_double_agent",
-    "pool_atomic",
-    "tests_attempted",
-    "tests_passed",
-    "henchman_tests",
-    "henchman_passed",
-    "gambles_played",
-    "gambles_won",
-    "injuries",
-    "knockouts",
-    "resolve_spent",
-    "un_used",
-    "overflows",
-    "airports_closed",
-    "missions_completed",
-    "villain_drawn",
-    "top_secret_played",
-)
-N_ROW = len(ROW_FIELDS)  # then one column per henchman (his level), then one per seat (character, -1 pad)
-# Stats offsets (sim.kernel.layout.STAT_NAMES order) of the record's counters from tests_attempted on
-_ROW_STATS = (0, 1, 12, 13, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 14)
-ROW_STATS = np.array(_ROW_STATS, dtype=np.int64)
-
-
-def row_width(pk) -> int:
-    return N_ROW + int(pk.henchman_autopass.shape[0]) + K.MAX_PLAYERS
-
 
 @jit
 def start_of_turn(pk, st, rs, sid, prm, seat):
@@ -160,34 +134,34 @@ def play_game(pk, cfg, st, rs, sid, prm, seed, game, moves):
 
 @jit
 def record(pk, cfg, st, seed, game, row):
-    """Write one game's row (see :data:`ROW_FIELDS`)."""
+    """Write one game's row (sim.kernel.layout.ROW_FIELDS, then the ROW_BLOCKS)."""
     n = cfg[C_PLAYERS]
     outcome = st[S_OUTCOME]
-    row[0] = seed
-    row[1] = game
-    row[2] = n
-    row[3] = outcome
-    row[4] = 1 if outcome <= 1 else 0
-    row[5] = st[S_TURN]
-    row[6] = (st[S_TURN] + n - 1) // n
-    row[7] = lobo(pk, st)
-    row[8] = st[S_LOC_TRACK]
-    n_h = pk.henchman_autopass.shape[0]
+    row[R_SEED] = seed
+    row[R_GAME] = game
+    row[R_PLAYERS] = n
+    row[R_OUTCOME] = outcome
+    row[R_WIN] = 1 if outcome == K.WIN_LOCATION or outcome == K.WIN_HENCHMEN else 0
+    row[R_TURNS] = st[S_TURN]
+    row[R_ROUNDS] = (st[S_TURN] + n - 1) // n
+    row[R_LOBO] = lobo(pk, st)
+    row[R_LOCATION_TRACK] = st[S_LOC_TRACK]
+    n_h = pk.scal[K_N_HENCHMEN]
     defeated = 0
-    for h in range(n_h):
+    for h in range(n_h):  # block 1: each henchman's level
         level = st[pk.lay[L_HLEVEL] + h]
         row[N_ROW + h] = level
         if level == K.DEFEATED:
             defeated += 1
-    row[9] = defeated
-    for seat in range(K.MAX_PLAYERS):
+    row[R_HENCHMEN_DEFEATED] = defeated
+    for seat in range(K.MAX_PLAYERS):  # block 2: each seat's character
         row[N_ROW + n_h + seat] = st[player_base(pk, seat) + P_CHAR] if seat < n else -1
-    pool = work(pk, st, L_W_POOL, 4)
+    pool = work(pk, st, L_W_POOL)
     intel_pool_counts(pk, st, pool)
-    for i in range(4):
-        row[10 + i] = pool[i]
-    for i in range(len(_ROW_STATS)):
-        row[14 + i] = st[S_STATS + _ROW_STATS[i]]
+    for i in range(ROW_POOL_ROWS.shape[0]):
+        row[ROW_POOL_ROWS[i]] = pool[i]
+    for i in range(ROW_STAT_ROWS.shape[0]):
+        row[ROW_STAT_ROWS[i]] = st[ROW_STAT_SRC[i]]
 
 
 @njit(**JIT_OPTIONS)  # the one kernel function that allocates (the state, once per batch)

@@ -32,7 +32,7 @@ from sim.kernel.layout import (
     P_SKILLS,
     P_SPACE,
     S_UN_SUPPLY,
-    ST_MISSIONS,
+    ST_MISSIONS_COMPLETED,
 )
 from sim.rng import FATE
 
@@ -69,8 +69,8 @@ def mission_reward(pk, cfg, st, rs, sid, prm, seat):
     b = player_base(pk, seat)
     if not (st[b + P_FLIPPED] and st[b + P_FLIPPED + 1]):
         return
-    st[ST_MISSIONS] += 1
-    opts = work(pk, st, L_W_MOPTS, (3 + N_SKILLS) * 2).reshape((3 + N_SKILLS, 2))
+    st[ST_MISSIONS_COMPLETED] += 1
+    opts = work(pk, st, L_W_MOPTS).reshape((3 + N_SKILLS, 2))
     opts[:] = 0
     n = 0
     tsb = pk.lay[L_TS]

@@ -21,8 +21,8 @@ from sim.kernel.layout import (
     P_UN,
     S_MOVE_RES,
     S_UN_SUPPLY,
-    ST_RESOLVE,
-    ST_UN,
+    ST_RESOLVE_SPENT,
+    ST_UN_USED,
 )
 from sim.kernel.villain import heal, villain_advancement
 from sim.rng import DICE, next_below_nb
@@ -55,6 +55,7 @@ def can_rest(pk, st, seat):
 
 @jit
 def _add(moves, n, dest, means, res, steps):
+    """Append the move row ``(dest, means, res, steps)`` at ``moves[n]``; returns ``n + 1``."""
     moves[n, 0] = dest
     moves[n, 1] = means
     moves[n, 2] = res
@@ -133,20 +134,20 @@ def apply_move(pk, cfg, st, seat, dest, means, res):
     if res:
         st[b + P_RESOLVE] -= 1
         st[S_MOVE_RES] = 1
-        st[ST_RESOLVE] += 1
+        st[ST_RESOLVE_SPENT] += 1
     if means == K.M_UN:
         st[b + P_UN] -= 1
         st[S_UN_SUPPLY] += 1
-        st[ST_UN] += 1
+        st[ST_UN_USED] += 1
     elif means == K.M_UN_GIFT:
         q = un_giver(pk, cfg, st, seat)
         if q >= 0:
             st[player_base(pk, q) + P_UN] -= 1
         st[S_UN_SUPPLY] += 1
-        st[ST_UN] += 1
+        st[ST_UN_USED] += 1
     elif means == K.M_TOP_SECRET_UN:
         play_top_secret(pk, st, seat, top_secret_card(pk, st, seat, K.TS_UN_TRANSPORT))
-        st[ST_UN] += 1
+        st[ST_UN_USED] += 1
     st[b + P_SPACE] = dest
 
 

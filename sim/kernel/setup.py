@@ -11,7 +11,15 @@ from __future__ import annotations
 from sim.content import constants as K
 from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel import strategy as S
-from sim.kernel.decks import discard, draw_card, draw_token, draw_top_secret, gain_un, player_base
+from sim.kernel.decks import (
+    discard,
+    draw_card,
+    draw_token,
+    draw_top_secret,
+    gain_un,
+    player_base,
+    work,
+)
 from sim.kernel.layout import (
     C_CHARS,
     C_EASIER,
@@ -33,7 +41,13 @@ from sim.kernel.layout import (
     L_REMOVED,
     L_TS,
     L_VILLAIN,
-    L_W_SETUP,
+    L_W_CARDS,
+    L_W_CHOSEN,
+    L_W_CUT,
+    L_W_KEPT,
+    L_W_LEFT,
+    L_W_LINEUP,
+    L_W_PLUS_ONE,
     N_ADV,
     N_SKILLS,
     P_ADV,
@@ -74,24 +88,18 @@ def _init_deck(st, base, n):
 
 @inline_jit
 def setup_work(pk, st):
-    """Set-up's scratch (views into the state vector's ``L_W_SETUP`` region), in order:
-    kept, removed, plus_one ([n_villain] each), left ([n_characters]), lineup
-    ([MAX_PLAYERS]), cards ([n_encounter]), chosen ([n_henchmen])."""
-    n_v = pk.villain_advance.shape[0]
-    n_c = pk.character_life.shape[0]
-    n_e = pk.encounter_deck.shape[0]
-    n_h = pk.henchman_autopass.shape[0]
-    o = pk.lay[L_W_SETUP]
-    kept = st[o : o + n_v]
-    removed = st[o + n_v : o + 2 * n_v]
-    plus_one = st[o + 2 * n_v : o + 3 * n_v]
-    o += 3 * n_v
-    left = st[o : o + n_c]
-    lineup = st[o + n_c : o + n_c + K.MAX_PLAYERS]
-    o += n_c + K.MAX_PLAYERS
-    cards = st[o : o + n_e]
-    chosen = st[o + n_e : o + n_e + n_h]
-    return kept, removed, plus_one, left, lineup, cards, chosen
+    """Set-up's scratch regions (views sized by the layout table): kept, removed, plus_one
+    ([n_villain] each), left ([n_characters]), lineup ([MAX_PLAYERS]), cards
+    ([n_encounter]), chosen ([n_henchmen])."""
+    return (
+        work(pk, st, L_W_KEPT),
+        work(pk, st, L_W_CUT),
+        work(pk, st, L_W_PLUS_ONE),
+        work(pk, st, L_W_LEFT),
+        work(pk, st, L_W_LINEUP),
+        work(pk, st, L_W_CARDS),
+        work(pk, st, L_W_CHOSEN),
+    )
 
 
 @jit
@@ -165,6 +173,7 @@ def random_lineup(pk, rs, players, out, left):
 
 @jit
 def make_player(pk, cfg, st, seat, character):
+    """Fill a seat's player block for a character (mat values and the player-count extras)."""
     b = player_base(pk, seat)
     n = cfg[C_PLAYERS]
     if pk.character_reduced_resolve_cut[character]:

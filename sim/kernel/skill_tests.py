@@ -21,9 +21,9 @@ from sim.kernel.layout import (
     P_SKILLS,
     S_DICE_RES,
     S_OUTCOME,
-    ST_PASSED,
-    ST_RESOLVE,
-    ST_TESTS,
+    ST_RESOLVE_SPENT,
+    ST_TESTS_ATTEMPTED,
+    ST_TESTS_PASSED,
 )
 from sim.kernel.villain import heal, take_injuries
 from sim.rng import DICE, next_below_nb
@@ -36,11 +36,11 @@ def dice_test(pk, st, rs, sid, prm, seat, successes, allowed, henchman, no_advan
     """Draw dice one at a time (the player may stop), roll them with Yellow, maybe reroll."""
     b = player_base(pk, seat)
     n_bag = pk.bag_dice.shape[0]
-    bag = work(pk, st, L_W_BAG, n_bag)
+    bag = work(pk, st, L_W_BAG)
     for i in range(n_bag):
         bag[i] = pk.bag_dice[i]
-    dice = work(pk, st, L_W_DICE, n_bag + 1)
-    faces = work(pk, st, L_W_FACES, n_bag + 1)
+    dice = work(pk, st, L_W_DICE)
+    faces = work(pk, st, L_W_FACES)
     nd = 0
     while True:
         if nd < allowed and n_bag > 0:
@@ -62,7 +62,7 @@ def dice_test(pk, st, rs, sid, prm, seat, successes, allowed, henchman, no_advan
         ):
             st[b + P_RESOLVE] -= 1
             st[S_DICE_RES] = 1
-            st[ST_RESOLVE] += 1
+            st[ST_RESOLVE_SPENT] += 1
             allowed += 1
             continue
         break
@@ -77,7 +77,7 @@ def dice_test(pk, st, rs, sid, prm, seat, successes, allowed, henchman, no_advan
                 raise ValueError("strategy chose to reroll a die that was not rolled")
             st[b + P_RESOLVE] -= 1
             st[S_DICE_RES] = 1
-            st[ST_RESOLVE] += 1
+            st[ST_RESOLVE_SPENT] += 1
             faces[k] = next_below_nb(rs, DICE, 6)
     succ = 0
     hurt = 0
@@ -114,7 +114,7 @@ def run_test(
     Returns True if passed; when the game ends inside the test the result is
     meaningless and ``st[S_OUTCOME]`` is set (the reference raises there).
     """
-    st[ST_TESTS] += 1
+    st[ST_TESTS_ATTEMPTED] += 1
     if gamble_option:
         passed = gamble(pk, st, rs, sid, prm, seat)
     else:
@@ -136,5 +136,5 @@ def run_test(
             if st[S_OUTCOME] >= 0:
                 return passed
     if passed:
-        st[ST_PASSED] += 1
+        st[ST_TESTS_PASSED] += 1
     return passed

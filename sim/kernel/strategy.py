@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from sim.content import constants as K
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel.decks import airport_open, lobo, player_base, top_secret_card
+from sim.kernel.decks import airport_open, lobo, player_base, top_secret_card, work
 from sim.kernel.layout import (
     H_AUTO_PASS_BELOW,
     H_CANCEL_AT,
@@ -35,7 +35,9 @@ from sim.kernel.layout import (
     K_N_CITIES,
     L_GREEN,
     L_INTEL,
-    L_W_LEVEL2,
+    L_W_L2_POOL,
+    L_W_L2_SCORES,
+    L_W_L2_TAKEN,
     P_FLIPPED,
     P_INJ,
     P_LIFE,
@@ -78,6 +80,7 @@ def p_pass(pk, st, prm, seat, skill_total, needed):
 
 @jit
 def may_spend(pk, st, prm, seat, henchman):
+    """Heuristic: Resolve may be spent (all of it on a henchman, else only above the reserve)."""
     b = player_base(pk, seat)
     r = st[b + P_RESOLVE]
     return r > 0 and (henchman or r > prm[H_RESERVE])
@@ -96,10 +99,8 @@ def watch_fail(pk, st, prm, henchman, no_advance):
 # --- set-up ----------------------------------------------------------------------------
 @inline_jit
 def _level2_work(pk, st):
-    """Scratch for :func:`setup_level2_henchmen`: three [n_henchmen] blocks (``L_W_LEVEL2``)."""
-    n_h = pk.henchman_autopass.shape[0]
-    o = pk.lay[L_W_LEVEL2]
-    return st[o : o + n_h], st[o + n_h : o + 2 * n_h], st[o + 2 * n_h : o + 3 * n_h]
+    """Scratch for :func:`setup_level2_henchmen`: three [n_henchmen] regions (pool, scores, taken)."""
+    return work(pk, st, L_W_L2_POOL), work(pk, st, L_W_L2_SCORES), work(pk, st, L_W_L2_TAKEN)
 
 
 @jit
@@ -157,6 +158,7 @@ def setup_extras(rs, sid, n, max_un):
 # --- villain ------------------------------------------------------------------------------
 @jit
 def cancel_advance(pk, st, rs, sid, prm, seat, card):
+    """Play the Top Secret card that cancels this villain advancement?"""
     if sid == RANDOM:
         return coin(rs)
     value = 0 if pk.villain_injury[card] else pk.villain_advance[card]
@@ -166,6 +168,7 @@ def cancel_advance(pk, st, rs, sid, prm, seat, card):
 # --- tests -----------------------------------------------------------------------------------
 @jit
 def play_auto_pass(pk, st, rs, sid, prm, seat, allowed, successes, henchman):
+    """Play the Top Secret card that passes this test automatically?"""
     if sid == RANDOM:
         return coin(rs)
     if henchman < 0:
@@ -175,6 +178,7 @@ def play_auto_pass(pk, st, rs, sid, prm, seat, allowed, successes, henchman):
 
 @jit
 def play_two_dice(rs, sid, allowed, henchman):
+    """Play the Top Secret card that adds two dice to this test?"""
     if sid == RANDOM:
         return coin(rs)
     return henchman >= 0 and allowed < 5
@@ -182,6 +186,7 @@ def play_two_dice(rs, sid, allowed, henchman):
 
 @jit
 def draw_die(pk, st, rs, sid, prm, seat, successes, henchman, no_advance, n_drawn):
+    """Draw one more die from the bag for this test?"""
     if sid == RANDOM:
         return coin(rs)
     if watch_fail(pk, st, prm, henchman, no_advance):
@@ -194,6 +199,7 @@ def draw_die(pk, st, rs, sid, prm, seat, successes, henchman, no_advance, n_draw
 
 @jit
 def resolve_plus_one(pk, st, rs, sid, prm, seat, henchman, no_advance, n_drawn):
+    """Spend 1 Resolve for one more die?"""
     if sid == RANDOM:
         return coin(rs)
     mode = prm[H_PLUS_ONE]
@@ -291,6 +297,7 @@ def n_green_spaces(pk, st):
 
 @jit
 def green_supply_size(pk, st):
+    """Green Location tokens left in the supply."""
     off = pk.lay[L_GREEN]
     k = 0
     for t in range(pk.henchman_autopass.shape[0]):
@@ -301,6 +308,7 @@ def green_supply_size(pk, st):
 
 @jit
 def wants_exchange(pk, st, prm):
+    """Heuristic: exchange a yellow Intel token for a green Location token now?"""
     when = prm[H_EXCH_WHEN]
     if when == 0 or green_supply_size(pk, st) == 0:
         return False
@@ -311,6 +319,7 @@ def wants_exchange(pk, st, prm):
 
 @jit
 def wants_intel(pk, st, prm):
+    """Heuristic: take Intel (the Pool is short of its target, or an exchange is wanted)?"""
     return pool_size(pk, st) < prm[H_POOL_TARGET] or wants_exchange(pk, st, prm)
 
 
@@ -360,6 +369,7 @@ def target(pk, st, prm, seat):
 # --- movement ---------------------------------------------------------------------------------
 @jit
 def rest(pk, st, rs, sid, prm, seat):
+    """Rest this turn (the player may: 2+ injuries, not on a regional space)?"""
     if sid == RANDOM:
         return coin(rs)
     b = player_base(pk, seat)
@@ -565,6 +575,7 @@ def mission_reward(pk, st, rs, sid, prm, seat, opts, n):
 
 @jit
 def skill_up(pk, st, rs, sid, seat, skills, n):
+    """Index into ``skills[:n]`` of the basic skill to raise by 1."""
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
     b = player_base(pk, seat)
@@ -577,6 +588,7 @@ def skill_up(pk, st, rs, sid, seat, skills, n):
 
 @jit
 def advanced_skill(pk, rs, sid, skills, n):
+    """Index into ``skills[:n]`` of the advanced skill to take."""
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
     best = 0
@@ -589,6 +601,7 @@ def advanced_skill(pk, rs, sid, skills, n):
 # --- start of turn ---------------------------------------------------------------------------
 @jit
 def heal_all(pk, st, rs, sid, prm, seat):
+    """Play the Top Secret card that heals every injury?"""
     if sid == RANDOM:
         return coin(rs)
     b = player_base(pk, seat)
@@ -597,6 +610,7 @@ def heal_all(pk, st, rs, sid, prm, seat):
 
 @jit
 def intel_to_pool(rs, sid):
+    """Play the Top Secret card that puts 1 Intel from the supply into the Pool?"""
     if sid == RANDOM:
         return coin(rs)
     return True
@@ -604,6 +618,7 @@ def intel_to_pool(rs, sid):
 
 @jit
 def use_watch(rs, sid, prm):
+    """Use Dexter's Watch to look at the top villain card?"""
     if sid == RANDOM:
         return coin(rs)
     return prm[H_WATCH_FAIL] != 0

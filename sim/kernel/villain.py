@@ -33,11 +33,11 @@ from sim.kernel.layout import (
     S_N_NEXT,
     S_OUTCOME,
     S_OVERFLOW,
-    ST_AIRPORTS,
-    ST_INJURIES,
+    ST_AIRPORTS_CLOSED,
+    ST_INJURIES_TAKEN,
     ST_KNOCKOUTS,
     ST_OVERFLOWS,
-    ST_VILLAIN,
+    ST_VILLAIN_DRAWN,
 )
 from sim.rng import TOKENS, VILLAIN, next_below_nb
 
@@ -54,10 +54,11 @@ def check_lobo(pk, st):
 
 @jit
 def draw_villain_card(pk, st, rs):
+    """Draw the next villain card (reshuffling its discards when the pile is empty)."""
     card = draw_card(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], rs, VILLAIN)
     if card < 0:
         raise RuntimeError("villain deck and discard pile are both empty")
-    st[ST_VILLAIN] += 1
+    st[ST_VILLAIN_DRAWN] += 1
     return card
 
 
@@ -81,7 +82,7 @@ def villain_advancement(pk, st, rs, sid, prm):
             discard(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], card)
             # take_injuries(seat, 1), whose knock-out advances the villain again
             st[b + P_INJ] += 1
-            st[ST_INJURIES] += 1
+            st[ST_INJURIES_TAKEN] += 1
             if st[b + P_INJ] >= st[b + P_LIFE]:
                 st[b + P_INJ] = 0
                 st[ST_KNOCKOUTS] += 1
@@ -129,7 +130,7 @@ def take_injuries(pk, st, rs, sid, prm, seat, n):
         return
     b = player_base(pk, seat)
     st[b + P_INJ] += n
-    st[ST_INJURIES] += n
+    st[ST_INJURIES_TAKEN] += n
     if st[b + P_INJ] >= st[b + P_LIFE]:
         st[b + P_INJ] = 0
         st[ST_KNOCKOUTS] += 1
@@ -138,6 +139,7 @@ def take_injuries(pk, st, rs, sid, prm, seat, n):
 
 @jit
 def heal(pk, st, seat, n):
+    """Heal ``n`` injuries (never below zero)."""
     b = player_base(pk, seat)
     st[b + P_INJ] = max(0, st[b + P_INJ] - n)
 
@@ -174,7 +176,7 @@ def close_airport(pk, st, space):
         return
     st[a] = 1
     st[S_CLOSE_LEFT] -= 1
-    st[ST_AIRPORTS] += 1
+    st[ST_AIRPORTS_CLOSED] += 1
 
 
 @jit
