@@ -7,7 +7,7 @@ from dataclasses import fields
 import numpy as np
 
 from sim.content import Content
-from sim.kernel import layout as L
+from sim.kernel import layout
 from sim.kernel.decks import work
 from sim.rules.game import GameRecord
 from sim.rules.state import GameState, Player, Stats
@@ -22,37 +22,37 @@ def _names(table):
 
 
 def test_state_tables_mirror_game_state():
-    mirrored = _names(L.STATE) + _names(L.REGIONS)
+    mirrored = _names(layout.STATE) + _names(layout.REGIONS)
     assert len(mirrored) == len(set(mirrored))
     assert set(mirrored) == {f.name for f in fields(GameState)} - NOT_MIRRORED
 
 
 def test_player_table_mirrors_player():
-    names = _names(L.PLAYER)
+    names = _names(layout.PLAYER)
     assert len(names) == len(set(names))
     assert set(names) == {f.name for f in fields(Player)} - {"seat"}  # the seat is the block's index
 
 
 def test_stats_and_row_mirror_stats_and_game_record():
-    assert L.STAT_NAMES == tuple(f.name for f in fields(Stats))
+    assert layout.STAT_NAMES == tuple(f.name for f in fields(Stats))
     record = [f.name for f in fields(GameRecord)]
-    assert set(L.ROW_TEXT) <= set(record)  # the text columns exist, and are rebuilt from blocks
-    assert list(L.ROW_FIELDS) == [n for n in record if n not in L.ROW_TEXT]
-    assert {name for name, _ in L.ROW_BLOCKS} <= set(L.ROW_TEXT)
+    assert set(layout.ROW_TEXT) <= set(record)  # the text columns exist, and are rebuilt from blocks
+    assert list(layout.ROW_FIELDS) == [n for n in record if n not in layout.ROW_TEXT]
+    assert {name for name, _ in layout.ROW_BLOCKS} <= set(layout.ROW_TEXT)
     # every counter reaches the row, each in its own column
-    stat_of_row = {L.ROW_STAT_OF.get(n, n) for n in L.ROW_FIELDS}
-    assert set(L.STAT_NAMES) <= stat_of_row
-    assert len(set(L.ROW_STAT_ROWS.tolist())) == len(L.STAT_NAMES) == len(L.ROW_STAT_SRC)
-    for row, src in zip(L.ROW_STAT_ROWS, L.ROW_STAT_SRC, strict=True):
-        stat = L.STAT_NAMES[src - L.S_STATS]
-        assert L.ROW_STAT_OF.get(L.ROW_FIELDS[row], L.ROW_FIELDS[row]) == stat
+    stat_of_row = {layout.ROW_STAT_OF.get(n, n) for n in layout.ROW_FIELDS}
+    assert set(layout.STAT_NAMES) <= stat_of_row
+    assert len(set(layout.ROW_STAT_ROWS.tolist())) == len(layout.STAT_NAMES) == len(layout.ROW_STAT_SRC)
+    for row, src in zip(layout.ROW_STAT_ROWS, layout.ROW_STAT_SRC, strict=True):
+        stat = layout.STAT_NAMES[src - layout.S_STATS]
+        assert layout.ROW_STAT_OF.get(layout.ROW_FIELDS[row], layout.ROW_FIELDS[row]) == stat
 
 
 def test_bundle_lists_content_arrays_with_their_dimensions():
     c, pk = content_and_pack()
     content_fields = {f.name for f in fields(Content)}
-    assert pk._fields == tuple(name for name, _, _ in L.BUNDLE)
-    for name, dtype, ndim in L.BUNDLE:
+    assert pk._fields == tuple(name for name, _, _ in layout.BUNDLE)
+    for name, dtype, ndim in layout.BUNDLE:
         a = getattr(pk, name)
         assert (a.ndim, str(a.dtype), a.flags.c_contiguous) == (ndim, dtype, True), name
         if name in content_fields:
@@ -61,10 +61,10 @@ def test_bundle_lists_content_arrays_with_their_dimensions():
 
 def _spans(pk):
     """(start, end, name) of every slot the tables give out, scalars and regions."""
-    out = [(L.OFFSETS[f.const], L.OFFSETS[f.const] + f.size, f.const) for f in L.STATE]
-    out.append((L.S_STATS, L.N_SCALARS, "stats"))
-    for f in L.REGIONS:
-        i = L.OFFSETS[f.const]
+    out = [(layout.OFFSETS[f.const], layout.OFFSETS[f.const] + f.size, f.const) for f in layout.STATE]
+    out.append((layout.S_STATS, layout.N_SCALARS, "stats"))
+    for f in layout.REGIONS:
+        i = layout.OFFSETS[f.const]
         out.append((int(pk.lay[i]), int(pk.lay[i] + pk.region_size[i]), f.const))
     return sorted(out)
 
@@ -75,40 +75,40 @@ def test_regions_tile_the_state_vector_without_overlap():
     assert spans[0][0] == 0
     for (a0, a1, a), (b0, _b1, b) in zip(spans, spans[1:], strict=False):
         assert a0 <= a1 == b0, f"{a} [{a0}, {a1}) and {b} start {b0}"
-    assert spans[-1][1] == pk.lay[L.L_SIZE] == L.new_state(pk).shape[0]
+    assert spans[-1][1] == pk.lay[layout.L_SIZE] == layout.new_state(pk).shape[0]
 
 
 def test_player_block_fields_do_not_overlap():
     _, pk = content_and_pack()
-    stride = int(pk.lay[L.L_PSTRIDE])
+    stride = int(pk.lay[layout.L_PSTRIDE])
     slots = []
-    for f in L.PLAYER:
-        n = f.size if isinstance(f.size, int) else stride - L.OFFSETS[f.const]
-        slots += [(L.OFFSETS[f.const] + k, f.const) for k in range(n)]
+    for f in layout.PLAYER:
+        n = f.size if isinstance(f.size, int) else stride - layout.OFFSETS[f.const]
+        slots += [(layout.OFFSETS[f.const] + k, f.const) for k in range(n)]
         if f.count:
-            slots.append((L.OFFSETS[f.count], f.count))
+            slots.append((layout.OFFSETS[f.count], f.count))
     assert sorted(s for s, _ in slots) == list(range(stride))
-    assert pk.lay[L.L_PLAYERS + 0] + 6 * stride <= pk.lay[L.L_SIZE]
+    assert pk.lay[layout.L_PLAYERS + 0] + 6 * stride <= pk.lay[layout.L_SIZE]
 
 
 def test_scratch_regions_come_from_the_table():
     c, pk = content_and_pack()
-    env = L.sizes(c)
-    st = L.new_state(pk)
+    env = layout.sizes(c)
+    st = layout.new_state(pk)
     plain_work = getattr(work, "py_func", work)  # the compiled one may only be inlined
-    for f in L.REGIONS:
+    for f in layout.REGIONS:
         if f.kind == "scratch":
-            view = plain_work(pk, st, L.OFFSETS[f.const])
-            assert view.shape == (L.shape(f.size, env),), f.const
+            view = plain_work(pk, st, layout.OFFSETS[f.const])
+            assert view.shape == (layout.shape(f.size, env),), f.const
 
 
 def test_row_columns_by_name():
     c, pk = content_and_pack()
-    rows = np.arange(3 * L.row_width(pk)).reshape(3, -1)
-    cols = L.row_columns(rows, c.n_henchmen)
-    assert list(cols)[: len(L.ROW_FIELDS)] == list(L.ROW_FIELDS)
-    assert cols["seed"].tolist() == rows[:, L.R_SEED].tolist()
-    assert cols["top_secret_played"].tolist() == rows[:, L.N_ROW - 1].tolist()
+    rows = np.arange(3 * layout.row_width(pk)).reshape(3, -1)
+    cols = layout.row_columns(rows, c.n_henchmen)
+    assert list(cols)[: len(layout.ROW_FIELDS)] == list(layout.ROW_FIELDS)
+    assert cols["seed"].tolist() == rows[:, layout.R_SEED].tolist()
+    assert cols["top_secret_played"].tolist() == rows[:, layout.N_ROW - 1].tolist()
     assert cols["henchman_levels"].shape == (3, c.n_henchmen)
     assert cols["characters"][:, -1].tolist() == rows[:, -1].tolist()
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import strategies
-from sim.kernel import layout as L
+from sim.kernel import layout
 from sim.kernel import movement as KM
 from sim.kernel import strategy as KS
 from sim.kernel.decks import player_base
@@ -39,15 +39,15 @@ def test_movement_matches_reference(players):
     c, pk = content_and_pack()
     kp = kernel_bundle()
     s = Settings.build(c, players)
-    cfg = L.settings_vector(c, s)
+    cfg = layout.settings_vector(c, s)
     moves = np.zeros((KM.move_capacity(pk), 4), dtype=np.int64)
     presets = [(name, strategies.make(name)) for name in ("heuristic", "cautious", "bold")]
-    vectors = [L.strategy_vector(st) for _, st in presets]
+    vectors = [layout.strategy_vector(st) for _, st in presets]
     checked = {"moves": 0, "phases": 0, "direct": 0}
-    rnd = L.strategy_vector(strategies.make("random"))
+    rnd = layout.strategy_vector(strategies.make("random"))
 
     def gift(st, seat):
-        return st[player_base(kp, seat) + L.P_UN] == 0 and KM.un_giver(kp, cfg, st, seat) >= 0
+        return st[player_base(kp, seat) + layout.P_UN] == 0 and KM.un_giver(kp, cfg, st, seat) >= 0
 
     def after_turn(g):
         if g.outcome is not None:
@@ -73,15 +73,15 @@ def test_movement_matches_reference(players):
                     m = ref[strat.move(view, ref)]
                     assert (dest, means, res) == (m.dest, int(m.means), int(m.resolve)), name
                     checked["direct"] += 1
-                was = st[L.S_MOVE_RES]
+                was = st[layout.S_MOVE_RES]
                 for s_ in (1, 0):  # also with and without Resolve to spend this turn
-                    st[L.S_MOVE_RES] = s_
+                    st[layout.S_MOVE_RES] = s_
                     n2 = KM.legal_moves(kp, cfg, st, seat, moves)
                     i2 = KS.move(kp, st, rs, sid, prm, seat, moves, n2)
                     dest, means, res = KS.direct_move(kp, st, rs, sid, prm, seat, gift(st, seat))
                     if means >= 0:
                         assert (dest, means, res) == tuple(int(x) for x in moves[i2, :3]), name
-                st[L.S_MOVE_RES] = was
+                st[layout.S_MOVE_RES] = was
                 n = KM.legal_moves(kp, cfg, st, seat, moves)
             checked["moves"] += 1
         if g.turn % 3 == 0:
@@ -91,8 +91,8 @@ def test_movement_matches_reference(players):
             h.active = seat
             h.move_resolve_used = bool(g.turn % 2)
             st, rs = kernel_copy(h)
-            st[L.S_ACTIVE] = seat
-            sid, prm = L.strategy_vector(h.strategies[seat])
+            st[layout.S_ACTIVE] = seat
+            sid, prm = layout.strategy_vector(h.strategies[seat])
             got = KM.movement_phase(kp, cfg, st, rs, sid, prm, seat, moves)
             try:
                 want = RM.movement_phase(h, seat)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.content import Content
-from sim.kernel import layout as L
+from sim.kernel import layout
 from sim.kernel.game import simulate_batch
 from sim.kernel.packref import kernel_pack
 from sim.rng import check_seed
@@ -29,7 +29,7 @@ def bundle(content: Content, copy: int = 0):
     key = (id(content), copy)
     hit = _BUNDLES.get(key)
     if hit is None or hit[0] is not content:
-        pk = L.pack(content)
+        pk = layout.pack(content)
         hit = (content, pk, kernel_pack(pk))
         _BUNDLES[key] = hit
     return hit[1], hit[2]
@@ -64,10 +64,10 @@ def run_batch(
     if hasattr(strategy, "batch_function"):  # a KernelStrategy: the base's vector, the user's decisions
         batch = strategy.batch_function()
         strategy = strategy.base
-    sid, prm = L.strategy_vector(strategy)
+    sid, prm = layout.strategy_vector(strategy)
     pk, kp = bundle(content)
-    cfg = L.settings_vector(content, settings)
-    out = np.zeros((n_games, L.row_width(pk)), dtype=np.int64)
+    cfg = layout.settings_vector(content, settings)
+    out = np.zeros((n_games, layout.row_width(pk)), dtype=np.int64)
     threads = max(1, min(threads, n_games))
     if threads == 1:
         batch(kp, cfg, sid, prm, seed, game0, n_games, out)
@@ -91,10 +91,10 @@ def records(
 ) -> list[GameRecord]:
     """GameRecords of kernel rows (the reference's field values, strings included)."""
     names = content.character_names
-    cols = L.row_columns(rows, len(content.henchman_names))
+    cols = layout.row_columns(rows, len(content.henchman_names))
     out = []
     for i in range(rows.shape[0]):
-        d = {name: int(cols[name][i]) for name in L.ROW_FIELDS}
+        d = {name: int(cols[name][i]) for name in layout.ROW_FIELDS}
         d["outcome"] = OUTCOME_NAMES[Outcome(d["outcome"])]
         d["win"] = bool(d["win"])
         d["characters"] = ",".join(names[int(ch)] for ch in cols["characters"][i, : d["players"]])

@@ -65,7 +65,7 @@ def compile_batch_function(decisions: dict):
         for name, obj in vars(m).items():
             if id(obj) in owner and owner[id(obj)] == (m, name):
                 used = _names(obj.py_func.__code__)
-                if "S" in used and used & set(decisions):
+                if "decide" in used and used & set(decisions):
                     marked.add((m.__name__, name))
     changed = True
     while changed:
@@ -85,7 +85,7 @@ def compile_batch_function(decisions: dict):
     substitute.__dict__.update(decisions)
     if "move" in decisions:  # always list the legal moves for the user's choice
         substitute.direct_move = strategy_module.list_the_moves
-    envs = {m.__name__: {**vars(m), "S": substitute} for m in modules}
+    envs = {m.__name__: {**vars(m), "decide": substitute} for m in modules}
     clones = {}
     for m in modules:
         for name in [n for (mod, n) in marked if mod == m.__name__]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sim.content import constants as K
+from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel import strategy as S
+from sim.kernel import strategy as decide
 from sim.kernel.decks import (  # noqa: F401  (the reward helpers live in decks, named as in rules)
     discard,
     draw_card,
@@ -19,6 +19,8 @@ from sim.kernel.decks import (  # noqa: F401  (the reward helpers live in decks,
 )
 from sim.kernel.endgame import check_henchmen, check_location
 from sim.kernel.layout import (
+    K_N_HENCHMEN,
+    K_N_INTEL,
     L_ECAP,
     L_FATE,
     L_FCAP,
@@ -53,17 +55,17 @@ jit = njit(**KERNEL_OPTIONS)
 def token_choices(pk, st, seat, out):
     """What the player may do with the tokens on their space (TokenChoice codes); returns count."""
     space = st[player_base(pk, seat) + P_SPACE]
-    n_h, n_i = pk.henchman_autopass.shape[0], pk.intel_token_type.shape[0]
-    out[0] = K.T_NO_INTEL
+    n_h, n_i = pk.scal[K_N_HENCHMEN], pk.scal[K_N_INTEL]
+    out[0] = codes.T_NO_INTEL
     n = 1
     if first_at(st, pk.lay[L_GREEN], n_h, space) >= 0:
-        out[n] = K.T_HENCHMAN
+        out[n] = codes.T_HENCHMAN
         n += 1
     if first_at(st, pk.lay[L_INTEL], n_i, space) >= 0:
-        out[n] = K.T_POOL
+        out[n] = codes.T_POOL
         n += 1
-        if first_at(st, pk.lay[L_GREEN], n_h, K.SUPPLY) >= 0:
-            out[n] = K.T_EXCHANGE
+        if first_at(st, pk.lay[L_GREEN], n_h, codes.SUPPLY) >= 0:
+            out[n] = codes.T_EXCHANGE
             n += 1
     return n
 
@@ -74,33 +76,33 @@ def encounter_phase(pk, cfg, st, rs, sid, prm, seat):
     flip_missions(pk, st, seat)
     choices = work(pk, st, L_W_CHOICES)
     n = token_choices(pk, st, seat, choices)
-    choice = K.T_NO_INTEL
+    choice = codes.T_NO_INTEL
     if n > 1:
-        i = S.token(pk, st, rs, sid, prm, seat, choices, n)
+        i = decide.token(pk, st, rs, sid, prm, seat, choices, n)
         if i < 0 or i >= n:
             raise ValueError("strategy chose an illegal token option")
         choice = choices[i]
     space = st[player_base(pk, seat) + P_SPACE]
-    n_h, n_i = pk.henchman_autopass.shape[0], pk.intel_token_type.shape[0]
-    if choice == K.T_HENCHMAN:
+    n_h, n_i = pk.scal[K_N_HENCHMEN], pk.scal[K_N_INTEL]
+    if choice == codes.T_HENCHMAN:
         henchman_encounter(
             pk, cfg, st, rs, sid, prm, seat, first_at(st, pk.lay[L_GREEN], n_h, space)
         )
-    elif choice == K.T_POOL:
-        st[pk.lay[L_INTEL] + first_at(st, pk.lay[L_INTEL], n_i, space)] = K.POOL
-        encounter_card(pk, cfg, st, rs, sid, prm, seat, K.WITH_INTEL)
-    elif choice == K.T_EXCHANGE:
+    elif choice == codes.T_POOL:
+        st[pk.lay[L_INTEL] + first_at(st, pk.lay[L_INTEL], n_i, space)] = codes.POOL
+        encounter_card(pk, cfg, st, rs, sid, prm, seat, codes.WITH_INTEL)
+    elif choice == codes.T_EXCHANGE:
         exchange_intel(pk, st, rs, first_at(st, pk.lay[L_INTEL], n_i, space))
-        encounter_card(pk, cfg, st, rs, sid, prm, seat, K.WITH_INTEL)
+        encounter_card(pk, cfg, st, rs, sid, prm, seat, codes.WITH_INTEL)
     else:
-        encounter_card(pk, cfg, st, rs, sid, prm, seat, K.NO_INTEL)
+        encounter_card(pk, cfg, st, rs, sid, prm, seat, codes.NO_INTEL)
 
 
 @jit
 def exchange_intel(pk, st, rs, tok):
     """Yellow token back to the supply; a face-down green token goes to a Fate-drawn city."""
-    st[pk.lay[L_INTEL] + tok] = K.SUPPLY
-    green = draw_token(st, pk.lay[L_GREEN], pk.henchman_autopass.shape[0], K.SUPPLY, rs)
+    st[pk.lay[L_INTEL] + tok] = codes.SUPPLY
+    green = draw_token(st, pk.lay[L_GREEN], pk.scal[K_N_HENCHMEN], codes.SUPPLY, rs)
     if green < 0:
         raise RuntimeError("exchange offered with an empty green supply")
     card = draw_card(st, pk.lay[L_FATE], pk.lay[L_FCAP], rs, FATE)
@@ -115,7 +117,7 @@ def _choose_option(pk, st, rs, sid, prm, seat, opts, n):
     """The strategy's test option among ``opts[:n]`` (no question when there is one)."""
     if n == 1:
         return 0
-    i = S.test_option(pk, st, rs, sid, prm, seat, opts, n)
+    i = decide.test_option(pk, st, rs, sid, prm, seat, opts, n)
     if i < 0 or i >= n:
         raise ValueError("strategy chose an illegal test option")
     return i
@@ -128,7 +130,7 @@ def henchman_encounter(pk, cfg, st, rs, sid, prm, seat, tok):
     hl = pk.lay[L_HLEVEL] + h
     level = st[hl]
     st[ST_HENCHMAN_TESTS] += 1
-    st[pk.lay[L_GREEN] + tok] = K.SUPPLY  # the token leaves the board whatever happens
+    st[pk.lay[L_GREEN] + tok] = codes.SUPPLY  # the token leaves the board whatever happens
     b = player_base(pk, seat)
     auto = pk.henchman_autopass[h, level - 1]
     if auto >= 0 and st[b + P_ADV + auto]:
@@ -136,10 +138,10 @@ def henchman_encounter(pk, cfg, st, rs, sid, prm, seat, tok):
         st[ST_TESTS_PASSED] += 1
         passed = True
     else:
-        opts = work(pk, st, L_W_OPTS)[: K.MAX_OPTIONS * 4].reshape((K.MAX_OPTIONS, 4))
+        opts = work(pk, st, L_W_OPTS)[: codes.MAX_OPTIONS * 4].reshape((codes.MAX_OPTIONS, 4))
         opts[:] = 0
         n = 0
-        for i in range(K.MAX_OPTIONS):
+        for i in range(codes.MAX_OPTIONS):
             if pk.henchman_option_skill[h, level - 1, i] >= 0:
                 opts[n, 0] = pk.henchman_option_skill[h, level - 1, i]
                 opts[n, 1] = pk.henchman_option_modifier[h, level - 1, i]
@@ -156,8 +158,8 @@ def henchman_encounter(pk, cfg, st, rs, sid, prm, seat, tok):
         return
     st[ST_HENCHMAN_PASSED] += 1
     if level == 3:
-        st[hl] = K.DEFEATED
-        st[pk.lay[L_GREEN] + tok] = K.REMOVED
+        st[hl] = codes.DEFEATED
+        st[pk.lay[L_GREEN] + tok] = codes.REMOVED
         check_henchmen(pk, st)
         if st[S_OUTCOME] >= 0:
             return
@@ -184,10 +186,10 @@ def encounter_card(pk, cfg, st, rs, sid, prm, seat, side):
         st[ST_TESTS_PASSED] += 1
         passed = True
     else:
-        opts = work(pk, st, L_W_OPTS).reshape((K.MAX_OPTIONS + 1, 4))
+        opts = work(pk, st, L_W_OPTS).reshape((codes.MAX_OPTIONS + 1, 4))
         opts[:] = 0
         n = 0
-        for i in range(K.MAX_OPTIONS):
+        for i in range(codes.MAX_OPTIONS):
             if pk.encounter_option_skill[card, side, i] >= 0:
                 opts[n, 0] = pk.encounter_option_skill[card, side, i]
                 opts[n, 1] = pk.encounter_option_modifier[card, side, i]
@@ -249,21 +251,21 @@ def encounter_card(pk, cfg, st, rs, sid, prm, seat, side):
 @jit
 def apply_effect(pk, st, rs, sid, prm, seat, effect, amount, skill):
     """One reward or penalty of the Appendix."""
-    if effect == K.E_NONE:
+    if effect == codes.E_NONE:
         return
     b = player_base(pk, seat)
-    off, n_i = pk.lay[L_INTEL], pk.intel_token_type.shape[0]
-    if effect == K.E_GAIN_INTEL:
+    off, n_i = pk.lay[L_INTEL], pk.scal[K_N_INTEL]
+    if effect == codes.E_GAIN_INTEL:
         for _ in range(amount):
-            t = draw_token(st, off, n_i, K.SUPPLY, rs)
+            t = draw_token(st, off, n_i, codes.SUPPLY, rs)
             if t < 0:
                 break  # supply empty: out of luck (FAQ 1)
-            st[off + t] = K.POOL
-    elif effect == K.E_TOP_SECRET:
+            st[off + t] = codes.POOL
+    elif effect == codes.E_TOP_SECRET:
         draw_top_secret(pk, st, rs, seat)
-    elif effect == K.E_GAIN_RESOLVE:
+    elif effect == codes.E_GAIN_RESOLVE:
         gain_resolve(pk, st, seat, amount)
-    elif effect == K.E_UP_ANY_SKILL:
+    elif effect == codes.E_UP_ANY_SKILL:
         options = work(pk, st, L_W_EFFECT)[:N_SKILLS]
         n = 0
         for s in range(N_SKILLS):
@@ -271,15 +273,15 @@ def apply_effect(pk, st, rs, sid, prm, seat, effect, amount, skill):
                 options[n] = s
                 n += 1
         if n:
-            i = S.skill_up(pk, st, rs, sid, seat, options, n)
+            i = decide.skill_up(pk, st, rs, sid, seat, options, n)
             if i < 0 or i >= n:
                 raise ValueError("strategy chose an illegal skill")
             raise_skill(pk, st, seat, options[i], 1)
-    elif effect == K.E_UP_SKILL:
+    elif effect == codes.E_UP_SKILL:
         raise_skill(pk, st, seat, skill, 1)
-    elif effect == K.E_UN_TRANSPORT:
+    elif effect == codes.E_UN_TRANSPORT:
         gain_un(pk, st, seat)
-    elif effect == K.E_ADVANCED_SKILL:
+    elif effect == codes.E_ADVANCED_SKILL:
         options = work(pk, st, L_W_EFFECT)[:N_ADV]
         n = 0
         for s in range(N_ADV):
@@ -287,23 +289,23 @@ def apply_effect(pk, st, rs, sid, prm, seat, effect, amount, skill):
                 options[n] = s
                 n += 1
         if n:
-            i = S.advanced_skill(pk, rs, sid, options, n)
+            i = decide.advanced_skill(pk, rs, sid, options, n)
             if i < 0 or i >= n:
                 raise ValueError("strategy chose an illegal advanced skill")
             st[b + P_ADV + options[i]] = 1
-    elif effect == K.E_NAMED_ADVANCED_SKILL:
+    elif effect == codes.E_NAMED_ADVANCED_SKILL:
         st[b + P_ADV + skill] = 1
-    elif effect == K.E_V_MINUS_1:
+    elif effect == codes.E_V_MINUS_1:
         v_minus_1(pk, st, rs)
-    elif effect == K.E_LOSE_INTEL:
+    elif effect == codes.E_LOSE_INTEL:
         for _ in range(amount):
-            t = draw_token(st, off, n_i, K.POOL, rs)
+            t = draw_token(st, off, n_i, codes.POOL, rs)
             if t < 0:
                 break
-            st[off + t] = K.REMOVED
-    elif effect == K.E_INJURIES:
+            st[off + t] = codes.REMOVED
+    elif effect == codes.E_INJURIES:
         take_injuries(pk, st, rs, sid, prm, seat, amount)
-    elif effect == K.E_LOWER_SKILL:
+    elif effect == codes.E_LOWER_SKILL:
         raise_skill(pk, st, seat, skill, -1)
     else:
         raise RuntimeError("unknown effect code")

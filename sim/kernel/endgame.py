@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from sim.content import constants as K
+from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel.decks import lobo, work
 from sim.kernel.layout import (
     K_LOBO_LOSS,
+    K_N_HENCHMEN,
+    K_N_INTEL,
     L_HLEVEL,
     L_INTEL,
     L_W_POOL,
@@ -23,8 +25,8 @@ def intel_pool_counts(pk, st, out):
     """Fill ``out[4]`` with the Intel Pool by type (W, T, D, A)."""
     out[:] = 0
     off = pk.lay[L_INTEL]
-    for t in range(pk.intel_token_type.shape[0]):
-        if st[off + t] == K.POOL:
+    for t in range(pk.scal[K_N_INTEL]):
+        if st[off + t] == codes.POOL:
             out[pk.intel_token_type[t]] += 1
 
 
@@ -32,10 +34,10 @@ def intel_pool_counts(pk, st, out):
 def check_henchmen(pk, st):
     """All four henchmen defeated: an immediate win."""
     off = pk.lay[L_HLEVEL]
-    for h in range(pk.henchman_autopass.shape[0]):
-        if st[off + h] != K.DEFEATED:
+    for h in range(pk.scal[K_N_HENCHMEN]):
+        if st[off + h] != codes.DEFEATED:
             return
-    st[S_OUTCOME] = K.WIN_HENCHMEN
+    st[S_OUTCOME] = codes.WIN_HENCHMEN
 
 
 @jit
@@ -49,6 +51,6 @@ def check_location(pk, st):
     intel_pool_counts(pk, st, have)
     for i in range(pk.lobo_intel_required.shape[1]):
         if have[i] < pk.lobo_intel_required[pos, i]:
-            st[S_OUTCOME] = K.LOSS_INTEL
+            st[S_OUTCOME] = codes.LOSS_INTEL
             return
-    st[S_OUTCOME] = K.WIN_LOCATION
+    st[S_OUTCOME] = codes.WIN_LOCATION

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from sim.content import constants as K
+from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel import strategy as S
+from sim.kernel import strategy as decide
 from sim.kernel.decks import player_base, work
 from sim.kernel.layout import (
+    K_N_FATE,
     L_W_DECK,
     L_W_HAND,
     P_ADV,
@@ -25,7 +26,7 @@ jit = njit(**KERNEL_OPTIONS)
 @jit
 def free_exchanges(pk, st, seat):
     """Cards a player may exchange without Resolve (2 with Gambling/Luck)."""
-    return K.LUCK_EXCHANGE if st[player_base(pk, seat) + P_ADV + K.GAMBLING_LUCK] else K.FREE_EXCHANGE
+    return codes.LUCK_EXCHANGE if st[player_base(pk, seat) + P_ADV + codes.GAMBLING_LUCK] else codes.FREE_EXCHANGE
 
 
 @jit
@@ -40,7 +41,7 @@ def _draw(rs, deck, n_left):
 @jit
 def gamble(pk, st, rs, sid, prm, seat):
     """Play one gamble for the seat; True if the player's hand is better (a tie loses)."""
-    n_left = pk.fate_rank.shape[0]
+    n_left = pk.scal[K_N_FATE]
     deck = work(pk, st, L_W_DECK)[:n_left]
     for i in range(n_left):
         deck[i] = i
@@ -53,7 +54,7 @@ def gamble(pk, st, rs, sid, prm, seat):
         ranks[i] = pk.fate_rank[hand[i]]
         suits[i] = pk.fate_suit[hand[i]]
     free = free_exchanges(pk, st, seat)
-    mask, spend = S.gamble_exchange(pk, st, rs, sid, prm, seat, ranks, suits, free)
+    mask, spend = decide.gamble_exchange(pk, st, rs, sid, prm, seat, ranks, suits, free)
     n = 0
     for i in range(5):
         n += (mask >> i) & 1
@@ -62,7 +63,7 @@ def gamble(pk, st, rs, sid, prm, seat):
         raise ValueError("strategy returned an illegal exchange mask")
     if spend and st[b + P_RESOLVE] <= 0:
         raise ValueError("strategy spends Resolve it does not have in a gamble")
-    if n > (K.RESOLVE_EXCHANGE if spend else free):
+    if n > (codes.RESOLVE_EXCHANGE if spend else free):
         raise ValueError("strategy exchanges more cards than allowed")
     if spend:
         st[b + P_RESOLVE] -= 1

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.content import constants as K
+from sim.content import constants as codes
 from sim.jit import JIT_OPTIONS, KERNEL_OPTIONS, njit
-from sim.kernel import strategy as S
+from sim.kernel import strategy as decide
 from sim.kernel.decks import (
     draw_token,
     lobo,
@@ -30,6 +30,8 @@ from sim.kernel.endgame import intel_pool_counts
 from sim.kernel.layout import (
     C_PLAYERS,
     K_N_HENCHMEN,
+    K_N_INTEL,
+    K_N_SPACES,
     K_TURN_CAP,
     L_HLEVEL,
     L_INTEL,
@@ -75,22 +77,22 @@ jit = njit(**KERNEL_OPTIONS)
 def start_of_turn(pk, st, rs, sid, prm, seat):
     """Top Secret cards a player may play at the start of the turn, and Dexter's Watch."""
     b = player_base(pk, seat)
-    ts = top_secret_card(pk, st, seat, K.TS_HEAL_ALL)
-    if ts >= 0 and st[b + P_INJ] > 0 and S.heal_all(pk, st, rs, sid, prm, seat):
+    ts = top_secret_card(pk, st, seat, codes.TS_HEAL_ALL)
+    if ts >= 0 and st[b + P_INJ] > 0 and decide.heal_all(pk, st, rs, sid, prm, seat):
         play_top_secret(pk, st, seat, ts)
         heal(pk, st, seat, st[b + P_INJ])
-    ts = top_secret_card(pk, st, seat, K.TS_INTEL_TO_POOL)
-    off, n_i = pk.lay[L_INTEL], pk.intel_token_type.shape[0]
+    ts = top_secret_card(pk, st, seat, codes.TS_INTEL_TO_POOL)
+    off, n_i = pk.lay[L_INTEL], pk.scal[K_N_INTEL]
     has_supply = False
     for t in range(n_i):
-        if st[off + t] == K.SUPPLY:
+        if st[off + t] == codes.SUPPLY:
             has_supply = True
             break
-    if ts >= 0 and has_supply and S.intel_to_pool(rs, sid):
+    if ts >= 0 and has_supply and decide.intel_to_pool(rs, sid):
         play_top_secret(pk, st, seat, ts)
-        t = draw_token(st, off, n_i, K.SUPPLY, rs)
-        st[off + t] = K.POOL
-    if st[b + P_WATCH] and S.use_watch(rs, sid, prm):
+        t = draw_token(st, off, n_i, codes.SUPPLY, rs)
+        st[off + t] = codes.POOL
+    if st[b + P_WATCH] and decide.use_watch(rs, sid, prm):
         st[S_WATCHED] = peek_card(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], rs, VILLAIN)
 
 
@@ -124,7 +126,7 @@ def play_game(pk, cfg, st, rs, sid, prm, seed, game, moves):
     cap = pk.scal[K_TURN_CAP]
     while True:
         if st[S_TURN] >= cap:
-            st[S_OUTCOME] = K.TIMEOUT
+            st[S_OUTCOME] = codes.TIMEOUT
             break
         play_turn(pk, cfg, st, rs, sid, prm, seat, moves)
         if st[S_OUTCOME] >= 0:
@@ -141,7 +143,7 @@ def record(pk, cfg, st, seed, game, row):
     row[R_GAME] = game
     row[R_PLAYERS] = n
     row[R_OUTCOME] = outcome
-    row[R_WIN] = 1 if outcome == K.WIN_LOCATION or outcome == K.WIN_HENCHMEN else 0
+    row[R_WIN] = 1 if outcome == codes.WIN_LOCATION or outcome == codes.WIN_HENCHMEN else 0
     row[R_TURNS] = st[S_TURN]
     row[R_ROUNDS] = (st[S_TURN] + n - 1) // n
     row[R_LOBO] = lobo(pk, st)
@@ -151,10 +153,10 @@ def record(pk, cfg, st, seed, game, row):
     for h in range(n_h):  # block 1: each henchman's level
         level = st[pk.lay[L_HLEVEL] + h]
         row[N_ROW + h] = level
-        if level == K.DEFEATED:
+        if level == codes.DEFEATED:
             defeated += 1
     row[R_HENCHMEN_DEFEATED] = defeated
-    for seat in range(K.MAX_PLAYERS):  # block 2: each seat's character
+    for seat in range(codes.MAX_PLAYERS):  # block 2: each seat's character
         row[N_ROW + n_h + seat] = st[player_base(pk, seat) + P_CHAR] if seat < n else -1
     pool = work(pk, st, L_W_POOL)
     intel_pool_counts(pk, st, pool)
@@ -174,7 +176,7 @@ def simulate_batch(pk, cfg, sid, prm, seed, game0, n_games, out):
     references: two threads fighting over the shared counters ran at 1.03x of one.)
     """
     size = pk.lay[L_SIZE]
-    cap = 1 + 5 * pk.space_kind.shape[0]
+    cap = 1 + 5 * pk.scal[K_N_SPACES]
     st = np.zeros(size, np.int64)
     rs = np.zeros(STATE_SIZE, np.int64)
     moves = np.zeros((cap, 4), np.int64)

@@ -43,12 +43,12 @@ from dataclasses import fields as dataclass_fields
 import numpy as np
 
 from sim.content import Content
-from sim.content import constants as K
+from sim.content import constants as codes
 from sim.rules.game import GameRecord
 from sim.rules.state import Stats
 
-N_SKILLS = len(K.BASIC_SKILLS)
-N_ADV = len(K.ADVANCED_SKILLS)
+N_SKILLS = len(codes.BASIC_SKILLS)
+N_ADV = len(codes.ADVANCED_SKILLS)
 
 
 @dataclass(frozen=True)
@@ -126,8 +126,8 @@ REGIONS = (
     Field("L_VILLAIN", "villain", "n_villain", kind="deck", cap="L_VCAP"),
     Field("L_FATE", "fate", "n_fate", kind="deck", cap="L_FCAP"),
     Field("L_TS", "top_secret", "n_top_secret", kind="deck", cap="L_TSCAP"),
-    Field("L_ENC", "encounters", "encounter_cap", kind="deck", cap="L_ECAP", copies=len(K.DECKS)),
-    Field("L_PLAYERS", "players", "player_stride", kind="players", cap="L_PSTRIDE", copies=K.MAX_PLAYERS),
+    Field("L_ENC", "encounters", "encounter_cap", kind="deck", cap="L_ECAP", copies=len(codes.DECKS)),
+    Field("L_PLAYERS", "players", "player_stride", kind="players", cap="L_PSTRIDE", copies=codes.MAX_PLAYERS),
     # scratch ("work") regions at the end of the state vector: the kernel never allocates
     Field("L_W_SEEN", size="n_spaces", kind="scratch"),  # bit set (int64 words): plane + Resolve reach
     Field("L_W_CHOICES", size=4, kind="scratch"),  # token choices
@@ -158,7 +158,7 @@ ROW_TEXT = ("characters", "strategy", "variant", "henchman_levels")  # strings, 
 ROW_FIELDS = tuple(f.name for f in dataclass_fields(GameRecord) if f.name not in ROW_TEXT)
 ROW_BLOCKS = (("henchman_levels", "n_henchmen"), ("characters", "MAX_PLAYERS"))  # after the fields
 ROW_STAT_OF = {"injuries": "injuries_taken"}  # row fields named unlike their Stats counter
-ROW_POOL = tuple(f"pool_{t}" for t in K.INTEL_TYPES)  # the Intel Pool by type
+ROW_POOL = tuple(f"pool_{t}" for t in codes.INTEL_TYPES)  # the Intel Pool by type
 
 # --- the settings vector cfg[C_*] -----------------------------------------------------------
 SETTINGS = (
@@ -169,11 +169,11 @@ SETTINGS = (
     Field("C_LOBO_START"),
     Field("C_LOC_TARGET"),
     Field("C_OVERFLOW"),
-    Field("C_CHARS", size=K.MAX_PLAYERS),  # character indices by seat, -1 pad
+    Field("C_CHARS", size=codes.MAX_PLAYERS),  # character indices by seat, -1 pad
     Field("C_RANDOM_LINEUP"),  # 1: draw each game's line-up from its SETUP stream
 )
 
-# --- content scalars, kept in pk.scal -----------------------------------------------------
+# --- content scalars and counts, kept in pk.scal (a name of sizes() or a Content attribute) -----------------------------------------------------
 SCALARS = (
     ("K_ALWAYS_DIE", "always_die"),
     ("K_N_UN", "n_un_transport"),
@@ -185,8 +185,15 @@ SCALARS = (
     ("K_TURN_CAP", "turn_cap"),
     ("K_N_SPACES", "n_spaces"),
     ("K_N_CITIES", "n_cities"),
+    # counts, named (the sizes of :func:`sizes`)
     ("K_N_HENCHMEN", "n_henchmen"),
     ("K_N_INTEL", "n_intel"),
+    ("K_N_VILLAIN", "n_villain"),
+    ("K_N_FATE", "n_fate"),
+    ("K_N_TOP_SECRET", "n_top_secret"),
+    ("K_N_ENCOUNTER", "n_encounter"),
+    ("K_N_BAG", "n_bag"),
+    ("K_N_CHARACTERS", "n_characters"),
 )
 
 # --- the content bundle: (name, dtype, ndim); Content arrays first, then derived tables ----
@@ -345,14 +352,14 @@ def sizes(c: Content) -> dict[str, int]:
         "n_fate": int(c.n_fate),
         "n_top_secret": n_ts,
         "n_encounter": len(c.encounter_deck),
-        "encounter_cap": max(int(np.count_nonzero(c.encounter_deck == d)) for d in range(len(K.DECKS))),
+        "encounter_cap": max(int(np.count_nonzero(c.encounter_deck == d)) for d in range(len(codes.DECKS))),
         "n_bag": len(c.bag_dice),
         "n_characters": len(c.character_life),
-        "MAX_PLAYERS": K.MAX_PLAYERS,
-        "MAX_OPTIONS": K.MAX_OPTIONS,
+        "MAX_PLAYERS": codes.MAX_PLAYERS,
+        "MAX_OPTIONS": codes.MAX_OPTIONS,
         "N_SKILLS": N_SKILLS,
         "N_ADV": N_ADV,
-        "N_INTEL_TYPES": len(K.INTEL_TYPES),
+        "N_INTEL_TYPES": len(codes.INTEL_TYPES),
     }
     out["player_stride"] = OFFSETS[last.const] + shape(last.size, out)
     return out
@@ -401,9 +408,12 @@ def pack(c: Content) -> Pack:
     lay, region_size = layout(c)
     ecap = int(lay[OFFSETS["L_ECAP"]])
     arrays["deck_base"] = np.array(
-        [lay[OFFSETS["L_ENC"]] + d * (D_PILE + 2 * ecap) for d in range(len(K.DECKS))], dtype=np.int64
+        [lay[OFFSETS["L_ENC"]] + d * (D_PILE + 2 * ecap) for d in range(len(codes.DECKS))], dtype=np.int64
     )
-    arrays["scal"] = np.array([int(getattr(c, name)) for _, name in SCALARS], dtype=np.int64)
+    env = sizes(c)
+    arrays["scal"] = np.array(
+        [env[name] if name in env else int(getattr(c, name)) for _, name in SCALARS], dtype=np.int64
+    )
     arrays["lay"] = lay
     arrays["region_size"] = region_size
     arrays["pass_table"] = content_pass_table(c)
@@ -429,7 +439,7 @@ def move_tables(c: Content) -> dict:
     view = SimpleNamespace(content=c)
     start, dest, mp = [0], [], []
     for s in range(c.n_spaces):
-        costs = walk_costs(view, s, K.BASE_MP + 1)
+        costs = walk_costs(view, s, codes.BASE_MP + 1)
         for d in sorted(costs):
             if d != s:
                 dest.append(d)
@@ -442,7 +452,7 @@ def move_tables(c: Content) -> dict:
         for t in table[a]:
             if t != a:
                 reach[a, t // 64] |= np.uint64(1) << np.uint64(t % 64)
-    un = [s for s in range(c.n_spaces) if c.space_kind[s] != K.REGIONAL]
+    un = [s for s in range(c.n_spaces) if c.space_kind[s] != codes.REGIONAL]
     hop = np.asarray(c.hop_distance)
     by_distance = [sorted(airports, key=lambda a, t=t: (int(hop[a, t]), a)) for t in range(c.n_spaces)]
     near_start, near = [0], []
@@ -679,7 +689,7 @@ def row_columns(rows: np.ndarray, n_henchmen: int) -> dict[str, np.ndarray]:
     """The output rows by name: each of :data:`ROW_FIELDS`, then each of :data:`ROW_BLOCKS` (2-D)."""
     cols = {name: rows[:, OFFSETS[f"R_{name.upper()}"]] for name in ROW_FIELDS}
     o = OFFSETS["N_ROW"]
-    env = {"n_henchmen": n_henchmen, "MAX_PLAYERS": K.MAX_PLAYERS}
+    env = {"n_henchmen": n_henchmen, "MAX_PLAYERS": codes.MAX_PLAYERS}
     for name, expr in ROW_BLOCKS:
         n = shape(expr, env)
         cols[name] = rows[:, o : o + n]
@@ -689,5 +699,5 @@ def row_columns(rows: np.ndarray, n_henchmen: int) -> dict[str, np.ndarray]:
 
 def row_width(pk: Pack) -> int:
     """Ints in one output row for a pack (the fields, then the blocks)."""
-    env = {"n_henchmen": int(pk.scal[OFFSETS["K_N_HENCHMEN"]]), "MAX_PLAYERS": K.MAX_PLAYERS}
+    env = {"n_henchmen": int(pk.scal[OFFSETS["K_N_HENCHMEN"]]), "MAX_PLAYERS": codes.MAX_PLAYERS}
     return OFFSETS["N_ROW"] + sum(shape(expr, env) for _, expr in ROW_BLOCKS)

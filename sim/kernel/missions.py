@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sim.content import constants as K
+from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel import strategy as S
+from sim.kernel import strategy as decide
 from sim.kernel.decks import (
     cards_in,
     discard,
@@ -75,29 +75,29 @@ def mission_reward(pk, cfg, st, rs, sid, prm, seat):
     n = 0
     tsb = pk.lay[L_TS]
     if cards_in(st, tsb) + st[tsb + D_NDISC] > 0:
-        opts[n, 0] = K.R_TOP_SECRET
+        opts[n, 0] = codes.R_TOP_SECRET
         n += 1
     if st[b + P_RESOLVE] < st[b + P_RESOLVE_MAX]:
-        opts[n, 0] = K.R_RESOLVE
+        opts[n, 0] = codes.R_RESOLVE
         n += 1
     if st[S_UN_SUPPLY] > 0:
-        opts[n, 0] = K.R_UN
+        opts[n, 0] = codes.R_UN
         n += 1
     for s in range(N_SKILLS):
         if st[b + P_SKILLS + s] < 5:
-            opts[n, 0] = K.R_SKILL
+            opts[n, 0] = codes.R_SKILL
             opts[n, 1] = s
             n += 1
     if n:
-        i = S.mission_reward(pk, st, rs, sid, prm, seat, opts, n)
+        i = decide.mission_reward(pk, st, rs, sid, prm, seat, opts, n)
         if i < 0 or i >= n:
             raise ValueError("strategy chose an illegal mission reward")
         kind = opts[i, 0]
-        if kind == K.R_TOP_SECRET:
+        if kind == codes.R_TOP_SECRET:
             draw_top_secret(pk, st, rs, seat)
-        elif kind == K.R_RESOLVE:
+        elif kind == codes.R_RESOLVE:
             gain_resolve(pk, st, seat, pk.setup_mission_resolve[cfg[C_PLAYERS]])
-        elif kind == K.R_UN:
+        elif kind == codes.R_UN:
             gain_un(pk, st, seat)
         else:
             raise_skill(pk, st, seat, opts[i, 1], 1)

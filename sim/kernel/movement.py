@@ -7,12 +7,13 @@ resolve, steps)`` (the reference's :class:`~sim.rules.choices.Move`) and a count
 
 from __future__ import annotations
 
-from sim.content import constants as K
+from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel import strategy as S
+from sim.kernel import strategy as decide
 from sim.kernel.decks import airport_open, play_top_secret, player_base, top_secret_card
 from sim.kernel.layout import (
     C_PLAYERS,
+    K_N_SPACES,
     L_W_SEEN,
     P_GIVES,
     P_INJ,
@@ -33,7 +34,7 @@ jit = njit(**KERNEL_OPTIONS)
 
 def move_capacity(pk) -> int:
     """Most moves a position can offer (stay, walk, plane, plane + Resolve, two UN means)."""
-    return 1 + 5 * int(pk.space_kind.shape[0])
+    return 1 + 5 * int(pk.scal[K_N_SPACES])
 
 
 @jit
@@ -50,7 +51,7 @@ def un_giver(pk, cfg, st, seat):
 def can_rest(pk, st, seat):
     """Resting needs 2+ injuries and is not allowed on a regional area or island."""
     b = player_base(pk, seat)
-    return st[b + P_INJ] >= 2 and pk.space_kind[st[b + P_SPACE]] != K.REGIONAL
+    return st[b + P_INJ] >= 2 and pk.space_kind[st[b + P_SPACE]] != codes.REGIONAL
 
 
 @jit
@@ -70,15 +71,15 @@ def legal_moves(pk, cfg, st, seat, moves):
     here = st[b + P_SPACE]
     can_resolve = st[b + P_RESOLVE] > 0 and st[S_MOVE_RES] == 0
     n = 0
-    if pk.space_kind[here] != K.REGIONAL:
-        n = _add(moves, n, here, K.M_STAY, 0, 0)
+    if pk.space_kind[here] != codes.REGIONAL:
+        n = _add(moves, n, here, codes.M_STAY, 0, 0)
     walk_dest, walk_mp = pk.walk_dest, pk.walk_mp
     for k in range(pk.walk_start[here], pk.walk_start[here + 1]):
         mp = walk_mp[k]
-        if mp <= K.BASE_MP:
-            n = _add(moves, n, walk_dest[k], K.M_WALK, 0, mp)
+        if mp <= codes.BASE_MP:
+            n = _add(moves, n, walk_dest[k], codes.M_WALK, 0, mp)
         elif can_resolve:
-            n = _add(moves, n, walk_dest[k], K.M_WALK, 1, mp)
+            n = _add(moves, n, walk_dest[k], codes.M_WALK, 1, mp)
     if airport_open(pk, st, here):
         # plane to every other open airport; with Resolve, one step further: the union of
         # the open airports' neighbourhoods, a bit set of ``words`` int64 in ``L_W_SEEN``
@@ -90,25 +91,25 @@ def legal_moves(pk, cfg, st, seat, moves):
         for i in range(airports.shape[0]):
             a = airports[i]
             if a != here and airport_open(pk, st, a):
-                n = _add(moves, n, a, K.M_PLANE, 0, K.BASE_MP)
+                n = _add(moves, n, a, codes.M_PLANE, 0, codes.BASE_MP)
                 for w in range(words):
                     st[acc + w] |= reach[a, w]
         if can_resolve:
-            n_s = pk.space_kind.shape[0]
+            n_s = pk.scal[K_N_SPACES]
             for w in range(words):
                 m = st[acc + w]
                 if m == 0:
                     continue
                 for t in range(w * 64, min(n_s, w * 64 + 64)):
                     if (m >> (t - w * 64)) & 1:
-                        n = _add(moves, n, t, K.M_PLANE, 1, K.BASE_MP + 1)
+                        n = _add(moves, n, t, codes.M_PLANE, 1, codes.BASE_MP + 1)
     # UN Transport: any city or ocean space, never into a regional area or island
     un_own = st[b + P_UN] > 0
     gift = not un_own and un_giver(pk, cfg, st, seat) >= 0
-    ts_un = top_secret_card(pk, st, seat, K.TS_UN_TRANSPORT) >= 0
+    ts_un = top_secret_card(pk, st, seat, codes.TS_UN_TRANSPORT) >= 0
     dests = pk.un_dests
-    for m in (K.M_UN, K.M_UN_GIFT, K.M_TOP_SECRET_UN):
-        if (m == K.M_UN and un_own) or (m == K.M_UN_GIFT and gift) or (m == K.M_TOP_SECRET_UN and ts_un):
+    for m in (codes.M_UN, codes.M_UN_GIFT, codes.M_TOP_SECRET_UN):
+        if (m == codes.M_UN and un_own) or (m == codes.M_UN_GIFT and gift) or (m == codes.M_TOP_SECRET_UN and ts_un):
             for i in range(dests.shape[0]):
                 dest = dests[i]
                 if dest != here:
@@ -135,18 +136,18 @@ def apply_move(pk, cfg, st, seat, dest, means, res):
         st[b + P_RESOLVE] -= 1
         st[S_MOVE_RES] = 1
         st[ST_RESOLVE_SPENT] += 1
-    if means == K.M_UN:
+    if means == codes.M_UN:
         st[b + P_UN] -= 1
         st[S_UN_SUPPLY] += 1
         st[ST_UN_USED] += 1
-    elif means == K.M_UN_GIFT:
+    elif means == codes.M_UN_GIFT:
         q = un_giver(pk, cfg, st, seat)
         if q >= 0:
             st[player_base(pk, q) + P_UN] -= 1
         st[S_UN_SUPPLY] += 1
         st[ST_UN_USED] += 1
-    elif means == K.M_TOP_SECRET_UN:
-        play_top_secret(pk, st, seat, top_secret_card(pk, st, seat, K.TS_UN_TRANSPORT))
+    elif means == codes.M_TOP_SECRET_UN:
+        play_top_secret(pk, st, seat, top_secret_card(pk, st, seat, codes.TS_UN_TRANSPORT))
         st[ST_UN_USED] += 1
     st[b + P_SPACE] = dest
 
@@ -154,19 +155,19 @@ def apply_move(pk, cfg, st, seat, dest, means, res):
 @jit
 def movement_phase(pk, cfg, st, rs, sid, prm, seat, moves):
     """Rest or move. Returns True when the player rested (no encounter, 2 villain cards)."""
-    if can_rest(pk, st, seat) and S.rest(pk, st, rs, sid, prm, seat):
+    if can_rest(pk, st, seat) and decide.rest(pk, st, rs, sid, prm, seat):
         rest(pk, cfg, st, rs, sid, prm, seat)
         return True
     b = player_base(pk, seat)
     gift = st[b + P_UN] == 0 and un_giver(pk, cfg, st, seat) >= 0
-    dest, means, res = S.direct_move(pk, st, rs, sid, prm, seat, gift)
+    dest, means, res = decide.direct_move(pk, st, rs, sid, prm, seat, gift)
     if means >= 0:  # the strategy found its move without the list
         apply_move(pk, cfg, st, seat, dest, means, res)
         return False
     n = legal_moves(pk, cfg, st, seat, moves)
     if n == 0:
         raise RuntimeError("a player has no legal move")
-    i = S.move(pk, st, rs, sid, prm, seat, moves, n)
+    i = decide.move(pk, st, rs, sid, prm, seat, moves, n)
     if i < 0 or i >= n:
         raise ValueError("strategy chose an illegal move")
     apply_move(pk, cfg, st, seat, moves[i, 0], moves[i, 1], moves[i, 2])

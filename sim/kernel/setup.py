@@ -8,9 +8,9 @@ Intel tokens placed (TOKENS); the strategy answers the set-up questions
 
 from __future__ import annotations
 
-from sim.content import constants as K
+from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel import strategy as S
+from sim.kernel import strategy as decide
 from sim.kernel.decks import (
     discard,
     draw_card,
@@ -31,8 +31,15 @@ from sim.kernel.layout import (
     D_COUNT,
     D_PILE,
     D_TOP,
+    K_N_CHARACTERS,
     K_N_CLOSE,
+    K_N_ENCOUNTER,
+    K_N_FATE,
+    K_N_HENCHMEN,
+    K_N_INTEL,
+    K_N_TOP_SECRET,
     K_N_UN,
+    K_N_VILLAIN,
     L_FATE,
     L_FCAP,
     L_GREEN,
@@ -105,7 +112,7 @@ def setup_work(pk, st):
 @jit
 def villain_deck_for(pk, st, rs, players):
     """Villain cards in play (the pile) and removed (``st`` removed list), both ascending."""
-    n_v = pk.villain_advance.shape[0]
+    n_v = pk.scal[K_N_VILLAIN]
     kept, removed, plus_one, _left, _lineup, _cards, _chosen = setup_work(pk, st)
     kept[:] = 0  # 1 = kept
     removed[:] = 0
@@ -158,7 +165,7 @@ def random_lineup(pk, rs, players, out, left):
 
     ``left`` is scratch for ``n_characters`` ints.
     """
-    n_chars = pk.character_life.shape[0]
+    n_chars = pk.scal[K_N_CHARACTERS]
     n_left = 0
     for seat in range(players):
         if n_left == 0:
@@ -216,18 +223,18 @@ def setup_game(pk, cfg, st, rs, sid, prm, seed, game):
     st[S_WATCHED] = -1
     st[S_CLOSE_LEFT] = pk.scal[K_N_CLOSE]
     st[S_UN_SUPPLY] = pk.scal[K_N_UN]
-    n_h = pk.henchman_autopass.shape[0]
+    n_h = pk.scal[K_N_HENCHMEN]
     for h in range(n_h):
         st[pk.lay[L_HLEVEL] + h] = 1
-        st[pk.lay[L_GREEN] + h] = K.SUPPLY
-    for t in range(pk.intel_token_type.shape[0]):
-        st[pk.lay[L_INTEL] + t] = K.SUPPLY
-    n_f = pk.fate_city.shape[0]
+        st[pk.lay[L_GREEN] + h] = codes.SUPPLY
+    for t in range(pk.scal[K_N_INTEL]):
+        st[pk.lay[L_INTEL] + t] = codes.SUPPLY
+    n_f = pk.scal[K_N_FATE]
     _init_deck(st, pk.lay[L_FATE], n_f)
-    n_ts = pk.top_secret_effect.shape[0]
+    n_ts = pk.scal[K_N_TOP_SECRET]
     _init_deck(st, pk.lay[L_TS], n_ts)
-    n_e = pk.encounter_deck.shape[0]
-    for d in range(pk.deck_base.shape[0]):
+    n_e = pk.scal[K_N_ENCOUNTER]
+    for d in range(len(codes.DECKS)):
         base = pk.deck_base[d]
         k = 0
         for x in range(n_e):
@@ -242,7 +249,7 @@ def setup_game(pk, cfg, st, rs, sid, prm, seed, game):
     # henchmen starting at level 2 (the players choose which)
     k = 0 if (cfg[C_EASIER] and pk.easier_henchmen_level1[n]) else pk.setup_henchmen_level2[n]
     if k:
-        S.setup_level2_henchmen(pk, st, rs, sid, n, k, chosen[:k])
+        decide.setup_level2_henchmen(pk, st, rs, sid, n, k, chosen[:k])
         for i in range(k):
             st[pk.lay[L_HLEVEL] + chosen[i]] = 2
     # extra UN Transports and Top Secret cards by player count (and the easier variant)
@@ -253,14 +260,14 @@ def setup_game(pk, cfg, st, rs, sid, prm, seed, game):
         choice = pk.setup_extra_choice[n]
         if choice:
             cap = pk.setup_giver_choice_max_un[n] if giver else choice
-            a = S.setup_extras(rs, sid, choice, cap)
+            a = decide.setup_extras(rs, sid, choice, cap)
             un += a
             ts += choice - a
         if cfg[C_EASIER]:
             ts += pk.easier_extra_top_secret[n]
             e = pk.easier_extra_choice[n]
             if e:
-                a = S.setup_extras(rs, sid, e, e)
+                a = decide.setup_extras(rs, sid, e, e)
                 un += a
                 ts += e - a
         for _ in range(un):
@@ -274,5 +281,5 @@ def setup_game(pk, cfg, st, rs, sid, prm, seed, game):
         card = draw_card(st, fb, fc, rs, FATE)
         city = pk.fate_city[card]
         discard(st, fb, fc, card)
-        t = draw_token(st, pk.lay[L_INTEL], pk.intel_token_type.shape[0], K.SUPPLY, rs)
+        t = draw_token(st, pk.lay[L_INTEL], pk.scal[K_N_INTEL], codes.SUPPLY, rs)
         st[pk.lay[L_INTEL] + t] = city

@@ -7,13 +7,14 @@ A test is passed as ints: ``successes`` needed, ``allowed`` dice, ``henchman``
 
 from __future__ import annotations
 
-from sim.content import constants as K
+from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel import strategy as S
+from sim.kernel import strategy as decide
 from sim.kernel.decks import play_top_secret, player_base, top_secret_card, work
 from sim.kernel.gamble import gamble
 from sim.kernel.layout import (
     K_ALWAYS_DIE,
+    K_N_BAG,
     L_W_BAG,
     L_W_DICE,
     L_W_FACES,
@@ -35,7 +36,7 @@ jit = njit(**KERNEL_OPTIONS)
 def dice_test(pk, st, rs, sid, prm, seat, successes, allowed, henchman, no_advance):
     """Draw dice one at a time (the player may stop), roll them with Yellow, maybe reroll."""
     b = player_base(pk, seat)
-    n_bag = pk.bag_dice.shape[0]
+    n_bag = pk.scal[K_N_BAG]
     bag = work(pk, st, L_W_BAG)
     for i in range(n_bag):
         bag[i] = pk.bag_dice[i]
@@ -44,7 +45,7 @@ def dice_test(pk, st, rs, sid, prm, seat, successes, allowed, henchman, no_advan
     nd = 0
     while True:
         if nd < allowed and n_bag > 0:
-            if not S.draw_die(pk, st, rs, sid, prm, seat, successes, henchman, no_advance, nd):
+            if not decide.draw_die(pk, st, rs, sid, prm, seat, successes, henchman, no_advance, nd):
                 break
             j = next_below_nb(rs, DICE, n_bag)
             dice[nd] = bag[j]
@@ -58,7 +59,7 @@ def dice_test(pk, st, rs, sid, prm, seat, successes, allowed, henchman, no_advan
             and allowed >= 0
             and st[b + P_RESOLVE] > 0
             and st[S_DICE_RES] == 0
-            and S.resolve_plus_one(pk, st, rs, sid, prm, seat, henchman, no_advance, nd)
+            and decide.resolve_plus_one(pk, st, rs, sid, prm, seat, henchman, no_advance, nd)
         ):
             st[b + P_RESOLVE] -= 1
             st[S_DICE_RES] = 1
@@ -71,7 +72,7 @@ def dice_test(pk, st, rs, sid, prm, seat, successes, allowed, henchman, no_advan
     for i in range(n):
         faces[i] = next_below_nb(rs, DICE, 6)
     if st[b + P_RESOLVE] > 0 and st[S_DICE_RES] == 0:
-        k = S.reroll(pk, st, rs, sid, prm, seat, successes, henchman, no_advance, dice, faces, n)
+        k = decide.reroll(pk, st, rs, sid, prm, seat, successes, henchman, no_advance, dice, faces, n)
         if k >= 0:
             if k >= n:
                 raise ValueError("strategy chose to reroll a die that was not rolled")
@@ -119,17 +120,17 @@ def run_test(
         passed = gamble(pk, st, rs, sid, prm, seat)
     else:
         allowed = st[player_base(pk, seat) + P_SKILLS + skill] + modifier
-        ts = top_secret_card(pk, st, seat, K.TS_AUTO_PASS)
+        ts = top_secret_card(pk, st, seat, codes.TS_AUTO_PASS)
         if (
             ts >= 0
             and level != 3
-            and S.play_auto_pass(pk, st, rs, sid, prm, seat, allowed, successes, henchman)
+            and decide.play_auto_pass(pk, st, rs, sid, prm, seat, allowed, successes, henchman)
         ):
             play_top_secret(pk, st, seat, ts)
             passed = True
         else:
-            ts = top_secret_card(pk, st, seat, K.TS_TWO_DICE)
-            if ts >= 0 and S.play_two_dice(rs, sid, allowed, henchman):
+            ts = top_secret_card(pk, st, seat, codes.TS_TWO_DICE)
+            if ts >= 0 and decide.play_two_dice(rs, sid, allowed, henchman):
                 play_top_secret(pk, st, seat, ts)
                 allowed += 2
             passed = dice_test(pk, st, rs, sid, prm, seat, successes, allowed, henchman, no_advance)

@@ -9,7 +9,7 @@ draws from the STRATEGY stream in the same order.
 
 from __future__ import annotations
 
-from sim.content import constants as K
+from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel.decks import airport_open, lobo, player_base, top_secret_card, work
 from sim.kernel.layout import (
@@ -33,6 +33,8 @@ from sim.kernel.layout import (
     H_WATCH_FAIL,
     K_LOBO_LOSS,
     K_N_CITIES,
+    K_N_HENCHMEN,
+    K_N_INTEL,
     L_GREEN,
     L_INTEL,
     L_W_L2_POOL,
@@ -106,7 +108,7 @@ def _level2_work(pk, st):
 @jit
 def setup_level2_henchmen(pk, st, rs, sid, players, k, out):
     """Fill ``out[:k]`` with the henchmen chosen to start at level 2 (in the strategy's order)."""
-    n_h = pk.henchman_autopass.shape[0]
+    n_h = pk.scal[K_N_HENCHMEN]
     pool, scores, taken = _level2_work(pk, st)
     if sid == RANDOM:
         for h in range(n_h):
@@ -271,8 +273,8 @@ def pool_size(pk, st):
     """Intel tokens in the Pool."""
     off = pk.lay[L_INTEL]
     k = 0
-    for t in range(pk.intel_token_type.shape[0]):
-        if st[off + t] == K.POOL:
+    for t in range(pk.scal[K_N_INTEL]):
+        if st[off + t] == codes.POOL:
             k += 1
     return k
 
@@ -280,7 +282,7 @@ def pool_size(pk, st):
 @jit
 def n_green_spaces(pk, st):
     """Distinct spaces holding a green Location token."""
-    off, n = pk.lay[L_GREEN], pk.henchman_autopass.shape[0]
+    off, n = pk.lay[L_GREEN], pk.scal[K_N_HENCHMEN]
     k = 0
     for t in range(n):
         s = st[off + t]
@@ -300,8 +302,8 @@ def green_supply_size(pk, st):
     """Green Location tokens left in the supply."""
     off = pk.lay[L_GREEN]
     k = 0
-    for t in range(pk.henchman_autopass.shape[0]):
-        if st[off + t] == K.SUPPLY:
+    for t in range(pk.scal[K_N_HENCHMEN]):
+        if st[off + t] == codes.SUPPLY:
             k += 1
     return k
 
@@ -348,11 +350,11 @@ def target(pk, st, prm, seat):
     b = player_base(pk, seat)
     here = st[b + P_SPACE]
     if ready_to_fight(pk, st, prm):
-        best, _d = _nearest(pk, st, pk.lay[L_GREEN], pk.henchman_autopass.shape[0], here, -1, 0)
+        best, _d = _nearest(pk, st, pk.lay[L_GREEN], pk.scal[K_N_HENCHMEN], here, -1, 0)
         if best >= 0:
             return best
     if wants_intel(pk, st, prm):
-        best, _d = _nearest(pk, st, pk.lay[L_INTEL], pk.intel_token_type.shape[0], here, -1, 0)
+        best, _d = _nearest(pk, st, pk.lay[L_INTEL], pk.scal[K_N_INTEL], here, -1, 0)
         if best >= 0:
             return best
     best, best_d = -1, 0
@@ -411,11 +413,11 @@ def heuristic_move(pk, st, prm, seat, gift):
     b = player_base(pk, seat)
     here = st[b + P_SPACE]
     dist = pk.hop_distance
-    regional = pk.space_kind[here] == K.REGIONAL
+    regional = pk.space_kind[here] == codes.REGIONAL
     tgt = target(pk, st, prm, seat)
     if tgt < 0:
         if not regional:
-            return here, K.M_STAY, 0
+            return here, codes.M_STAY, 0
         tgt = nearest_city(pk, here)
     can_resolve = st[b + P_RESOLVE] > 0 and st[S_MOVE_RES] == 0
     may = prm[H_MOVE_RESOLVE] != 0 and may_spend(pk, st, prm, seat, False)
@@ -424,19 +426,19 @@ def heuristic_move(pk, st, prm, seat, gift):
     found, free_reach = False, False
     k0 = k2 = k3 = 0
     if not regional:
-        found, k0, k2, k3 = True, dist[here, tgt], K.M_STAY, here
+        found, k0, k2, k3 = True, dist[here, tgt], codes.M_STAY, here
         free_reach = here == tgt
     walk_res = False  # a Resolve walk reaches the target
     for k in range(pk.walk_start[here], pk.walk_start[here + 1]):
         dest = pk.walk_dest[k]
-        if pk.walk_mp[k] > K.BASE_MP:
+        if pk.walk_mp[k] > codes.BASE_MP:
             if dest == tgt and can_resolve:
                 walk_res = True
             continue
         a = dist[dest, tgt]
         free_reach = free_reach or dest == tgt
-        if not found or _better(a, 0, K.M_WALK, dest, k0, 0, k2, k3):
-            found, k0, k2, k3 = True, a, K.M_WALK, dest
+        if not found or _better(a, 0, codes.M_WALK, dest, k0, 0, k2, k3):
+            found, k0, k2, k3 = True, a, codes.M_WALK, dest
     plane_res = False  # a plane + Resolve reaches the target
     if airport_open(pk, st, here):
         order = pk.airports_by_distance
@@ -445,8 +447,8 @@ def heuristic_move(pk, st, prm, seat, gift):
             if a != here and airport_open(pk, st, a):
                 free_reach = free_reach or a == tgt
                 d = dist[a, tgt]
-                if not found or _better(d, 0, K.M_PLANE, a, k0, 0, k2, k3):
-                    found, k0, k2, k3 = True, d, K.M_PLANE, a
+                if not found or _better(d, 0, codes.M_PLANE, a, k0, 0, k2, k3):
+                    found, k0, k2, k3 = True, d, codes.M_PLANE, a
                 break
         if can_resolve:
             for k in range(pk.airports_near_start[tgt], pk.airports_near_start[tgt + 1]):
@@ -459,16 +461,16 @@ def heuristic_move(pk, st, prm, seat, gift):
     # the cheapest paid move to the target (by cost, then means), if it beats the best free one
     pc, pm = -1, -1
     if may and walk_res:
-        pc, pm = 1, K.M_WALK
+        pc, pm = 1, codes.M_WALK
     elif may and plane_res:
-        pc, pm = 1, K.M_PLANE
-    elif un_ok and tgt != here and pk.space_kind[tgt] != K.REGIONAL:
+        pc, pm = 1, codes.M_PLANE
+    elif un_ok and tgt != here and pk.space_kind[tgt] != codes.REGIONAL:
         if st[b + P_UN] > 0:
-            pc, pm = 2, K.M_UN
+            pc, pm = 2, codes.M_UN
         elif gift:
-            pc, pm = 2, K.M_UN_GIFT
-        if pm < 0 and top_secret_card(pk, st, seat, K.TS_UN_TRANSPORT) >= 0:
-            pc, pm = 3, K.M_TOP_SECRET_UN
+            pc, pm = 2, codes.M_UN_GIFT
+        if pm < 0 and top_secret_card(pk, st, seat, codes.TS_UN_TRANSPORT) >= 0:
+            pc, pm = 3, codes.M_TOP_SECRET_UN
     if pm >= 0 and (not found or _better(dist[tgt, tgt], pc, pm, tgt, k0, 0, k2, k3)):
         return tgt, pm, 1 if pc == 1 else 0
     if not found:
@@ -497,7 +499,7 @@ def move(pk, st, rs, sid, prm, seat, moves, n):
         return next_below_nb(rs, STRATEGY, n)
     gift = False
     for i in range(n):
-        if moves[i, 1] == K.M_UN_GIFT:
+        if moves[i, 1] == codes.M_UN_GIFT:
             gift = True
             break
     dest, means, res = heuristic_move(pk, st, prm, seat, gift)
@@ -516,13 +518,13 @@ def token(pk, st, rs, sid, prm, seat, choices, n):
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
     for i in range(n):
-        if choices[i] == K.T_HENCHMAN and ready_to_fight(pk, st, prm):
+        if choices[i] == codes.T_HENCHMAN and ready_to_fight(pk, st, prm):
             return i
     for i in range(n):
-        if choices[i] == K.T_EXCHANGE and wants_exchange(pk, st, prm):
+        if choices[i] == codes.T_EXCHANGE and wants_exchange(pk, st, prm):
             return i
     for i in range(n):
-        if choices[i] == K.T_POOL and pool_size(pk, st) < prm[H_POOL_TARGET]:
+        if choices[i] == codes.T_POOL and pool_size(pk, st) < prm[H_POOL_TARGET]:
             return i
     return 0
 
@@ -564,7 +566,7 @@ def mission_reward(pk, st, rs, sid, prm, seat, opts, n):
         for i in range(n):
             if opts[i, 0] != kind:
                 continue
-            if kind != K.R_SKILL:
+            if kind != codes.R_SKILL:
                 return i
             if best < 0 or st[b + P_SKILLS + opts[i, 1]] > st[b + P_SKILLS + opts[best, 1]]:
                 best = i

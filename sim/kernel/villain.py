@@ -6,9 +6,9 @@ is set, exactly where the reference raises ``GameOver``.
 
 from __future__ import annotations
 
-from sim.content import constants as K
+from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel import strategy as S
+from sim.kernel import strategy as decide
 from sim.kernel.decks import (
     discard,
     draw_card,
@@ -20,6 +20,8 @@ from sim.kernel.decks import (
 )
 from sim.kernel.layout import (
     K_LOBO_LOSS,
+    K_N_HENCHMEN,
+    K_N_INTEL,
     L_AIRPORT,
     L_GREEN,
     L_INTEL,
@@ -49,7 +51,7 @@ jit = njit(**KERNEL_OPTIONS)
 def check_lobo(pk, st):
     """Dr. Lobo at 9 (or more): the players lose at once."""
     if lobo(pk, st) >= pk.scal[K_LOBO_LOSS]:
-        st[S_OUTCOME] = K.LOSS_LOBO
+        st[S_OUTCOME] = codes.LOSS_LOBO
 
 
 @jit
@@ -73,8 +75,8 @@ def villain_advancement(pk, st, rs, sid, prm):
     b = player_base(pk, seat)
     while True:
         card = draw_villain_card(pk, st, rs)
-        ts = top_secret_card(pk, st, seat, K.TS_CANCEL_ADVANCE)
-        if ts >= 0 and S.cancel_advance(pk, st, rs, sid, prm, seat, card):
+        ts = top_secret_card(pk, st, seat, codes.TS_CANCEL_ADVANCE)
+        if ts >= 0 and decide.cancel_advance(pk, st, rs, sid, prm, seat, card):
             play_top_secret(pk, st, seat, ts)
             discard(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], card)
             return
@@ -147,9 +149,9 @@ def heal(pk, st, seat, n):
 @jit
 def in_region(pk, space, region):
     """USSR cities count as Asia too (FAQ 4)."""
-    if pk.space_kind[space] == K.OCEAN:
+    if pk.space_kind[space] == codes.OCEAN:
         return False
-    if region == K.USSR_REGION:
+    if region == codes.USSR_REGION:
         return pk.space_ussr[space] != 0
     return pk.space_deck[space] == region
 
@@ -157,10 +159,10 @@ def in_region(pk, space, region):
 @jit
 def place_intel(pk, st, rs, space):
     """Add one yellow Intel at a space: from the supply, else a random one from the Pool."""
-    off, n = pk.lay[L_INTEL], pk.intel_token_type.shape[0]
-    t = draw_token(st, off, n, K.SUPPLY, rs)
+    off, n = pk.lay[L_INTEL], pk.scal[K_N_INTEL]
+    t = draw_token(st, off, n, codes.SUPPLY, rs)
     if t < 0:
-        t = draw_token(st, off, n, K.POOL, rs)
+        t = draw_token(st, off, n, codes.POOL, rs)
     if t < 0:
         return
     st[off + t] = space
@@ -184,11 +186,11 @@ def end_of_turn_event(pk, st, rs, card):
     """Apply a card's End of Turn side: remove Intel, then add Intel, then close an airport."""
     region = pk.villain_remove_region[card]
     if region >= 0:
-        off, n = pk.lay[L_INTEL], pk.intel_token_type.shape[0]
+        off, n = pk.lay[L_INTEL], pk.scal[K_N_INTEL]
         for t in range(n):
             loc = st[off + t]
             if loc >= 0 and in_region(pk, loc, region):
-                st[off + t] = K.SUPPLY
+                st[off + t] = codes.SUPPLY
     for i in range(pk.villain_add_intel.shape[1]):
         space = pk.villain_add_intel[card, i]
         if space >= 0:
@@ -202,7 +204,7 @@ def end_of_turn_event(pk, st, rs, card):
 @jit
 def intel_overflow(pk, st, rs):
     """Too many yellow tokens on the board: clear them all and keep at most one green token."""
-    off, n = pk.lay[L_INTEL], pk.intel_token_type.shape[0]
+    off, n = pk.lay[L_INTEL], pk.scal[K_N_INTEL]
     on_board = 0
     for t in range(n):
         if st[off + t] >= 0:
@@ -212,8 +214,8 @@ def intel_overflow(pk, st, rs):
     st[ST_OVERFLOWS] += 1
     for t in range(n):
         if st[off + t] >= 0:
-            st[off + t] = K.SUPPLY
-    goff, ng = pk.lay[L_GREEN], pk.henchman_autopass.shape[0]
+            st[off + t] = codes.SUPPLY
+    goff, ng = pk.lay[L_GREEN], pk.scal[K_N_HENCHMEN]
     greens = 0
     for t in range(ng):
         if st[goff + t] >= 0:
@@ -228,7 +230,7 @@ def intel_overflow(pk, st, rs):
                 j -= 1
         for t in range(ng):
             if st[goff + t] >= 0 and t != kept:
-                st[goff + t] = K.SUPPLY
+                st[goff + t] = codes.SUPPLY
 
 
 @jit
