@@ -41,6 +41,19 @@ def kernel_bundle():
     return _KPACK
 
 
+def kernel_context(pk=None, cfg=None, st=None, rs=None, sid=0, prm=None):
+    """A kernel :class:`~sim.kernel.layout.Context` from the parts a test has (the rest empty)."""
+    empty = np.zeros(0, dtype=np.int64)
+    return layout.Context(
+        kernel_bundle() if pk is None else pk,
+        empty if cfg is None else cfg,
+        empty if st is None else st,
+        empty if rs is None else rs,
+        int(sid),
+        np.zeros(0, dtype=np.float64) if prm is None else prm,
+    )
+
+
 def n_cases(full: int, no_jit: int) -> int:
     """Sample size: ``full`` compiled, ``no_jit`` under NUMBA_DISABLE_JIT=1."""
     return no_jit if NO_JIT else full

@@ -22,6 +22,7 @@ from tests.kernel_support import (
     assert_same,
     content_and_pack,
     kernel_bundle,
+    kernel_context,
     n_cases,
     new_rng_state,
 )
@@ -39,7 +40,7 @@ def test_play_game_final_position_matches_reference(players):
         s = Settings.build(c, players, None, variant)
         sid, prm = layout.strategy_vector(strategies.make(name))
         _rec, g = play_game(c, s, [strategies.make(name) for _ in range(players)], 23, game)
-        k_play_game(kp, layout.settings_vector(c, s), st, rs, sid, prm, 23, game, moves)
+        k_play_game(kernel_context(pk=kp, cfg=layout.settings_vector(c, s), st=st, rs=rs, sid=sid, prm=prm), 23, game, moves)
         assert_same(g, st, rs, f"players {players}, {name}, {variant}, game {game}")
 
 

@@ -23,6 +23,7 @@ from tests.kernel_support import (
     assert_same,
     content_and_pack,
     kernel_bundle,
+    kernel_context,
     kernel_copy,
     n_cases,
 )
@@ -47,7 +48,7 @@ def test_movement_matches_reference(players):
     rnd = layout.strategy_vector(strategies.make("random"))
 
     def gift(st, seat):
-        return st[player_base(kp, seat) + layout.P_UN] == 0 and KM.un_giver(kp, cfg, st, seat) >= 0
+        return st[player_base(kp, seat) + layout.P_UN] == 0 and KM.un_giver(kernel_context(pk=kp, cfg=cfg, st=st), seat) >= 0
 
     def after_turn(g):
         if g.outcome is not None:
@@ -55,20 +56,20 @@ def test_movement_matches_reference(players):
         st, rs = kernel_copy(g)
         for seat in range(players):
             ref = RM.legal_moves(g, seat)
-            n = KM.legal_moves(kp, cfg, st, seat, moves)
+            n = KM.legal_moves(kernel_context(pk=kp, cfg=cfg, st=st), seat, moves)
             assert _moves_of(moves, n) == [
                 (m.dest, int(m.means), int(m.resolve), m.steps) for m in ref
             ]
             assert KM.can_rest(kp, st, seat) == RM.can_rest(g, seat)
             # the random strategy always picks from the list
-            assert KS.direct_move(kp, st, rs, *rnd, seat, gift(st, seat))[1] == -1
+            assert KS.direct_move(kernel_context(pk=kp, st=st, rs=rs, sid=rnd[0], prm=rnd[1]), seat, gift(st, seat))[1] == -1
             for (name, strat), (sid, prm) in zip(presets, vectors):
                 view = g.view(seat)
-                i = KS.move(kp, st, rs, sid, prm, seat, moves, n)
+                i = KS.move(kernel_context(pk=kp, st=st, rs=rs, sid=sid, prm=prm), seat, moves, n)
                 assert i == strat.move(view, ref), name
-                assert KS.rest(kp, st, rs, sid, prm, seat) == strat.rest(view), name
+                assert KS.rest(kernel_context(pk=kp, st=st, rs=rs, sid=sid, prm=prm), seat) == strat.rest(view), name
                 # the move rule without the list picks the Python heuristic's move
-                dest, means, res = KS.direct_move(kp, st, rs, sid, prm, seat, gift(st, seat))
+                dest, means, res = KS.direct_move(kernel_context(pk=kp, st=st, rs=rs, sid=sid, prm=prm), seat, gift(st, seat))
                 if means >= 0:
                     m = ref[strat.move(view, ref)]
                     assert (dest, means, res) == (m.dest, int(m.means), int(m.resolve)), name
@@ -76,13 +77,13 @@ def test_movement_matches_reference(players):
                 was = st[layout.S_MOVE_RES]
                 for s_ in (1, 0):  # also with and without Resolve to spend this turn
                     st[layout.S_MOVE_RES] = s_
-                    n2 = KM.legal_moves(kp, cfg, st, seat, moves)
-                    i2 = KS.move(kp, st, rs, sid, prm, seat, moves, n2)
-                    dest, means, res = KS.direct_move(kp, st, rs, sid, prm, seat, gift(st, seat))
+                    n2 = KM.legal_moves(kernel_context(pk=kp, cfg=cfg, st=st), seat, moves)
+                    i2 = KS.move(kernel_context(pk=kp, st=st, rs=rs, sid=sid, prm=prm), seat, moves, n2)
+                    dest, means, res = KS.direct_move(kernel_context(pk=kp, st=st, rs=rs, sid=sid, prm=prm), seat, gift(st, seat))
                     if means >= 0:
                         assert (dest, means, res) == tuple(int(x) for x in moves[i2, :3]), name
                 st[layout.S_MOVE_RES] = was
-                n = KM.legal_moves(kp, cfg, st, seat, moves)
+                n = KM.legal_moves(kernel_context(pk=kp, cfg=cfg, st=st), seat, moves)
             checked["moves"] += 1
         if g.turn % 3 == 0:
             # one movement phase of the next seat on a copy, with the game's own strategy
@@ -93,7 +94,7 @@ def test_movement_matches_reference(players):
             st, rs = kernel_copy(h)
             st[layout.S_ACTIVE] = seat
             sid, prm = layout.strategy_vector(h.strategies[seat])
-            got = KM.movement_phase(kp, cfg, st, rs, sid, prm, seat, moves)
+            got = KM.movement_phase(kernel_context(pk=kp, cfg=cfg, st=st, rs=rs, sid=sid, prm=prm), seat, moves)
             try:
                 want = RM.movement_phase(h, seat)
             except GameOver:

@@ -11,6 +11,7 @@ from tests.kernel_support import (
     assert_same,
     content_and_pack,
     kernel_bundle,
+    kernel_context,
     n_cases,
     new_rng_state,
     reference_game,
@@ -29,7 +30,7 @@ def test_setup_matches_reference(players):
         variant = VARIANTS[(game // len(STRATEGY_NAMES)) % len(VARIANTS)]
         seed = 1000 + game % 7
         g, _s, cfg, sid, prm = reference_game(players, name, seed, game, variant)
-        k_setup_game(kp, cfg, st, rs, sid, prm, seed, game)  # st reused: stale values must not leak
+        k_setup_game(kernel_context(pk=kp, cfg=cfg, st=st, rs=rs, sid=sid, prm=prm), seed, game)  # st reused: stale values must not leak
         assert_same(g, st, rs, f"players {players}, {name}, {variant}, seed {seed}, game {game}")
 
 
@@ -45,7 +46,7 @@ def test_custom_lineup_and_encode_roundtrip():
     st, rs = layout.new_state(pk), new_rng_state()
     for game in range(n_cases(20, 2)):
         g = setup_game(c, s, [strategies.make("bold") for _ in range(3)], 9, game)
-        k_setup_game(kp, cfg, st, rs, sid, prm, 9, game)
+        k_setup_game(kernel_context(pk=kp, cfg=cfg, st=st, rs=rs, sid=sid, prm=prm), 9, game)
         assert_same(g, st, rs, f"game {game}")
         assert layout.snapshot_state(pk, layout.encode(pk, g), 3) == layout.snapshot(g)
 

@@ -25,6 +25,7 @@ from tests.kernel_support import (
     assert_same,
     content_and_pack,
     kernel_bundle,
+    kernel_context,
     kernel_copy,
     n_cases,
     reference_game,
@@ -55,17 +56,17 @@ def _step(op, g, pk, kp, st, rs, sid, prm, script):
         st[layout.S_ACTIVE] = seat
     if op == "phase1" or op == "phase2":
         cards = 1 if op == "phase1" else 2
-        KV.villain_phase(kp, st, rs, cards)
+        KV.villain_phase(kernel_context(pk=kp, st=st, rs=rs), cards)
         RV.villain_phase(g, cards)
     elif op == "advance":
-        KV.villain_advancement(kp, st, rs, sid, prm)
+        KV.villain_advancement(kernel_context(pk=kp, st=st, rs=rs, sid=sid, prm=prm))
         RV.villain_advancement(g)
     elif op == "v_minus_1":
-        KV.v_minus_1(kp, st, rs)
+        KV.v_minus_1(kernel_context(pk=kp, st=st, rs=rs))
         RV.v_minus_1(g)
     elif op == "injure":
         k = script.randrange(0, 4)
-        KV.take_injuries(kp, st, rs, sid, prm, g.active, k)
+        KV.take_injuries(kernel_context(pk=kp, st=st, rs=rs, sid=sid, prm=prm), g.active, k)
         RV.take_injuries(g, g.active, k)
     elif op == "fate":
         card = KD.draw_card(st, lay[layout.L_FATE], lay[layout.L_FCAP], rs, FATE)
@@ -82,7 +83,7 @@ def _step(op, g, pk, kp, st, rs, sid, prm, script):
             g.encounters[d].discard.append(card)
     elif op == "top_secret":
         seat = script.randrange(n)
-        KE.draw_top_secret(kp, st, rs, seat)
+        KE.draw_top_secret(kernel_context(pk=kp, st=st, rs=rs), seat)
         RE.draw_top_secret(g, seat)
     elif op == "peek":
         w = KD.peek_card(st, lay[layout.L_VILLAIN], lay[layout.L_VCAP], rs, VILLAIN)
@@ -97,7 +98,7 @@ def _step(op, g, pk, kp, st, rs, sid, prm, script):
             g.intel_loc[t] = POOL
             st[lay[layout.L_INTEL] + t] = POOL
     elif op == "overflow":
-        KV.intel_overflow(kp, st, rs)
+        KV.intel_overflow(kernel_context(pk=kp, st=st, rs=rs))
         RV.intel_overflow(g)
 
 

@@ -3,8 +3,10 @@
 A :class:`KernelStrategy` starts from a built-in strategy (its id and parameter
 vector) and replaces some of its decisions with numba functions you write. Each
 replacement has the signature of the built-in decision of the same name in
-:mod:`sim.kernel.strategy` (for example ``token(pk, st, rs, sid, prm, seat,
-choices, n) -> int``) and reads the same arrays. The kernel functions that
+:mod:`sim.kernel.strategy` (for example ``token(ctx, seat, choices, n) -> int``)
+and reads the game through the same context ``ctx``
+(:class:`sim.kernel.layout.Context`: ``ctx.pk`` the content, ``ctx.st`` the
+state, ``ctx.rs`` the random streams, ...). The kernel functions that
 reach a replaced decision are compiled again for that pairing (not cached: it
 takes a while); everything else is the cached kernel. Example::
 
@@ -13,13 +15,13 @@ takes a while); everything else is the cached kernel. Example::
     from sim.kernel.custom import KernelStrategy
 
     @njit
-    def token(pk, st, rs, sid, prm, seat, choices, n):
+    def token(ctx, seat, choices, n):
         return 0  # choices[0] is always "ignore the tokens": never pool, exchange or fight
 
     shy = KernelStrategy("heuristic", token=token, name="token_shy")
     games = sim.simulate(players=4, games=100_000, strategy=shy)
 
-Randomness must come from the game's streams (``sim.rng.next_below_nb(rs,
+Randomness must come from the game's streams (``sim.rng.next_below_nb(ctx.rs,
 sim.rng.STRATEGY, n)``) so that games stay reproducible.
 """
 

@@ -181,8 +181,9 @@ def play_top_secret(pk, st, seat, card):
 
 # --- small rewards (``sim.rules.encounters`` names; here so set-up and missions share them) ---
 @jit
-def draw_top_secret(pk, st, rs, seat):
+def draw_top_secret(ctx, seat):
     """Draw a Top Secret card into the seat's hand (none if the deck and discards are empty)."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
     card = draw_card(st, pk.lay[L_TS], pk.lay[L_TSCAP], rs, TOP_SECRET)
     if card < 0:
         return

@@ -71,36 +71,36 @@ def token_choices(pk, st, seat, out):
 
 
 @jit
-def encounter_phase(pk, cfg, st, rs, sid, prm, seat):
+def encounter_phase(ctx, seat):
     """Flip secret missions, then resolve exactly one token or a No Intel encounter."""
+    pk, st = ctx.pk, ctx.st
     flip_missions(pk, st, seat)
     choices = work(pk, st, L_W_CHOICES)
     n = token_choices(pk, st, seat, choices)
     choice = codes.T_NO_INTEL
     if n > 1:
-        i = decide.token(pk, st, rs, sid, prm, seat, choices, n)
+        i = decide.token(ctx, seat, choices, n)
         if i < 0 or i >= n:
             raise ValueError("strategy chose an illegal token option")
         choice = choices[i]
     space = st[player_base(pk, seat) + P_SPACE]
     n_h, n_i = pk.scal[K_N_HENCHMEN], pk.scal[K_N_INTEL]
     if choice == codes.T_HENCHMAN:
-        henchman_encounter(
-            pk, cfg, st, rs, sid, prm, seat, first_at(st, pk.lay[L_GREEN], n_h, space)
-        )
+        henchman_encounter(ctx, seat, first_at(st, pk.lay[L_GREEN], n_h, space))
     elif choice == codes.T_POOL:
         st[pk.lay[L_INTEL] + first_at(st, pk.lay[L_INTEL], n_i, space)] = codes.POOL
-        encounter_card(pk, cfg, st, rs, sid, prm, seat, codes.WITH_INTEL)
+        encounter_card(ctx, seat, codes.WITH_INTEL)
     elif choice == codes.T_EXCHANGE:
-        exchange_intel(pk, st, rs, first_at(st, pk.lay[L_INTEL], n_i, space))
-        encounter_card(pk, cfg, st, rs, sid, prm, seat, codes.WITH_INTEL)
+        exchange_intel(ctx, first_at(st, pk.lay[L_INTEL], n_i, space))
+        encounter_card(ctx, seat, codes.WITH_INTEL)
     else:
-        encounter_card(pk, cfg, st, rs, sid, prm, seat, codes.NO_INTEL)
+        encounter_card(ctx, seat, codes.NO_INTEL)
 
 
 @jit
-def exchange_intel(pk, st, rs, tok):
+def exchange_intel(ctx, tok):
     """Yellow token back to the supply; a face-down green token goes to a Fate-drawn city."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
     st[pk.lay[L_INTEL] + tok] = codes.SUPPLY
     green = draw_token(st, pk.lay[L_GREEN], pk.scal[K_N_HENCHMEN], codes.SUPPLY, rs)
     if green < 0:
@@ -113,19 +113,20 @@ def exchange_intel(pk, st, rs, tok):
 
 
 @jit
-def _choose_option(pk, st, rs, sid, prm, seat, opts, n):
+def _choose_option(ctx, seat, opts, n):
     """The strategy's test option among ``opts[:n]`` (no question when there is one)."""
     if n == 1:
         return 0
-    i = decide.test_option(pk, st, rs, sid, prm, seat, opts, n)
+    i = decide.test_option(ctx, seat, opts, n)
     if i < 0 or i >= n:
         raise ValueError("strategy chose an illegal test option")
     return i
 
 
 @jit
-def henchman_encounter(pk, cfg, st, rs, sid, prm, seat, tok):
+def henchman_encounter(ctx, seat, tok):
     """Reveal the Location token and test its henchman at his current level."""
+    pk, st = ctx.pk, ctx.st
     h = tok  # Location token t belongs to henchman t
     hl = pk.lay[L_HLEVEL] + h
     level = st[hl]
@@ -147,14 +148,12 @@ def henchman_encounter(pk, cfg, st, rs, sid, prm, seat, tok):
                 opts[n, 1] = pk.henchman_option_modifier[h, level - 1, i]
                 opts[n, 2] = pk.henchman_option_successes[h, level - 1, i]
                 n += 1
-        i = _choose_option(pk, st, rs, sid, prm, seat, opts, n)
-        passed = run_test(
-            pk, st, rs, sid, prm, seat, opts[i, 0], opts[i, 1], opts[i, 2], False, h, level, False
-        )
+        i = _choose_option(ctx, seat, opts, n)
+        passed = run_test(ctx, seat, opts[i, 0], opts[i, 1], opts[i, 2], False, h, level, False)
         if st[S_OUTCOME] >= 0:
             return
     if not passed:
-        villain_advancement(pk, st, rs, sid, prm)
+        villain_advancement(ctx)
         return
     st[ST_HENCHMAN_PASSED] += 1
     if level == 3:
@@ -170,8 +169,9 @@ def henchman_encounter(pk, cfg, st, rs, sid, prm, seat, tok):
 
 
 @jit
-def encounter_card(pk, cfg, st, rs, sid, prm, seat, side):
+def encounter_card(ctx, seat, side):
     """Draw from the space's continent deck (ocean deck at sea) and resolve one side."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
     b = player_base(pk, seat)
     deck = pk.space_deck[st[b + P_SPACE]]
     base, cap = pk.deck_base[deck], pk.lay[L_ECAP]
@@ -200,57 +200,30 @@ def encounter_card(pk, cfg, st, rs, sid, prm, seat, side):
             opts[n, 2] = 1
             opts[n, 3] = 1
             n += 1
-        i = _choose_option(pk, st, rs, sid, prm, seat, opts, n)
-        passed = run_test(
-            pk,
-            st,
-            rs,
-            sid,
-            prm,
-            seat,
-            opts[i, 0],
-            opts[i, 1],
-            opts[i, 2],
-            opts[i, 3] != 0,
-            -1,
-            0,
-            no_advance,
-        )
+        i = _choose_option(ctx, seat, opts, n)
+        passed = run_test(ctx, seat, opts[i, 0], opts[i, 1], opts[i, 2], opts[i, 3] != 0, -1, 0, no_advance)
         if st[S_OUTCOME] >= 0:
             return
     if passed:
         apply_effect(
-            pk,
-            st,
-            rs,
-            sid,
-            prm,
-            seat,
-            pk.encounter_reward[card, side],
-            pk.encounter_reward_amount[card, side],
+            ctx, seat, pk.encounter_reward[card, side], pk.encounter_reward_amount[card, side],
             pk.encounter_reward_skill[card, side],
         )
     else:
         if not no_advance:
-            villain_advancement(pk, st, rs, sid, prm)
+            villain_advancement(ctx)
             if st[S_OUTCOME] >= 0:
                 return
         apply_effect(
-            pk,
-            st,
-            rs,
-            sid,
-            prm,
-            seat,
-            pk.encounter_penalty[card, side],
-            pk.encounter_penalty_amount[card, side],
+            ctx, seat, pk.encounter_penalty[card, side], pk.encounter_penalty_amount[card, side],
             pk.encounter_penalty_skill[card, side],
         )
 
 
 @jit
-def apply_effect(pk, st, rs, sid, prm, seat, effect, amount, skill):
+def apply_effect(ctx, seat, effect, amount, skill):
     """One reward or penalty of the Appendix."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
     if effect == codes.E_NONE:
         return
     b = player_base(pk, seat)
@@ -262,7 +235,7 @@ def apply_effect(pk, st, rs, sid, prm, seat, effect, amount, skill):
                 break  # supply empty: out of luck (FAQ 1)
             st[off + t] = codes.POOL
     elif effect == codes.E_TOP_SECRET:
-        draw_top_secret(pk, st, rs, seat)
+        draw_top_secret(ctx, seat)
     elif effect == codes.E_GAIN_RESOLVE:
         gain_resolve(pk, st, seat, amount)
     elif effect == codes.E_UP_ANY_SKILL:
@@ -273,7 +246,7 @@ def apply_effect(pk, st, rs, sid, prm, seat, effect, amount, skill):
                 options[n] = s
                 n += 1
         if n:
-            i = decide.skill_up(pk, st, rs, sid, seat, options, n)
+            i = decide.skill_up(ctx, seat, options, n)
             if i < 0 or i >= n:
                 raise ValueError("strategy chose an illegal skill")
             raise_skill(pk, st, seat, options[i], 1)
@@ -289,14 +262,14 @@ def apply_effect(pk, st, rs, sid, prm, seat, effect, amount, skill):
                 options[n] = s
                 n += 1
         if n:
-            i = decide.advanced_skill(pk, rs, sid, options, n)
+            i = decide.advanced_skill(ctx, options, n)
             if i < 0 or i >= n:
                 raise ValueError("strategy chose an illegal advanced skill")
             st[b + P_ADV + options[i]] = 1
     elif effect == codes.E_NAMED_ADVANCED_SKILL:
         st[b + P_ADV + skill] = 1
     elif effect == codes.E_V_MINUS_1:
-        v_minus_1(pk, st, rs)
+        v_minus_1(ctx)
     elif effect == codes.E_LOSE_INTEL:
         for _ in range(amount):
             t = draw_token(st, off, n_i, codes.POOL, rs)
@@ -304,7 +277,7 @@ def apply_effect(pk, st, rs, sid, prm, seat, effect, amount, skill):
                 break
             st[off + t] = codes.REMOVED
     elif effect == codes.E_INJURIES:
-        take_injuries(pk, st, rs, sid, prm, seat, amount)
+        take_injuries(ctx, seat, amount)
     elif effect == codes.E_LOWER_SKILL:
         raise_skill(pk, st, seat, skill, -1)
     else:

@@ -39,8 +39,9 @@ def _draw(rs, deck, n_left):
 
 
 @jit
-def gamble(pk, st, rs, sid, prm, seat):
+def gamble(ctx, seat):
     """Play one gamble for the seat; True if the player's hand is better (a tie loses)."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
     n_left = pk.scal[K_N_FATE]
     deck = work(pk, st, L_W_DECK)[:n_left]
     for i in range(n_left):
@@ -54,7 +55,7 @@ def gamble(pk, st, rs, sid, prm, seat):
         ranks[i] = pk.fate_rank[hand[i]]
         suits[i] = pk.fate_suit[hand[i]]
     free = free_exchanges(pk, st, seat)
-    mask, spend = decide.gamble_exchange(pk, st, rs, sid, prm, seat, ranks, suits, free)
+    mask, spend = decide.gamble_exchange(ctx, seat, ranks, suits, free)
     n = 0
     for i in range(5):
         n += (mask >> i) & 1

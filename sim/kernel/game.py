@@ -64,6 +64,7 @@ from sim.kernel.layout import (
     S_OUTCOME,
     S_TURN,
     S_WATCHED,
+    Context,
 )
 from sim.kernel.missions import mission_reward
 from sim.kernel.movement import movement_phase
@@ -74,11 +75,12 @@ from sim.rng import STATE_SIZE, VILLAIN
 jit = njit(**KERNEL_OPTIONS)
 
 @jit
-def start_of_turn(pk, st, rs, sid, prm, seat):
+def start_of_turn(ctx, seat):
     """Top Secret cards a player may play at the start of the turn, and Dexter's Watch."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
     b = player_base(pk, seat)
     ts = top_secret_card(pk, st, seat, codes.TS_HEAL_ALL)
-    if ts >= 0 and st[b + P_INJ] > 0 and decide.heal_all(pk, st, rs, sid, prm, seat):
+    if ts >= 0 and st[b + P_INJ] > 0 and decide.heal_all(ctx, seat):
         play_top_secret(pk, st, seat, ts)
         heal(pk, st, seat, st[b + P_INJ])
     ts = top_secret_card(pk, st, seat, codes.TS_INTEL_TO_POOL)
@@ -88,39 +90,41 @@ def start_of_turn(pk, st, rs, sid, prm, seat):
         if st[off + t] == codes.SUPPLY:
             has_supply = True
             break
-    if ts >= 0 and has_supply and decide.intel_to_pool(rs, sid):
+    if ts >= 0 and has_supply and decide.intel_to_pool(ctx):
         play_top_secret(pk, st, seat, ts)
         t = draw_token(st, off, n_i, codes.SUPPLY, rs)
         st[off + t] = codes.POOL
-    if st[b + P_WATCH] and decide.use_watch(rs, sid, prm):
+    if st[b + P_WATCH] and decide.use_watch(ctx):
         st[S_WATCHED] = peek_card(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], rs, VILLAIN)
 
 
 @jit
-def play_turn(pk, cfg, st, rs, sid, prm, seat, moves):
+def play_turn(ctx, seat, moves):
     """Movement, encounter, villain phase, secret-mission reward (stops when the game ends)."""
+    pk, st = ctx.pk, ctx.st
     st[S_TURN] += 1
     st[S_ACTIVE] = seat
     st[S_DICE_RES] = 0
     st[S_MOVE_RES] = 0
     st[S_WATCHED] = -1
-    start_of_turn(pk, st, rs, sid, prm, seat)
-    rested = movement_phase(pk, cfg, st, rs, sid, prm, seat, moves)
+    start_of_turn(ctx, seat)
+    rested = movement_phase(ctx, seat, moves)
     if st[S_OUTCOME] >= 0:
         return
     st[player_base(pk, seat) + P_RESTED] = 1 if rested else 0
     if not rested:
-        encounter_phase(pk, cfg, st, rs, sid, prm, seat)
+        encounter_phase(ctx, seat)
         if st[S_OUTCOME] >= 0:
             return
-    villain_phase(pk, st, rs, 2 if rested else 1)
-    mission_reward(pk, cfg, st, rs, sid, prm, seat)
+    villain_phase(ctx, 2 if rested else 1)
+    mission_reward(ctx, seat)
 
 
 @jit
-def play_game(pk, cfg, st, rs, sid, prm, seed, game, moves):
+def play_game(ctx, seed, game, moves):
     """Play one game in ``st`` (streams ``(seed, game)``); ``moves`` is scratch for move lists."""
-    setup_game(pk, cfg, st, rs, sid, prm, seed, game)
+    pk, cfg, st = ctx.pk, ctx.cfg, ctx.st
+    setup_game(ctx, seed, game)
     n = cfg[C_PLAYERS]
     seat = 0
     cap = pk.scal[K_TURN_CAP]
@@ -128,15 +132,16 @@ def play_game(pk, cfg, st, rs, sid, prm, seed, game, moves):
         if st[S_TURN] >= cap:
             st[S_OUTCOME] = codes.TIMEOUT
             break
-        play_turn(pk, cfg, st, rs, sid, prm, seat, moves)
+        play_turn(ctx, seat, moves)
         if st[S_OUTCOME] >= 0:
             break
         seat = (seat + 1) % n
 
 
 @jit
-def record(pk, cfg, st, seed, game, row):
+def record(ctx, seed, game, row):
     """Write one game's row (sim.kernel.layout.ROW_FIELDS, then the ROW_BLOCKS)."""
+    pk, cfg, st = ctx.pk, ctx.cfg, ctx.st
     n = cfg[C_PLAYERS]
     outcome = st[S_OUTCOME]
     row[R_SEED] = seed
@@ -180,6 +185,7 @@ def simulate_batch(pk, cfg, sid, prm, seed, game0, n_games, out):
     st = np.zeros(size, np.int64)
     rs = np.zeros(STATE_SIZE, np.int64)
     moves = np.zeros((cap, 4), np.int64)
+    ctx = Context(pk, cfg, st, rs, sid, prm)
     for i in range(n_games):
-        play_game(pk, cfg, st, rs, sid, prm, seed, game0 + i, moves)
-        record(pk, cfg, st, seed, game0 + i, out[i])
+        play_game(ctx, seed, game0 + i, moves)
+        record(ctx, seed, game0 + i, out[i])

@@ -173,7 +173,7 @@ SETTINGS = (
     Field("C_RANDOM_LINEUP"),  # 1: draw each game's line-up from its SETUP stream
 )
 
-# --- content scalars and counts, kept in pk.scal (a name of sizes() or a Content attribute) -----------------------------------------------------
+# --- content scalars and counts in pk.scal (a name of sizes() or a Content attribute) ---
 SCALARS = (
     ("K_ALWAYS_DIE", "always_die"),
     ("K_N_UN", "n_un_transport"),
@@ -287,6 +287,12 @@ BUNDLE = (
     ("airports_near", "int64", 1),
 )
 Pack = namedtuple("Pack", [name for name, _, _ in BUNDLE])
+
+# --- one game's context: what the kernel's functions of a game read and write --------------
+# pk: the content bundle (a Pack, compiled as a PackRef); cfg: the settings vector C_*;
+# st: the game's state vector; rs: its random streams (sim.rng); sid, prm: the strategy's
+# id and parameter vector (strategy_vector). Built once per batch by simulate_batch.
+Context = namedtuple("Context", ("pk", "cfg", "st", "rs", "sid", "prm"))
 
 
 # --- derived: the offset constants -------------------------------------------------------

@@ -40,8 +40,9 @@ jit = njit(**KERNEL_OPTIONS)
 
 
 @jit
-def deal_missions(pk, st, rs, seat):
+def deal_missions(ctx, seat):
     """Draw two Fate cards as the player's secret-mission cities."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
     b = player_base(pk, seat)
     st[b + P_N_MISSIONS] = 0
     for i in range(2):
@@ -64,8 +65,9 @@ def flip_missions(pk, st, seat):
 
 
 @jit
-def mission_reward(pk, cfg, st, rs, sid, prm, seat):
+def mission_reward(ctx, seat):
     """Both mission cards flipped: claim one reward, then draw two new missions."""
+    pk, cfg, st = ctx.pk, ctx.cfg, ctx.st
     b = player_base(pk, seat)
     if not (st[b + P_FLIPPED] and st[b + P_FLIPPED + 1]):
         return
@@ -89,12 +91,12 @@ def mission_reward(pk, cfg, st, rs, sid, prm, seat):
             opts[n, 1] = s
             n += 1
     if n:
-        i = decide.mission_reward(pk, st, rs, sid, prm, seat, opts, n)
+        i = decide.mission_reward(ctx, seat, opts, n)
         if i < 0 or i >= n:
             raise ValueError("strategy chose an illegal mission reward")
         kind = opts[i, 0]
         if kind == codes.R_TOP_SECRET:
-            draw_top_secret(pk, st, rs, seat)
+            draw_top_secret(ctx, seat)
         elif kind == codes.R_RESOLVE:
             gain_resolve(pk, st, seat, pk.setup_mission_resolve[cfg[C_PLAYERS]])
         elif kind == codes.R_UN:
@@ -103,4 +105,4 @@ def mission_reward(pk, cfg, st, rs, sid, prm, seat):
             raise_skill(pk, st, seat, opts[i, 1], 1)
     for i in range(st[b + P_N_MISSIONS]):
         discard(st, pk.lay[L_FATE], pk.lay[L_FCAP], st[b + P_MISSIONS + i])
-    deal_missions(pk, st, rs, seat)
+    deal_missions(ctx, seat)

@@ -38,8 +38,9 @@ def move_capacity(pk) -> int:
 
 
 @jit
-def un_giver(pk, cfg, st, seat):
+def un_giver(ctx, seat):
     """The first other seat who gives UN Transports and has one (Calli's gift), or -1."""
+    pk, cfg, st = ctx.pk, ctx.cfg, ctx.st
     for q in range(cfg[C_PLAYERS]):
         bq = player_base(pk, q)
         if q != seat and st[bq + P_GIVES] != 0 and st[bq + P_UN] > 0:
@@ -65,8 +66,9 @@ def _add(moves, n, dest, means, res, steps):
 
 
 @jit
-def legal_moves(pk, cfg, st, seat, moves):
+def legal_moves(ctx, seat, moves):
     """Every legal move of the seat in ``moves`` (canonical order); returns their number."""
+    pk, st = ctx.pk, ctx.st
     b = player_base(pk, seat)
     here = st[b + P_SPACE]
     can_resolve = st[b + P_RESOLVE] > 0 and st[S_MOVE_RES] == 0
@@ -105,7 +107,7 @@ def legal_moves(pk, cfg, st, seat, moves):
                         n = _add(moves, n, t, codes.M_PLANE, 1, codes.BASE_MP + 1)
     # UN Transport: any city or ocean space, never into a regional area or island
     un_own = st[b + P_UN] > 0
-    gift = not un_own and un_giver(pk, cfg, st, seat) >= 0
+    gift = not un_own and un_giver(ctx, seat) >= 0
     ts_un = top_secret_card(pk, st, seat, codes.TS_UN_TRANSPORT) >= 0
     dests = pk.un_dests
     for m in (codes.M_UN, codes.M_UN_GIFT, codes.M_TOP_SECRET_UN):
@@ -118,19 +120,21 @@ def legal_moves(pk, cfg, st, seat, moves):
 
 
 @jit
-def rest(pk, cfg, st, rs, sid, prm, seat):
+def rest(ctx, seat):
     """Rest action: heal 2 injuries; in a solo game also roll the rest die (Blue)."""
+    pk, cfg, st, rs = ctx.pk, ctx.cfg, ctx.st, ctx.rs
     heal(pk, st, seat, 2)
     die = pk.setup_rest_roll_die[cfg[C_PLAYERS]]
     if die >= 0:
         face = next_below_nb(rs, DICE, 6)
         if not pk.die_success[die, face]:
-            villain_advancement(pk, st, rs, sid, prm)
+            villain_advancement(ctx)
 
 
 @jit
-def apply_move(pk, cfg, st, seat, dest, means, res):
+def apply_move(ctx, seat, dest, means, res):
     """Carry out a chosen move, paying Resolve / UN tokens / Top Secret cards."""
+    pk, st = ctx.pk, ctx.st
     b = player_base(pk, seat)
     if res:
         st[b + P_RESOLVE] -= 1
@@ -141,7 +145,7 @@ def apply_move(pk, cfg, st, seat, dest, means, res):
         st[S_UN_SUPPLY] += 1
         st[ST_UN_USED] += 1
     elif means == codes.M_UN_GIFT:
-        q = un_giver(pk, cfg, st, seat)
+        q = un_giver(ctx, seat)
         if q >= 0:
             st[player_base(pk, q) + P_UN] -= 1
         st[S_UN_SUPPLY] += 1
@@ -153,22 +157,23 @@ def apply_move(pk, cfg, st, seat, dest, means, res):
 
 
 @jit
-def movement_phase(pk, cfg, st, rs, sid, prm, seat, moves):
+def movement_phase(ctx, seat, moves):
     """Rest or move. Returns True when the player rested (no encounter, 2 villain cards)."""
-    if can_rest(pk, st, seat) and decide.rest(pk, st, rs, sid, prm, seat):
-        rest(pk, cfg, st, rs, sid, prm, seat)
+    pk, st = ctx.pk, ctx.st
+    if can_rest(pk, st, seat) and decide.rest(ctx, seat):
+        rest(ctx, seat)
         return True
     b = player_base(pk, seat)
-    gift = st[b + P_UN] == 0 and un_giver(pk, cfg, st, seat) >= 0
-    dest, means, res = decide.direct_move(pk, st, rs, sid, prm, seat, gift)
+    gift = st[b + P_UN] == 0 and un_giver(ctx, seat) >= 0
+    dest, means, res = decide.direct_move(ctx, seat, gift)
     if means >= 0:  # the strategy found its move without the list
-        apply_move(pk, cfg, st, seat, dest, means, res)
+        apply_move(ctx, seat, dest, means, res)
         return False
-    n = legal_moves(pk, cfg, st, seat, moves)
+    n = legal_moves(ctx, seat, moves)
     if n == 0:
         raise RuntimeError("a player has no legal move")
-    i = decide.move(pk, st, rs, sid, prm, seat, moves, n)
+    i = decide.move(ctx, seat, moves, n)
     if i < 0 or i >= n:
         raise ValueError("strategy chose an illegal move")
-    apply_move(pk, cfg, st, seat, moves[i, 0], moves[i, 1], moves[i, 2])
+    apply_move(ctx, seat, moves[i, 0], moves[i, 1], moves[i, 2])
     return False

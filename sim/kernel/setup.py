@@ -110,8 +110,9 @@ def setup_work(pk, st):
 
 
 @jit
-def villain_deck_for(pk, st, rs, players):
+def villain_deck_for(ctx, players):
     """Villain cards in play (the pile) and removed (``st`` removed list), both ascending."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
     n_v = pk.scal[K_N_VILLAIN]
     kept, removed, plus_one, _left, _lineup, _cards, _chosen = setup_work(pk, st)
     kept[:] = 0  # 1 = kept
@@ -179,8 +180,9 @@ def random_lineup(pk, rs, players, out, left):
 
 
 @jit
-def make_player(pk, cfg, st, seat, character):
+def make_player(ctx, seat, character):
     """Fill a seat's player block for a character (mat values and the player-count extras)."""
+    pk, cfg, st = ctx.pk, ctx.cfg, ctx.st
     b = player_base(pk, seat)
     n = cfg[C_PLAYERS]
     if pk.character_reduced_resolve_cut[character]:
@@ -201,8 +203,9 @@ def make_player(pk, cfg, st, seat, character):
 
 
 @jit
-def setup_game(pk, cfg, st, rs, sid, prm, seed, game):
+def setup_game(ctx, seed, game):
     """Lay out the table for one game in ``st`` (zeroed or reused) and seed ``rs``."""
+    pk, cfg, st, rs = ctx.pk, ctx.cfg, ctx.st, ctx.rs
     n = cfg[C_PLAYERS]
     st[:] = 0
     init_state_nb(rs, seed, game)
@@ -212,9 +215,9 @@ def setup_game(pk, cfg, st, rs, sid, prm, seed, game):
     else:
         for seat in range(n):
             lineup[seat] = cfg[C_CHARS + seat]
-    villain_deck_for(pk, st, rs, n)
+    villain_deck_for(ctx, n)
     for seat in range(n):
-        make_player(pk, cfg, st, seat, lineup[seat])
+        make_player(ctx, seat, lineup[seat])
     st[S_LOBO_START] = cfg[C_LOBO_START]
     st[S_LOC_TARGET] = cfg[C_LOC_TARGET]
     st[S_OVERFLOW] = cfg[C_OVERFLOW]
@@ -249,7 +252,7 @@ def setup_game(pk, cfg, st, rs, sid, prm, seed, game):
     # henchmen starting at level 2 (the players choose which)
     k = 0 if (cfg[C_EASIER] and pk.easier_henchmen_level1[n]) else pk.setup_henchmen_level2[n]
     if k:
-        decide.setup_level2_henchmen(pk, st, rs, sid, n, k, chosen[:k])
+        decide.setup_level2_henchmen(ctx, n, k, chosen[:k])
         for i in range(k):
             st[pk.lay[L_HLEVEL] + chosen[i]] = 2
     # extra UN Transports and Top Secret cards by player count (and the easier variant)
@@ -260,22 +263,22 @@ def setup_game(pk, cfg, st, rs, sid, prm, seed, game):
         choice = pk.setup_extra_choice[n]
         if choice:
             cap = pk.setup_giver_choice_max_un[n] if giver else choice
-            a = decide.setup_extras(rs, sid, choice, cap)
+            a = decide.setup_extras(ctx, choice, cap)
             un += a
             ts += choice - a
         if cfg[C_EASIER]:
             ts += pk.easier_extra_top_secret[n]
             e = pk.easier_extra_choice[n]
             if e:
-                a = decide.setup_extras(rs, sid, e, e)
+                a = decide.setup_extras(ctx, e, e)
                 un += a
                 ts += e - a
         for _ in range(un):
             gain_un(pk, st, seat)
         for _ in range(ts):
-            draw_top_secret(pk, st, rs, seat)
+            draw_top_secret(ctx, seat)
     for seat in range(n):
-        deal_missions(pk, st, rs, seat)
+        deal_missions(ctx, seat)
     fb, fc = pk.lay[L_FATE], pk.lay[L_FCAP]
     for _ in range(pk.setup_board_intel[n]):
         card = draw_card(st, fb, fc, rs, FATE)

@@ -55,8 +55,9 @@ def check_lobo(pk, st):
 
 
 @jit
-def draw_villain_card(pk, st, rs):
+def draw_villain_card(ctx):
     """Draw the next villain card (reshuffling its discards when the pile is empty)."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
     card = draw_card(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], rs, VILLAIN)
     if card < 0:
         raise RuntimeError("villain deck and discard pile are both empty")
@@ -65,18 +66,19 @@ def draw_villain_card(pk, st, rs):
 
 
 @jit
-def villain_advancement(pk, st, rs, sid, prm):
+def villain_advancement(ctx):
     """Draw a villain card and apply its Villain Advancement side (see the reference).
 
     The reference recurses (an Injury card can knock the player out, which draws
     again); numba's on-disk cache breaks on recursion, so this loops instead.
     """
+    pk, st = ctx.pk, ctx.st
     seat = st[S_ACTIVE]
     b = player_base(pk, seat)
     while True:
-        card = draw_villain_card(pk, st, rs)
+        card = draw_villain_card(ctx)
         ts = top_secret_card(pk, st, seat, codes.TS_CANCEL_ADVANCE)
-        if ts >= 0 and decide.cancel_advance(pk, st, rs, sid, prm, seat, card):
+        if ts >= 0 and decide.cancel_advance(ctx, seat, card):
             play_top_secret(pk, st, seat, ts)
             discard(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], card)
             return
@@ -98,8 +100,9 @@ def villain_advancement(pk, st, rs, sid, prm):
 
 
 @jit
-def v_minus_1(pk, st, rs):
+def v_minus_1(ctx):
     """V-1: shuffle the cards next to Dr. Lobo, discard one at random, recompute the track."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
     n = st[S_N_NEXT]
     if n == 0:
         return
@@ -126,8 +129,9 @@ def v_minus_1(pk, st, rs):
 
 
 @jit
-def take_injuries(pk, st, rs, sid, prm, seat, n):
+def take_injuries(ctx, seat, n):
     """Injure a player; reaching life points knocks them out (discard all, villain advances)."""
+    pk, st = ctx.pk, ctx.st
     if n <= 0:
         return
     b = player_base(pk, seat)
@@ -136,7 +140,7 @@ def take_injuries(pk, st, rs, sid, prm, seat, n):
     if st[b + P_INJ] >= st[b + P_LIFE]:
         st[b + P_INJ] = 0
         st[ST_KNOCKOUTS] += 1
-        villain_advancement(pk, st, rs, sid, prm)
+        villain_advancement(ctx)
 
 
 @jit
@@ -157,8 +161,9 @@ def in_region(pk, space, region):
 
 
 @jit
-def place_intel(pk, st, rs, space):
+def place_intel(ctx, space):
     """Add one yellow Intel at a space: from the supply, else a random one from the Pool."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
     off, n = pk.lay[L_INTEL], pk.scal[K_N_INTEL]
     t = draw_token(st, off, n, codes.SUPPLY, rs)
     if t < 0:
@@ -182,8 +187,9 @@ def close_airport(pk, st, space):
 
 
 @jit
-def end_of_turn_event(pk, st, rs, card):
+def end_of_turn_event(ctx, card):
     """Apply a card's End of Turn side: remove Intel, then add Intel, then close an airport."""
+    pk, st = ctx.pk, ctx.st
     region = pk.villain_remove_region[card]
     if region >= 0:
         off, n = pk.lay[L_INTEL], pk.scal[K_N_INTEL]
@@ -194,7 +200,7 @@ def end_of_turn_event(pk, st, rs, card):
     for i in range(pk.villain_add_intel.shape[1]):
         space = pk.villain_add_intel[card, i]
         if space >= 0:
-            place_intel(pk, st, rs, space)
+            place_intel(ctx, space)
     target = pk.villain_close_city[card]
     if target >= 0:
         close_airport(pk, st, target)
@@ -202,8 +208,9 @@ def end_of_turn_event(pk, st, rs, card):
 
 
 @jit
-def intel_overflow(pk, st, rs):
+def intel_overflow(ctx):
     """Too many yellow tokens on the board: clear them all and keep at most one green token."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
     off, n = pk.lay[L_INTEL], pk.scal[K_N_INTEL]
     on_board = 0
     for t in range(n):
@@ -234,9 +241,9 @@ def intel_overflow(pk, st, rs):
 
 
 @jit
-def villain_phase(pk, st, rs, cards):
+def villain_phase(ctx, cards):
     """Draw 1 villain card (2 after a rest), apply the End of Turn events, then check overflow."""
     for _ in range(cards):
-        card = draw_villain_card(pk, st, rs)
-        end_of_turn_event(pk, st, rs, card)
-    intel_overflow(pk, st, rs)
+        card = draw_villain_card(ctx)
+        end_of_turn_event(ctx, card)
+    intel_overflow(ctx)
