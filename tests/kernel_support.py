@@ -8,7 +8,7 @@ import numpy as np
 
 import strategies
 from sim.content import load
-from sim.kernel import layout
+from sim.kernel import layout, packref
 from sim.kernel.packref import kernel_pack
 from sim.rng import STATE_HEADER, STATE_SIZE
 from sim.rules import Settings
@@ -44,7 +44,7 @@ def kernel_bundle():
 def kernel_context(pk=None, cfg=None, st=None, rs=None, sid=0, prm=None):
     """A kernel :class:`~sim.kernel.layout.Context` from the parts a test has (the rest empty)."""
     empty = np.zeros(0, dtype=np.int64)
-    return layout.Context(
+    return packref.kernel_context(
         kernel_bundle() if pk is None else pk,
         empty if cfg is None else cfg,
         empty if st is None else st,

@@ -64,10 +64,10 @@ from sim.kernel.layout import (
     S_OUTCOME,
     S_TURN,
     S_WATCHED,
-    Context,
 )
 from sim.kernel.missions import mission_reward
 from sim.kernel.movement import movement_phase
+from sim.kernel.packref import new_context
 from sim.kernel.setup import setup_game
 from sim.kernel.villain import heal, villain_phase
 from sim.rng import STATE_SIZE, VILLAIN
@@ -185,7 +185,7 @@ def simulate_batch(pk, cfg, sid, prm, seed, game0, n_games, out):
     st = np.zeros(size, np.int64)
     rs = np.zeros(STATE_SIZE, np.int64)
     moves = np.zeros((cap, 4), np.int64)
-    ctx = Context(pk, cfg, st, rs, sid, prm)
+    ctx = new_context(pk, cfg, st, rs, sid, prm)
     for i in range(n_games):
         play_game(ctx, seed, game0 + i, moves)
         record(ctx, seed, game0 + i, out[i])

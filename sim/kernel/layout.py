@@ -291,7 +291,8 @@ Pack = namedtuple("Pack", [name for name, _, _ in BUNDLE])
 # --- one game's context: what the kernel's functions of a game read and write --------------
 # pk: the content bundle (a Pack, compiled as a PackRef); cfg: the settings vector C_*;
 # st: the game's state vector; rs: its random streams (sim.rng); sid, prm: the strategy's
-# id and parameter vector (strategy_vector). Built once per batch by simulate_batch.
+# id and parameter vector (strategy_vector). Built once per batch by simulate_batch; compiled
+# code gets it as one pointer (sim.kernel.packref.ContextRef, the same attribute names).
 Context = namedtuple("Context", ("pk", "cfg", "st", "rs", "sid", "prm"))
 
 

@@ -6,6 +6,10 @@ tuple into hundreds of arguments). :func:`kernel_pack` copies a ``Pack`` into a
 :class:`PackRef` with the same attribute names, so kernel code reads
 ``pk.villain_advance`` either way. Under ``NUMBA_DISABLE_JIT=1`` the namedtuple
 itself is used. The fields and their types come from ``sim.kernel.layout.BUNDLE``.
+
+A game's context (``sim.kernel.layout.Context``: bundle, settings, state, streams,
+strategy) is passed the same way, as a :class:`ContextRef`: as a namedtuple every
+kernel call would pass its ~30 words and the kernel compiled ~1.5 s slower.
 """
 
 from __future__ import annotations
@@ -21,11 +25,13 @@ from numba.core.typing.templates import AttributeTemplate
 from numba.experimental import structref
 
 from sim.jit import JIT_OPTIONS
-from sim.kernel.layout import BUNDLE
+from sim.kernel.layout import BUNDLE, Context
 
 
-class PackType(types.StructRef):
-    """numba type of the content bundle."""
+class RefType(types.StructRef):
+    """numba type of a kernel bundle: a StructRef with a short name."""
+
+    prefix = "Ref"
 
     def __init__(self, fields):
         """A bundle type with a short name (see the comment)."""
@@ -34,18 +40,29 @@ class PackType(types.StructRef):
         # is mangled into the symbol of every kernel function and call: a short name
         # that still identifies the fields keeps the compiled code's symbols small
         digest = hashlib.sha256(repr(self._fields).encode()).hexdigest()[:16]
-        self.name = f"PackType_{digest}"
+        self.name = f"{self.prefix}_{digest}"
 
     def preprocess_fields(self, fields):
         """Field types without literal values (one type per field)."""
         return tuple((name, types.unliteral(typ)) for name, typ in fields)
 
 
+class PackType(RefType):
+    """numba type of the content bundle."""
+
+    prefix = "PackType"
+
+
+class ContextType(RefType):
+    """numba type of a game's context (sim.kernel.layout.Context)."""
+
+    prefix = "ContextType"
+
+
 # Registered by hand rather than with ``structref.register``: numba's attribute getter asks
 # the runtime (NRT) for the payload pointer, and the kernel is compiled without the runtime
 # (``sim.jit.KERNEL_OPTIONS``). The payload pointer is the fourth word of numba's MemInfo
 # (``refct, dtor, dtor_info, data, ...``, as in ``numba.core.runtime.nrtdynmod``).
-default_manager.register(PackType, models.StructRefModel)
 _WORD = ir.IntType(64)
 _PTR = ir.IntType(8).as_pointer()
 _MEMINFO = ir.LiteralStructType([_WORD, _PTR, _PTR, _PTR, _WORD])
@@ -61,19 +78,8 @@ def _payload(context, builder, typ, val):
     return cgutils.create_struct_proxy(valtype)(context, builder, ref=builder.bitcast(data, alloc.as_pointer()))
 
 
-@infer_getattr
-class _PackAttributes(AttributeTemplate):
-    key = PackType
-
-    def generic_resolve(self, typ, attr):
-        """The type of ``pk.<field>``."""
-        if attr in typ.field_dict:
-            return typ.field_dict[attr]
-
-
-@lower_getattr_generic(PackType)
-def _pack_getattr(context, builder, typ, val, attr):
-    """Lower ``pk.<field>``: load the field from the payload (a borrowed reference)."""
+def _getattr(context, builder, typ, val, attr):
+    """Lower ``ref.<field>``: load the field from the payload (a borrowed reference)."""
     value = getattr(_payload(context, builder, typ, val), attr)
     return imputils.impl_ret_borrowed(context, builder, typ.field_dict[attr], value)
 
@@ -82,22 +88,45 @@ class PackRef(structref.StructRefProxy):
     """Python handle of a compiled content bundle (read it through the namedtuple instead)."""
 
 
-structref.define_boxing(PackType, PackRef)
+class ContextRef(structref.StructRefProxy):
+    """Python handle of a compiled game context."""
+
+
+for _cls, _proxy in ((PackType, PackRef), (ContextType, ContextRef)):
+    default_manager.register(_cls, models.StructRefModel)
+
+    @infer_getattr
+    class _Attributes(AttributeTemplate):
+        key = _cls
+
+        def generic_resolve(self, typ, attr):
+            """The type of ``ref.<field>``."""
+            if attr in typ.field_dict:
+                return typ.field_dict[attr]
+
+    lower_getattr_generic(_cls)(_getattr)
+    structref.define_boxing(_cls, _proxy)
 
 # the bundle's fields, from the one table of sim.kernel.layout
 FIELDS = tuple((name, types.Array(getattr(types, dtype), ndim, "C")) for name, dtype, ndim in BUNDLE)
 PACK_TYPE = PackType(list(FIELDS))
+_INTS = types.Array(types.int64, 1, "C")
+CONTEXT_TYPE = ContextType(
+    [("pk", PACK_TYPE), ("cfg", _INTS), ("st", _INTS), ("rs", _INTS), ("sid", types.int64),
+     ("prm", types.Array(types.float64, 1, "C"))]
+)
+assert tuple(name for name, _ in CONTEXT_TYPE._fields) == Context._fields
 
 
 @intrinsic
 def _fill(typingctx, ref_t, nt_t):
-    """Store each field of the namedtuple ``nt`` in the fresh bundle ``ref`` (as numba's setter)."""
+    """Store each member of the tuple ``nt`` in the fresh bundle ``ref``, in field order."""
 
     def codegen(context, builder, sig, args):
         """Store the fields one by one."""
         ref, nt = args
         payload = _payload(context, builder, sig.args[0], ref)
-        for i, (name, typ) in enumerate(FIELDS):
+        for i, (name, typ) in enumerate(ref_t._fields):
             value = context.cast(builder, builder.extract_value(nt, i), nt_t.types[i], typ)
             context.nrt.incref(builder, typ, value)  # the fresh payload holds nulls: nothing to release
             setattr(payload, name, value)
@@ -112,6 +141,23 @@ def _to_ref(nt):
     p = structref.new(PACK_TYPE)
     _fill(p, nt)
     return p
+
+
+@njit(**JIT_OPTIONS)
+def _to_context(pk, cfg, st, rs, sid, prm):
+    """A new compiled game context holding these parts (one pointer for every kernel call)."""
+    c = structref.new(CONTEXT_TYPE)
+    _fill(c, (pk, cfg, st, rs, sid, prm))
+    return c
+
+
+# what simulate_batch builds its context with (the namedtuple itself when JIT is off)
+new_context = Context if config.DISABLE_JIT else _to_context
+
+
+def kernel_context(pk, cfg, st, rs, sid, prm):
+    """A game context to hand to jitted kernel code (the namedtuple when JIT is off)."""
+    return new_context(pk, cfg, st, rs, int(sid), prm)
 
 
 def kernel_pack(pk):
