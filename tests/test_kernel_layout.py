@@ -125,3 +125,44 @@ def test_every_kernel_function_says_what_it_does():
             if isinstance(node, ast.FunctionDef) and not ast.get_docstring(node):
                 missing.append(f"{path.name}:{node.lineno} {node.name}")
     assert not missing, "kernel functions without a docstring: " + ", ".join(missing)
+
+
+def _kernel_trees():
+    import ast
+    from pathlib import Path
+
+    import sim.kernel
+
+    for path in sorted(Path(sim.kernel.__file__).parent.glob("*.py")):
+        yield path.name, ast.parse(path.read_text())
+
+
+def test_kernel_imports_no_strategies_and_no_private_rules_names():
+    import ast
+
+    bad = []
+    for name, tree in _kernel_trees():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                bad += [f"{name}: import {a.name}" for a in node.names if a.name.split(".")[0] == "strategies"]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                if node.module.split(".")[0] == "strategies":
+                    bad.append(f"{name}: from {node.module}")
+                if node.module.startswith("sim.rules"):
+                    bad += [f"{name}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    assert not bad, bad
+
+
+def test_only_the_strategy_module_looks_at_the_strategy_id():
+    import ast
+
+    readers = []
+    for name, tree in _kernel_trees():
+        if name in ("strategy.py", "layout.py", "batch.py", "game.py", "packref.py", "__init__.py"):
+            continue  # the decisions; building the vector; handing it to the context
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr == "sid":
+                readers.append(f"{name}:{node.lineno}")
+            if isinstance(node, ast.Name) and node.id in ("sid", "RANDOM", "HEURISTIC"):
+                readers.append(f"{name}:{node.lineno}")
+    assert not readers, "engine code branches on the strategy id at " + ", ".join(readers)
