@@ -5,7 +5,7 @@ Dice tests
 A die is a row of three int arrays over its 6 faces: ``success`` (0/1),
 ``injury`` (0/1/2) and ``heal`` (0/1). The bag ``bag[n_bag]`` lists die indices;
 ``always_die`` (Yellow) is rolled in every test and never in the bag. Defaults:
-dice 0..4 = Black, Red, Green, Blue, Brown (the bag, in this order), 5 = Yellow.
+the dice, bag and always die of the default content pack (:func:`default_dice`).
 
 A test here draws every allowed die: ``k = min(dice_allowed, n_bag)`` dice are
 drawn blind, one at a time without replacement, then all drawn dice and the
@@ -59,20 +59,11 @@ from sim import poker
 from sim.jit import compile_twins, jit
 from sim.rng import DICE, STATE_SIZE, check_seed, init_state_nb, next_below, next_below_nb
 
-# --- default dice -------------------------------------------------------------------
-DIE_NAMES = ("Black", "Red", "Green", "Blue", "Brown", "Yellow")
-DIE_FACES = (
-    "S S S S II -",
-    "S S S - - -",
-    "S S S I I -",
-    "S S - - - -",
-    "S - - - - -",
-    "S I H - - -",
-)
+# --- default dice: the default content pack's ----------------------------------------
 _FACE = {"S": (1, 0, 0), "I": (0, 1, 0), "II": (0, 2, 0), "H": (0, 0, 1), "-": (0, 0, 0)}
 
 
-def dice_arrays(faces=DIE_FACES):
+def dice_arrays(faces):
     """(success, injury, heal) int64 arrays ``[n_dice, 6]`` from face strings like ``'S I H - - -'``."""
     n = len(faces)
     out = np.zeros((3, n, 6), dtype=np.int64)
@@ -85,9 +76,26 @@ def dice_arrays(faces=DIE_FACES):
     return out[0], out[1], out[2]
 
 
-DICE_SUCCESS, DICE_INJURY, DICE_HEAL = dice_arrays()
-DICE_BAG = np.arange(5, dtype=np.int64)
-ALWAYS_DIE = 5
+@functools.lru_cache(maxsize=1)
+def _default_pack():
+    from sim.content import load
+
+    return load()
+
+
+def default_dice() -> tuple:
+    """``(success, injury, heal, bag, always_die)`` of the default content pack (int64 copies)."""
+    c = _default_pack()
+    arrays = (c.die_success, c.die_injury, c.die_heal, c.bag_dice)
+    return (*(np.array(a, dtype=np.int64) for a in arrays), int(c.always_die))
+
+
+def default_fate_deck() -> tuple:
+    """``(rank, suit)`` of the default content pack's Fate deck (int64 copies)."""
+    c = _default_pack()
+    return np.array(c.fate_rank, dtype=np.int64), np.array(c.fate_suit, dtype=np.int64)
+
+
 REROLL_CODES = {"none": 0, "on_fail": 1}
 REROLL_RULE = (
     "reroll = on_fail: if the test failed, reroll one die not showing a success, the one with "
@@ -97,11 +105,12 @@ REROLL_RULE = (
 
 
 def _dice_defaults(success, injury, heal, bag, always_die):
-    success = DICE_SUCCESS if success is None else np.ascontiguousarray(success, dtype=np.int64)
-    injury = DICE_INJURY if injury is None else np.ascontiguousarray(injury, dtype=np.int64)
-    heal = DICE_HEAL if heal is None else np.ascontiguousarray(heal, dtype=np.int64)
-    bag = DICE_BAG if bag is None else np.ascontiguousarray(bag, dtype=np.int64)
-    always_die = ALWAYS_DIE if always_die is None else int(always_die)
+    d_success, d_injury, d_heal, d_bag, d_always = default_dice()
+    success = d_success if success is None else np.ascontiguousarray(success, dtype=np.int64)
+    injury = d_injury if injury is None else np.ascontiguousarray(injury, dtype=np.int64)
+    heal = d_heal if heal is None else np.ascontiguousarray(heal, dtype=np.int64)
+    bag = d_bag if bag is None else np.ascontiguousarray(bag, dtype=np.int64)
+    always_die = d_always if always_die is None else int(always_die)
     return success, injury, heal, bag, always_die
 
 
@@ -416,7 +425,7 @@ def _fmt_table(header: list[str], rows: list[list[str]]) -> str:
 def cli_dice(json_out: bool, content=None) -> str:
     """Text (or a JSON list) of the exact dice-test odds, for ``smersh-sim odds dice``.
 
-    ``content``: a loaded content pack whose dice and bag to use (default: the printed dice).
+    ``content``: a loaded content pack whose dice and bag to use (default: the default pack's).
     """
     if content is None:
         rows = dice_table()
@@ -482,14 +491,38 @@ def cli_dice(json_out: bool, content=None) -> str:
     )
 
 
+# --- P(pass) tables of a pack's dice ------------------------------------------------------
+@functools.lru_cache(maxsize=8)
+def pass_table(content_hash: str, success: tuple, injury: tuple, heal: tuple, bag: tuple, always: int) -> np.ndarray:
+    """Exact P(pass) [dice 0..5, needed 1..2 (index 0..1), reroll no/yes] for drawing every die
+
+    (the heuristic's estimate, in both engines).
+    """
+    arrs = [np.array(x, dtype=np.int64) for x in (success, injury, heal, bag)]
+    out = np.zeros((6, 2, 2))
+    for k in range(6):
+        for needed in (1, 2):
+            for r, mode in enumerate(("none", "on_fail")):
+                out[k, needed - 1, r] = dice_test_odds(k, needed, mode, *arrs, always).p_pass
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def content_pass_table(content) -> np.ndarray:
+    """:func:`pass_table` for a content pack's dice (cached per pack object)."""
+
+    def t(a):
+        return tuple(tuple(int(x) for x in row) for row in a) if a.ndim == 2 else tuple(int(x) for x in a)
+
+    return pass_table(content.hash, t(content.die_success), t(content.die_injury), t(content.die_heal),
+                      t(content.bag_dice), int(content.always_die))
+
+
 # --- gambles: exact enumeration --------------------------------------------------------
 def _deck_defaults(deck_rank, deck_suit):
-    deck_rank = (
-        poker.DECK_RANK if deck_rank is None else np.ascontiguousarray(deck_rank, dtype=np.int64)
-    )
-    deck_suit = (
-        poker.DECK_SUIT if deck_suit is None else np.ascontiguousarray(deck_suit, dtype=np.int64)
-    )
+    d_rank, d_suit = default_fate_deck()
+    deck_rank = d_rank if deck_rank is None else np.ascontiguousarray(deck_rank, dtype=np.int64)
+    deck_suit = d_suit if deck_suit is None else np.ascontiguousarray(deck_suit, dtype=np.int64)
     if deck_rank.shape != deck_suit.shape or deck_rank.shape[0] < 10:
         raise ValueError("deck_rank and deck_suit must be equal-length arrays of at least 10 cards")
     return deck_rank, deck_suit
@@ -669,7 +702,7 @@ def gamble_table(
 def cli_gamble(json_out: bool, samples: int = 1_000_000, seed: int = 1, content=None) -> str:
     """Text (or a JSON list) of the gamble odds per policy, for ``smersh-sim odds gamble``.
 
-    ``content``: a loaded content pack whose Fate deck to play with (default: the standard 44 cards).
+    ``content``: a loaded content pack whose Fate deck to play with (default: the default pack's).
     """
     deck_rank = None if content is None else content.fate_rank
     deck_suit = None if content is None else content.fate_suit
@@ -722,13 +755,6 @@ def cli_gamble(json_out: bool, samples: int = 1_000_000, seed: int = 1, content=
 
 
 __all__ = [
-    "ALWAYS_DIE",
-    "DICE_BAG",
-    "DICE_HEAL",
-    "DICE_INJURY",
-    "DICE_SUCCESS",
-    "DIE_FACES",
-    "DIE_NAMES",
     "DiceOdds",
     "GambleOdds",
     "REROLL_CODES",
@@ -737,16 +763,20 @@ __all__ = [
     "choose_reroll_nb",
     "cli_dice",
     "cli_gamble",
+    "content_pass_table",
     "dice_arrays",
     "dice_table",
     "dice_test_odds",
     "dice_test_sampled",
+    "default_dice",
+    "default_fate_deck",
     "enumerate_hands",
     "gamble_policy_odds",
     "gamble_table",
     "hand_category_counts",
     "net_injury_offset",
     "net_injury_size",
+    "pass_table",
     "play_dice_test",
     "play_dice_test_nb",
     "sample_dice_tests",

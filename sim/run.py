@@ -133,14 +133,13 @@ def _strings_of_rows(name: str, block: np.ndarray, text) -> pl.Series:
 
 def kernel_frame(content: Content, settings: Settings, strategy_name: str, rows: np.ndarray) -> pl.DataFrame:
     """The kernel's int64 rows as the same table the reference engine gives."""
-    from sim.kernel.game import N_ROW, ROW_FIELDS
+    from sim.kernel import row_columns
     from sim.rules.state import OUTCOME_NAMES
 
-    n_h = len(content.henchman_names)
     n = rows.shape[0]
-    cols = {name: rows[:, i] for i, name in enumerate(ROW_FIELDS)}
-    seats = rows[:, N_ROW + n_h : N_ROW + n_h + settings.players]
-    levels = rows[:, N_ROW : N_ROW + n_h]
+    cols = row_columns(rows, len(content.henchman_names))
+    seats = cols["characters"][:, : settings.players]
+    levels = cols["henchman_levels"]
     outcome_names = [OUTCOME_NAMES[k] for k in sorted(OUTCOME_NAMES)]
     data = {}
     for name in GAME_COLUMNS:
@@ -301,8 +300,7 @@ def _tally(c, settings, strategy, params, seed, game0, games, engine, threads, b
     while done < games:
         size = min(int(batch), games - done)
         if engine == "kernel":
-            from sim.kernel import run_batch
-            from sim.kernel.game import ROW_FIELDS
+            from sim.kernel import ROW_FIELDS, run_batch
 
             strat = _kernel_strategy(strategy, params)
             rows = run_batch(c, settings, strat, seed, game0 + done, size, threads=threads)

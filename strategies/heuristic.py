@@ -15,8 +15,10 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 
 from sim.content import constants as K
+from sim.odds import content_pass_table
 from sim.poker import HIGH_CARD, choose_exchange, hand_category, hand_value
 from sim.rules.choices import Means, Reward, TokenChoice
+from sim.rules.skill_tests import autopass_counts
 from strategies.base import Strategy
 
 MOVE_COST = {Means.STAY: 0, Means.WALK: 0, Means.PLANE: 0, Means.UN: 2, Means.UN_GIFT: 2, Means.TOP_SECRET_UN: 3}
@@ -94,31 +96,6 @@ class HeuristicParams:
 
 
 @functools.lru_cache(maxsize=8)
-def pass_table(content_hash: str, success: tuple, injury: tuple, heal: tuple, bag: tuple, always: int) -> np.ndarray:
-    """Exact P(pass) [dice 0..5, needed 1..2 (index 0..1), reroll no/yes] for drawing every die."""
-    from sim.odds import dice_test_odds
-
-    arrs = [np.array(x, dtype=np.int64) for x in (success, injury, heal, bag)]
-    out = np.zeros((6, 2, 2))
-    for k in range(6):
-        for needed in (1, 2):
-            for r, mode in enumerate(("none", "on_fail")):
-                out[k, needed - 1, r] = dice_test_odds(k, needed, mode, *arrs, always).p_pass
-    return out
-
-
-@functools.lru_cache(maxsize=8)
-def content_pass_table(content) -> np.ndarray:
-    """:func:`pass_table` for a content pack's dice (cached per pack object)."""
-
-    def t(a):
-        return tuple(tuple(int(x) for x in row) for row in a) if a.ndim == 2 else tuple(int(x) for x in a)
-
-    return pass_table(content.hash, t(content.die_success), t(content.die_injury), t(content.die_heal),
-                      t(content.bag_dice), int(content.always_die))
-
-
-@functools.lru_cache(maxsize=8)
 def distance_lists(content) -> list[list[int]]:
     """The pack's hop distances as nested lists (fast scalar lookups)."""
     return [[int(x) for x in row] for row in content.hop_distance]
@@ -137,6 +114,28 @@ class HeuristicStrategy(Strategy):
 
     def params(self) -> dict:
         return asdict(self.p)
+
+    def kernel_vector(self) -> tuple[int, np.ndarray]:
+        """``(strategy id, parameter vector)`` of the kernel's twin (sim.kernel.strategy)."""
+        from sim.kernel.layout import HEURISTIC, N_PARAMS, PARAM_INDEX, PLUS_ONE_CODES
+
+        names = {f.name for f in fields(HeuristicParams)}
+        if names != set(PARAM_INDEX):
+            raise ValueError(
+                "sim.kernel.layout: HeuristicParams changed; the kernel knows "
+                f"{sorted(PARAM_INDEX)} but the strategy has {sorted(names)}"
+            )
+        prm = np.zeros(N_PARAMS, dtype=np.float64)
+        for name, i in PARAM_INDEX.items():
+            v = getattr(self.p, name)
+            if name == "plus_one":
+                v = PLUS_ONE_CODES[v]
+            elif name == "exchange_when":
+                v = EXCHANGE_WHEN.index(v)
+            elif name == "mission_reward":
+                v = int(REWARD_KINDS[v])
+            prm[i] = float(v)
+        return HEURISTIC, prm
 
     # --- helpers ---------------------------------------------------------------------
     def _p_pass(self, view, skill_total: int, needed: int) -> float:
@@ -340,22 +339,6 @@ class HeuristicStrategy(Strategy):
 
     def use_watch(self, view):
         return self.p.watch_fail
-
-
-@functools.lru_cache(maxsize=8)
-def _autopass_counts(content_hash: str, autos: tuple) -> tuple:
-    counts = [0] * len(K.ADVANCED_SKILLS)
-    for a in autos:
-        if a >= 0:
-            counts[a] += 1
-    return tuple(counts)
-
-
-@functools.lru_cache(maxsize=8)
-def autopass_counts(content) -> tuple:
-    """How often each advanced skill passes a henchman level or an encounter side automatically."""
-    autos = tuple(int(x) for x in content.henchman_autopass.ravel()) + tuple(int(x) for x in content.encounter_autopass.ravel())
-    return _autopass_counts(content.hash, autos)
 
 
 CAUTIOUS = {

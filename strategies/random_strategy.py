@@ -10,6 +10,14 @@ class RandomStrategy(Strategy):
 
     name = "random"
 
+    def kernel_vector(self):
+        """``(strategy id, parameter vector)`` of the kernel's twin: no parameters."""
+        import numpy as np
+
+        from sim.kernel.layout import N_PARAMS, RANDOM
+
+        return RANDOM, np.zeros(N_PARAMS, dtype=np.float64)
+
     def _coin(self, view) -> bool:
         return view.random_below(2) == 1
 

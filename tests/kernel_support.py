@@ -8,7 +8,7 @@ import numpy as np
 
 import strategies
 from sim.content import load
-from sim.kernel import layout as L
+from sim.kernel import layout, packref
 from sim.kernel.packref import kernel_pack
 from sim.rng import STATE_HEADER, STATE_SIZE
 from sim.rules import Settings
@@ -29,7 +29,7 @@ def content_and_pack():
     global _CONTENT, _PACK
     if _CONTENT is None:
         _CONTENT = load()
-        _PACK = L.pack(_CONTENT)
+        _PACK = layout.pack(_CONTENT)
     return _CONTENT, _PACK
 
 
@@ -39,6 +39,19 @@ def kernel_bundle():
     if _KPACK is None:
         _KPACK = kernel_pack(content_and_pack()[1])
     return _KPACK
+
+
+def kernel_context(pk=None, cfg=None, st=None, rs=None, sid=0, prm=None):
+    """A kernel :class:`~sim.kernel.layout.Context` from the parts a test has (the rest empty)."""
+    empty = np.zeros(0, dtype=np.int64)
+    return packref.kernel_context(
+        kernel_bundle() if pk is None else pk,
+        empty if cfg is None else cfg,
+        empty if st is None else st,
+        empty if rs is None else rs,
+        int(sid),
+        np.zeros(0, dtype=np.float64) if prm is None else prm,
+    )
 
 
 def n_cases(full: int, no_jit: int) -> int:
@@ -51,14 +64,14 @@ def reference_game(players: int, name: str, seed: int, game: int, variant=None):
     c, _ = content_and_pack()
     s = Settings.build(c, players, None, variant)
     g = setup_game(c, s, [strategies.make(name) for _ in range(players)], seed, game)
-    sid, prm = L.strategy_vector(strategies.make(name))
-    return g, s, L.settings_vector(c, s), sid, prm
+    sid, prm = layout.strategy_vector(strategies.make(name))
+    return g, s, layout.settings_vector(c, s), sid, prm
 
 
 def kernel_copy(g):
     """(st, rs): the kernel state vector and stream state of a reference position."""
     _, pk = content_and_pack()
-    st = L.encode(pk, g)
+    st = layout.encode(pk, g)
     rs = g.rng.state()
     return st, rs
 
@@ -70,8 +83,8 @@ def new_rng_state() -> np.ndarray:
 def assert_same(g, st, rs, where: str = "") -> None:
     """The kernel state equals the reference position, random stream counters included."""
     _, pk = content_and_pack()
-    a = L.snapshot(g)
-    b = L.snapshot_state(pk, st, len(g.players))
+    a = layout.snapshot(g)
+    b = layout.snapshot_state(pk, st, len(g.players))
     if a != b:
         diff = {k: (a[k], b[k]) for k in a if a[k] != b[k]}
         raise AssertionError(f"{where}: kernel state differs from the reference: {diff}")

@@ -14,13 +14,13 @@ pytestmark = pytest.mark.skipif(NO_JIT, reason="custom decisions are compiled co
 
 
 @njit
-def shy_token(pk, st, rs, sid, prm, seat, choices, n):
+def shy_token(ctx, seat, choices, n):
     return 0  # choices[0] is always "ignore the tokens"
 
 
 @njit
-def coin_rest(pk, st, rs, sid, prm, seat):
-    return next_below_nb(rs, STRATEGY, 2) == 1
+def coin_rest(ctx, seat):
+    return next_below_nb(ctx.rs, STRATEGY, 2) == 1
 
 
 class ShyCoinRest(HeuristicStrategy):

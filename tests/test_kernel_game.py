@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import strategies
-from sim.kernel import layout as L
+from sim.kernel import layout
 from sim.kernel.batch import records, run_batch
 from sim.kernel.game import play_game as k_play_game
 from sim.kernel.movement import move_capacity
@@ -22,6 +22,7 @@ from tests.kernel_support import (
     assert_same,
     content_and_pack,
     kernel_bundle,
+    kernel_context,
     n_cases,
     new_rng_state,
 )
@@ -31,15 +32,15 @@ from tests.kernel_support import (
 def test_play_game_final_position_matches_reference(players):
     c, pk = content_and_pack()
     kp = kernel_bundle()
-    st, rs = L.new_state(pk), new_rng_state()
+    st, rs = layout.new_state(pk), new_rng_state()
     moves = np.zeros((move_capacity(pk), 4), dtype=np.int64)
     for game in range(n_cases(40, 1)):
         name = STRATEGY_NAMES[game % len(STRATEGY_NAMES)]
         variant = VARIANTS[(game // len(STRATEGY_NAMES)) % len(VARIANTS)]
         s = Settings.build(c, players, None, variant)
-        sid, prm = L.strategy_vector(strategies.make(name))
+        sid, prm = layout.strategy_vector(strategies.make(name))
         _rec, g = play_game(c, s, [strategies.make(name) for _ in range(players)], 23, game)
-        k_play_game(kp, L.settings_vector(c, s), st, rs, sid, prm, 23, game, moves)
+        k_play_game(kernel_context(pk=kp, cfg=layout.settings_vector(c, s), st=st, rs=rs, sid=sid, prm=prm), 23, game, moves)
         assert_same(g, st, rs, f"players {players}, {name}, {variant}, game {game}")
 
 

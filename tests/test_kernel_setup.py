@@ -3,7 +3,7 @@
 import pytest
 
 import strategies
-from sim.kernel import layout as L
+from sim.kernel import layout
 from sim.kernel.setup import setup_game as k_setup_game
 from tests.kernel_support import (
     STRATEGY_NAMES,
@@ -11,6 +11,7 @@ from tests.kernel_support import (
     assert_same,
     content_and_pack,
     kernel_bundle,
+    kernel_context,
     n_cases,
     new_rng_state,
     reference_game,
@@ -21,7 +22,7 @@ from tests.kernel_support import (
 def test_setup_matches_reference(players):
     _, pk = content_and_pack()
     kp = kernel_bundle()
-    st = L.new_state(pk)
+    st = layout.new_state(pk)
     rs = new_rng_state()
     n = n_cases(200, 4)
     for game in range(n):
@@ -29,7 +30,7 @@ def test_setup_matches_reference(players):
         variant = VARIANTS[(game // len(STRATEGY_NAMES)) % len(VARIANTS)]
         seed = 1000 + game % 7
         g, _s, cfg, sid, prm = reference_game(players, name, seed, game, variant)
-        k_setup_game(kp, cfg, st, rs, sid, prm, seed, game)  # st reused: stale values must not leak
+        k_setup_game(kernel_context(pk=kp, cfg=cfg, st=st, rs=rs, sid=sid, prm=prm), seed, game)  # st reused: stale values must not leak
         assert_same(g, st, rs, f"players {players}, {name}, {variant}, seed {seed}, game {game}")
 
 
@@ -40,19 +41,19 @@ def test_custom_lineup_and_encode_roundtrip():
     from sim.rules.setup import setup_game
 
     s = Settings.build(c, 3, [4, 4, 1], "dirty-location")
-    cfg = L.settings_vector(c, s)
-    sid, prm = L.strategy_vector(strategies.make("bold"))
-    st, rs = L.new_state(pk), new_rng_state()
+    cfg = layout.settings_vector(c, s)
+    sid, prm = layout.strategy_vector(strategies.make("bold"))
+    st, rs = layout.new_state(pk), new_rng_state()
     for game in range(n_cases(20, 2)):
         g = setup_game(c, s, [strategies.make("bold") for _ in range(3)], 9, game)
-        k_setup_game(kp, cfg, st, rs, sid, prm, 9, game)
+        k_setup_game(kernel_context(pk=kp, cfg=cfg, st=st, rs=rs, sid=sid, prm=prm), 9, game)
         assert_same(g, st, rs, f"game {game}")
-        assert L.snapshot_state(pk, L.encode(pk, g), 3) == L.snapshot(g)
+        assert layout.snapshot_state(pk, layout.encode(pk, g), 3) == layout.snapshot(g)
 
 
 def test_strategy_vector_rejects_unknown_strategies():
     with pytest.raises(ValueError):
-        L.strategy_vector(object())
+        layout.strategy_vector(object())
 
 
 def test_packref_fields_mirror_the_pack():

@@ -24,6 +24,7 @@ from tests.kernel_support import (
     assert_same,
     content_and_pack,
     kernel_bundle,
+    kernel_context,
     kernel_copy,
     n_cases,
     reference_game,
@@ -79,7 +80,7 @@ def test_dice_test_matches_reference(players):
         successes, henchman, level, no_advance = _test(script)
         allowed = script.randrange(-1, 7)
         test = RC.Test(RC.TestOption(0, 0, successes), allowed, henchman, level, no_advance)
-        got = KT.dice_test(kp, st, rs, sid, prm, seat, successes, allowed, henchman, no_advance)
+        got = KT.dice_test(kernel_context(pk=kp, st=st, rs=rs, sid=sid, prm=prm), seat, successes, allowed, henchman, no_advance)
         try:
             want = RT.dice_test(g, seat, test)
         except GameOver:
@@ -100,21 +101,7 @@ def test_run_test_matches_reference(players):
         successes, henchman, level, no_advance = _test(script)
         gamble = script.random() < 0.15
         option = RC.TestOption(script.randrange(5), script.randrange(-2, 2), successes, gamble)
-        got = KT.run_test(
-            kp,
-            st,
-            rs,
-            sid,
-            prm,
-            seat,
-            option.skill,
-            option.modifier,
-            successes,
-            gamble,
-            henchman,
-            level,
-            no_advance,
-        )
+        got = KT.run_test(kernel_context(pk=kp, st=st, rs=rs, sid=sid, prm=prm), seat, option.skill, option.modifier, successes, gamble, henchman, level, no_advance)
         try:
             want = RT.run_test(
                 g, seat, option, henchman=henchman, level=level, no_advance=no_advance
@@ -135,7 +122,7 @@ def test_gamble_matches_reference(players):
 
     def one(g, st, rs, sid, prm, seat, script, where):
         for _ in range(3):
-            got = KG.gamble(kp, st, rs, sid, prm, seat)
+            got = KG.gamble(kernel_context(pk=kp, st=st, rs=rs, sid=sid, prm=prm), seat)
             assert got == RG.gamble(g, seat), where
             assert_same(g, st, rs, where)
 

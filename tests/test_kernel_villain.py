@@ -12,7 +12,7 @@ import pytest
 
 from sim.kernel import decks as KD
 from sim.kernel import encounters as KE
-from sim.kernel import layout as L
+from sim.kernel import layout
 from sim.kernel import villain as KV
 from sim.rng import ENCOUNTER, FATE, VILLAIN
 from sim.rules import decks as RD
@@ -25,6 +25,7 @@ from tests.kernel_support import (
     assert_same,
     content_and_pack,
     kernel_bundle,
+    kernel_context,
     kernel_copy,
     n_cases,
     reference_game,
@@ -52,52 +53,52 @@ def _step(op, g, pk, kp, st, rs, sid, prm, script):
     if op in ("advance", "injure", "peek"):
         seat = script.randrange(n)
         g.active = seat
-        st[L.S_ACTIVE] = seat
+        st[layout.S_ACTIVE] = seat
     if op == "phase1" or op == "phase2":
         cards = 1 if op == "phase1" else 2
-        KV.villain_phase(kp, st, rs, cards)
+        KV.villain_phase(kernel_context(pk=kp, st=st, rs=rs), cards)
         RV.villain_phase(g, cards)
     elif op == "advance":
-        KV.villain_advancement(kp, st, rs, sid, prm)
+        KV.villain_advancement(kernel_context(pk=kp, st=st, rs=rs, sid=sid, prm=prm))
         RV.villain_advancement(g)
     elif op == "v_minus_1":
-        KV.v_minus_1(kp, st, rs)
+        KV.v_minus_1(kernel_context(pk=kp, st=st, rs=rs))
         RV.v_minus_1(g)
     elif op == "injure":
         k = script.randrange(0, 4)
-        KV.take_injuries(kp, st, rs, sid, prm, g.active, k)
+        KV.take_injuries(kernel_context(pk=kp, st=st, rs=rs, sid=sid, prm=prm), g.active, k)
         RV.take_injuries(g, g.active, k)
     elif op == "fate":
-        card = KD.draw_card(st, lay[L.L_FATE], lay[L.L_FCAP], rs, FATE)
+        card = KD.draw_card(st, lay[layout.L_FATE], lay[layout.L_FCAP], rs, FATE)
         assert card == RD.draw_card(g, g.fate, FATE)
         if card >= 0:
-            KD.discard(st, lay[L.L_FATE], lay[L.L_FCAP], card)
+            KD.discard(st, lay[layout.L_FATE], lay[layout.L_FCAP], card)
             g.fate.discard.append(card)
     elif op == "encounter":
         d = script.randrange(6)
-        card = KD.draw_card(st, pk.deck_base[d], lay[L.L_ECAP], rs, ENCOUNTER + d)
+        card = KD.draw_card(st, pk.deck_base[d], lay[layout.L_ECAP], rs, ENCOUNTER + d)
         assert card == RD.draw_card(g, g.encounters[d], ENCOUNTER + d)
         if card >= 0 and script.random() < 0.8:
-            KD.discard(st, pk.deck_base[d], lay[L.L_ECAP], card)
+            KD.discard(st, pk.deck_base[d], lay[layout.L_ECAP], card)
             g.encounters[d].discard.append(card)
     elif op == "top_secret":
         seat = script.randrange(n)
-        KE.draw_top_secret(kp, st, rs, seat)
+        KE.draw_top_secret(kernel_context(pk=kp, st=st, rs=rs), seat)
         RE.draw_top_secret(g, seat)
     elif op == "peek":
-        w = KD.peek_card(st, lay[L.L_VILLAIN], lay[L.L_VCAP], rs, VILLAIN)
+        w = KD.peek_card(st, lay[layout.L_VILLAIN], lay[layout.L_VCAP], rs, VILLAIN)
         assert w == RD.peek_card(g, g.villain, VILLAIN)
         g.watched = w
-        st[L.S_WATCHED] = w
+        st[layout.S_WATCHED] = w
     elif op == "to_pool":
         where = SUPPLY if script.random() < 0.7 else script.randrange(pk.space_kind.shape[0])
-        t = KD.draw_token(st, lay[L.L_INTEL], pk.intel_token_type.shape[0], where, rs)
+        t = KD.draw_token(st, lay[layout.L_INTEL], pk.intel_token_type.shape[0], where, rs)
         assert t == RD.draw_token(g, g.intel_loc, where)
         if t >= 0:
             g.intel_loc[t] = POOL
-            st[lay[L.L_INTEL] + t] = POOL
+            st[lay[layout.L_INTEL] + t] = POOL
     elif op == "overflow":
-        KV.intel_overflow(kp, st, rs)
+        KV.intel_overflow(kernel_context(pk=kp, st=st, rs=rs))
         RV.intel_overflow(g)
 
 

@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 
 from sim import odds, poker, rng
+from sim.content import load
 
 N = 1_000_000
 SEED = 20240611
-DICE_ARGS = (odds.DICE_SUCCESS, odds.DICE_INJURY, odds.DICE_HEAL, odds.DICE_BAG, odds.ALWAYS_DIE)
+DICE_ARGS = odds.default_dice()  # the default content pack's dice
+SUCCESS, INJURY, HEAL, BAG, YELLOW = DICE_ARGS
 
 
 def z(p_hat, p, n):
@@ -21,11 +23,28 @@ def z(p_hat, p, n):
 
 
 # --- exact dice odds ------------------------------------------------------------------
-def test_default_dice():
-    assert odds.DIE_NAMES[odds.ALWAYS_DIE] == "Yellow"
-    assert odds.DICE_SUCCESS.sum(axis=1).tolist() == [4, 3, 3, 2, 1, 1]
-    assert odds.DICE_INJURY.sum(axis=1).tolist() == [2, 0, 2, 0, 0, 1]
-    assert odds.DICE_HEAL.sum(axis=1).tolist() == [0, 0, 0, 0, 0, 1]
+def test_default_dice_are_the_default_packs():
+    pack = load()
+    assert pack.die_names[YELLOW] == "yellow" and YELLOW == pack.always_die
+    assert BAG.tolist() == pack.bag_dice.tolist()
+    for mine, packs in ((SUCCESS, pack.die_success), (INJURY, pack.die_injury), (HEAL, pack.die_heal)):
+        assert mine.tolist() == packs.tolist()
+    # the printed dice: Black, Red, Green, Blue, Brown in the bag, Yellow always rolled
+    names = [pack.die_names[d] for d in BAG]
+    assert names == ["black", "red", "green", "blue", "brown"]
+    assert SUCCESS[BAG].sum(axis=1).tolist() == [4, 3, 3, 2, 1]
+    assert INJURY[BAG].sum(axis=1).tolist() == [2, 0, 2, 0, 0]
+    assert (SUCCESS[YELLOW].sum(), INJURY[YELLOW].sum(), HEAL[YELLOW].sum()) == (1, 1, 1)
+
+
+def test_default_fate_deck_is_the_default_packs():
+    pack = load()
+    rank, suit = odds.default_fate_deck()
+    assert rank.tolist() == pack.fate_rank.tolist() and suit.tolist() == pack.fate_suit.tolist()
+    # the standard 44 cards (4..A in four suits), in the pack's order
+    assert sorted(zip(rank.tolist(), suit.tolist())) == sorted(
+        zip(poker.DECK_RANK.tolist(), poker.DECK_SUIT.tolist())
+    )
 
 
 def test_yellow_alone():
@@ -45,10 +64,10 @@ def test_one_die_is_the_average_over_the_bag():
     o = odds.dice_test_odds(1, 1)
     assert o.p_pass_exact == 1 - Fraction(5, 6) * p_fail_bag == Fraction(19, 36)
     want: dict[int, Fraction] = {}
-    for d in range(5):
+    for d in BAG:
         for f in range(6):
             for y, py in yellow.items():
-                v = int(odds.DICE_INJURY[d, f]) + y
+                v = int(INJURY[d, f]) + y
                 want[v] = want.get(v, 0) + Fraction(1, 5) * Fraction(1, 6) * py
     assert o.net_injuries_exact == want
     # two successes from one bag die and Yellow: P(die S) * 1/6
@@ -111,8 +130,9 @@ def test_exact_matches_brute_force(k, need, reroll):
 
 
 def test_reroll_choice_rule():
-    s, inj = odds.DICE_SUCCESS, odds.DICE_INJURY
-    black, red, green, blue, brown, yellow = range(6)
+    s, inj = SUCCESS, INJURY
+    yellow, black, red, green, blue, brown = (load().die_index(n) for n in
+                                              ("yellow", "black", "red", "green", "blue", "brown"))
     # Red and Green both 3/6: Green showing an injury goes first, else the earlier drawn
     assert odds.choose_reroll(np.array([red, green, yellow]), np.array([5, 3, 5]), 3, s, inj) == 1
     assert odds.choose_reroll(np.array([red, green, yellow]), np.array([5, 5, 5]), 3, s, inj) == 0
@@ -214,8 +234,8 @@ def test_dice_sampler_deterministic_and_batch_independent():
     assert a[0] == c[0] + d[0] and np.array_equal(a[1], c[1] + d[1])
     e = odds.sample_dice_tests(SEED + 1, 2000, *args)
     assert not (a[0] == e[0] and np.array_equal(a[1], e[1]))
-    off = odds.net_injury_offset(odds.DICE_INJURY, odds.DICE_HEAL, odds.DICE_BAG)
-    assert a[1].shape[0] == odds.net_injury_size(odds.DICE_INJURY, odds.DICE_HEAL, odds.DICE_BAG)
+    off = odds.net_injury_offset(INJURY, HEAL, BAG)
+    assert a[1].shape[0] == odds.net_injury_size(INJURY, HEAL, BAG)
     assert off == 6
 
 
@@ -324,7 +344,6 @@ def test_cli_gamble():
 
 
 def test_cli_odds_read_a_content_packs_dice_and_fate_deck(tmp_path):
-    from sim.content import load
     from tests.test_content import pack_copy
 
     default = load()

@@ -13,7 +13,7 @@ import sim
 from sim.bands import run_check
 from sim.cli import main
 from sim.experiments import load_spec
-from sim.kernel.game import ROW_FIELDS
+from sim.kernel import ROW_FIELDS
 from sim.study import run_study
 from sim.tally import QUANTILES, SUM_COLUMNS, Tally, TallyError, hist_mean_sd, hist_quantile
 

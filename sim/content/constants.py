@@ -102,3 +102,21 @@ TS_AUTO_PASS, TS_TWO_DICE, TS_CANCEL_ADVANCE, TS_HEAL_ALL, TS_UN_TRANSPORT, TS_I
 MAX_PLAYERS = 6
 MAX_OPTIONS = 2  # test options per encounter side / henchman level
 HENCHMAN_LEVELS = 3
+
+# --- integer codes of the game state and the choices ------------------------------------
+# One home for both engines: sim.rules' enums take their values from here, and the
+# kernel compares against these names.
+# Where a token is: a space index (>= 0) or one of these.
+SUPPLY, POOL, REMOVED = -1, -2, -3
+DEFEATED = 4  # a henchman's level after his defeat at level 3
+# How a game ended (sim.rules.state.Outcome); -1 in the kernel's state while it runs.
+WIN_LOCATION, WIN_HENCHMEN, LOSS_LOBO, LOSS_INTEL, TIMEOUT = range(5)
+# How a player moves (sim.rules.choices.Means), and the movement points of a turn.
+M_STAY, M_WALK, M_PLANE, M_UN, M_UN_GIFT, M_TOP_SECRET_UN = range(6)
+BASE_MP = 2
+# What to do on a space with tokens (sim.rules.choices.TokenChoice).
+T_NO_INTEL, T_HENCHMAN, T_POOL, T_EXCHANGE = range(4)
+# Secret-mission reward kinds (sim.rules.choices.Reward).
+R_TOP_SECRET, R_RESOLVE, R_UN, R_SKILL = range(4)
+# Cards a gamble may exchange: free, with Gambling Luck, and for 1 Resolve.
+FREE_EXCHANGE, LUCK_EXCHANGE, RESOLVE_EXCHANGE = 1, 2, 5

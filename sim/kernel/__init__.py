@@ -2,18 +2,20 @@
 
 Function for function the same names as ``sim.rules`` (``setup_game``,
 ``villain_advancement``, ``dice_test``, ``legal_moves``, ``encounter_phase``,
-``play_game`` ...), over the content bundle (:mod:`sim.kernel.layout`,
-:mod:`sim.kernel.packref`), a settings vector ``cfg`` and one int64 state
-vector per game. Every kernel function is tested for exact equality with the
-reference (tests/test_kernel_*.py).
+``play_game`` ...). A game's functions take one context ``ctx``
+(:class:`sim.kernel.layout.Context`: the content bundle ``pk``, the settings
+vector ``cfg``, the int64 state vector ``st``, the random streams ``rs``, the
+strategy's id ``sid`` and parameters ``prm``), then what the rule is about
+(``seat``, a card, a count). Every kernel function is tested for exact equality
+with the reference (tests/test_kernel_*.py).
 
 How it stays fast: the kernel never allocates (scratch space is a region at the
 end of the state vector, ``L_W_*`` in :mod:`sim.kernel.layout`) and is compiled
 without numba's runtime (:data:`sim.jit.KERNEL_OPTIONS`), so no call pays for
 atomic reference counts; map facts that never change are tables in the bundle
 (walking costs, airports by distance); and the heuristic finds its move without
-listing the ~200 legal moves (:func:`sim.kernel.movement.heuristic_move`, tested
-against the listed choice). Entry points:
+listing the ~200 legal moves (:func:`sim.kernel.strategy.heuristic_move`, tested
+against the Python heuristic). Entry points:
 
 * :func:`run_batch` / :func:`records`: a batch of games as rows, and the rows as
   the reference's :class:`~sim.rules.game.GameRecord` objects;
@@ -23,18 +25,26 @@ against the listed choice). Entry points:
 
 # (stale cached code is dropped by sim.jit, which every compiled module imports first)
 from sim.kernel.batch import bundle, records, run_batch
-from sim.kernel.game import ROW_FIELDS, play_game, simulate_batch
-from sim.kernel.layout import STRATEGY_IDS, pack, settings_vector, strategy_vector
+from sim.kernel.game import play_game, simulate_batch
+from sim.kernel.layout import (
+    ROW_FIELDS,
+    Context,
+    pack,
+    row_columns,
+    settings_vector,
+    strategy_vector,
+)
 from sim.kernel.packref import kernel_pack
 
 __all__ = [
     "ROW_FIELDS",
-    "STRATEGY_IDS",
+    "Context",
     "bundle",
     "kernel_pack",
     "pack",
     "play_game",
     "records",
+    "row_columns",
     "run_batch",
     "settings_vector",
     "simulate_batch",

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from sim.content import Content
-from sim.kernel import layout as L
-from sim.kernel.game import N_ROW, ROW_FIELDS, row_width, simulate_batch
+from sim.kernel import layout
+from sim.kernel.game import simulate_batch
 from sim.kernel.packref import kernel_pack
 from sim.rng import check_seed
 from sim.rules.game import GameRecord
@@ -29,7 +29,7 @@ def bundle(content: Content, copy: int = 0):
     key = (id(content), copy)
     hit = _BUNDLES.get(key)
     if hit is None or hit[0] is not content:
-        pk = L.pack(content)
+        pk = layout.pack(content)
         hit = (content, pk, kernel_pack(pk))
         _BUNDLES[key] = hit
     return hit[1], hit[2]
@@ -46,7 +46,7 @@ def run_batch(
     content: Content, settings: Settings, strategy, seed: int, game0: int, n_games: int,
     threads: int | None = None,
 ) -> np.ndarray:
-    """Rows ``out[n_games, row_width]`` (see ``sim.kernel.game.ROW_FIELDS``) for one study cell.
+    """Rows ``out[n_games, row_width]`` (see ``sim.kernel.layout.ROW_FIELDS``) for one study cell.
 
     ``strategy`` is a built-in strategy object (``strategies.make(...)``); all seats play it.
     The games are split into one contiguous slice per thread; a game's row depends only
@@ -65,10 +65,10 @@ def run_batch(
     if hasattr(strategy, "batch_function"):  # a KernelStrategy: the base's vector, the user's decisions
         batch = strategy.batch_function()
         strategy = strategy.base
-    sid, prm = L.strategy_vector(strategy)
+    sid, prm = layout.strategy_vector(strategy)
     pk, kp = bundle(content)
-    cfg = L.settings_vector(content, settings)
-    out = np.zeros((n_games, row_width(pk)), dtype=np.int64)
+    cfg = layout.settings_vector(content, settings)
+    out = np.zeros((n_games, layout.row_width(pk)), dtype=np.int64)
     threads = max(1, min(threads, n_games))
     if threads == 1:
         batch(kp, cfg, sid, prm, seed, game0, n_games, out)
@@ -76,6 +76,7 @@ def run_batch(
     bounds = [n_games * k // threads for k in range(threads + 1)]
 
     def work(k: int) -> None:
+        """Play slice ``k`` of the games on this thread's own bundle."""
         _, kpk = bundle(content, k)
         lo, hi = bounds[k], bounds[k + 1]
         batch(kpk, cfg.copy(), sid, prm.copy(), seed, game0 + lo, hi - lo, out[lo:hi])
@@ -90,17 +91,16 @@ def records(
     content: Content, settings: Settings, strategy_name: str, rows: np.ndarray
 ) -> list[GameRecord]:
     """GameRecords of kernel rows (the reference's field values, strings included)."""
-    n_h = len(content.henchman_names)
     names = content.character_names
+    cols = layout.row_columns(rows, len(content.henchman_names))
     out = []
-    for row in rows:
-        d = {name: int(row[i]) for i, name in enumerate(ROW_FIELDS)}
+    for i in range(rows.shape[0]):
+        d = {name: int(cols[name][i]) for name in layout.ROW_FIELDS}
         d["outcome"] = OUTCOME_NAMES[Outcome(d["outcome"])]
         d["win"] = bool(d["win"])
-        seats = row[N_ROW + n_h : N_ROW + n_h + d["players"]]
-        d["characters"] = ",".join(names[int(ch)] for ch in seats)
+        d["characters"] = ",".join(names[int(ch)] for ch in cols["characters"][i, : d["players"]])
         d["strategy"] = strategy_name
         d["variant"] = settings.variant_label
-        d["henchman_levels"] = "".join(str(int(x)) for x in row[N_ROW : N_ROW + n_h])
+        d["henchman_levels"] = "".join(str(int(x)) for x in cols["henchman_levels"][i])
         out.append(GameRecord(**d))
     return out

@@ -3,8 +3,10 @@
 A :class:`KernelStrategy` starts from a built-in strategy (its id and parameter
 vector) and replaces some of its decisions with numba functions you write. Each
 replacement has the signature of the built-in decision of the same name in
-:mod:`sim.kernel.strategy` (for example ``token(pk, st, rs, sid, prm, seat,
-choices, n) -> int``) and reads the same arrays. The kernel functions that
+:mod:`sim.kernel.strategy` (for example ``token(ctx, seat, choices, n) -> int``)
+and reads the game through the same context ``ctx``
+(:class:`sim.kernel.layout.Context`: ``ctx.pk`` the content, ``ctx.st`` the
+state, ``ctx.rs`` the random streams, ...). The kernel functions that
 reach a replaced decision are compiled again for that pairing (not cached: it
 takes a while); everything else is the cached kernel. Example::
 
@@ -13,13 +15,13 @@ takes a while); everything else is the cached kernel. Example::
     from sim.kernel.custom import KernelStrategy
 
     @njit
-    def token(pk, st, rs, sid, prm, seat, choices, n):
+    def token(ctx, seat, choices, n):
         return 0  # choices[0] is always "ignore the tokens": never pool, exchange or fight
 
     shy = KernelStrategy("heuristic", token=token, name="token_shy")
     games = sim.simulate(players=4, games=100_000, strategy=shy)
 
-Randomness must come from the game's streams (``sim.rng.next_below_nb(rs,
+Randomness must come from the game's streams (``sim.rng.next_below_nb(ctx.rs,
 sim.rng.STRATEGY, n)``) so that games stay reproducible.
 """
 
@@ -30,7 +32,6 @@ import types
 
 from numba.core.registry import CPUDispatcher
 
-import strategies
 from sim.jit import njit
 
 KERNEL_MODULES = ("decks", "villain", "endgame", "setup", "skill_tests", "gamble", "movement", "missions",
@@ -43,6 +44,7 @@ DECISIONS = (
 
 
 def _names(code) -> set[str]:
+    """Global names a code object (and the functions nested in it) refers to."""
     out = set(code.co_names)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
@@ -65,7 +67,7 @@ def compile_batch_function(decisions: dict):
         for name, obj in vars(m).items():
             if id(obj) in owner and owner[id(obj)] == (m, name):
                 used = _names(obj.py_func.__code__)
-                if "S" in used and used & set(decisions):
+                if "decide" in used and used & set(decisions):
                     marked.add((m.__name__, name))
     changed = True
     while changed:
@@ -83,9 +85,9 @@ def compile_batch_function(decisions: dict):
     substitute = types.ModuleType(f"{strategy_module.__name__}_custom")
     substitute.__dict__.update(vars(strategy_module))
     substitute.__dict__.update(decisions)
-    if "move" in decisions:
-        substitute.MOVE_IS_BUILT_IN = False  # always list the legal moves for the user's choice
-    envs = {m.__name__: {**vars(m), "S": substitute} for m in modules}
+    if "move" in decisions:  # always list the legal moves for the user's choice
+        substitute.direct_move = strategy_module.list_the_moves
+    envs = {m.__name__: {**vars(m), "decide": substitute} for m in modules}
     clones = {}
     for m in modules:
         for name in [n for (mod, n) in marked if mod == m.__name__]:
@@ -108,6 +110,7 @@ class KernelStrategy:
     """A built-in strategy with some decisions replaced by your ``@njit`` functions (kernel only)."""
 
     def __init__(self, base: str = "heuristic", *, name: str | None = None, params: dict | None = None, **decisions):
+        """Check the decisions and resolve the base strategy."""
         unknown = set(decisions) - set(DECISIONS)
         if unknown:
             raise ValueError(f"unknown decision(s) {sorted(unknown)}; replaceable: {', '.join(DECISIONS)}")
@@ -116,7 +119,9 @@ class KernelStrategy:
         for k, f in decisions.items():
             if not isinstance(f, CPUDispatcher):
                 raise ValueError(f"decision {k!r} must be a numba @njit function, got {type(f).__name__}")
-        self.base = strategies.make(base, **(params or {}))
+        from sim.run import make_team  # a registered name -> its strategy object
+
+        self.base = make_team(base, 1, params)[0]
         self.decisions = dict(decisions)
         self.name = name or f"{base}+" + "+".join(sorted(decisions))
         self._batch = None
@@ -128,4 +133,5 @@ class KernelStrategy:
         return self._batch
 
     def params(self) -> dict:
+        """The base strategy's parameters and the replaced decisions (recorded with results)."""
         return {"base": self.base.name, **self.base.params(), "decisions": sorted(self.decisions)}

@@ -14,6 +14,7 @@ from sim.kernel.layout import (
     D_NDISC,
     D_PILE,
     D_TOP,
+    L_AIRPORT,
     L_NEXT,
     L_PLAYERS,
     L_PSTRIDE,
@@ -28,7 +29,7 @@ from sim.kernel.layout import (
     S_LOBO_START,
     S_N_NEXT,
     S_UN_SUPPLY,
-    ST_TS_PLAYED,
+    ST_TOP_SECRET_PLAYED,
 )
 from sim.rng import TOKENS, TOP_SECRET, next_below_nb
 
@@ -44,10 +45,10 @@ def player_base(pk, seat):
 
 
 @inline_jit
-def work(pk, st, region, n):
-    """The first ``n`` ints of a scratch region of the state vector (``L_W_*``), as a view."""
+def work(pk, st, region):
+    """A scratch region of the state vector (``L_W_*``) as a view, as large as the layout table makes it."""
     o = pk.lay[region]
-    return st[o : o + n]
+    return st[o : o + pk.region_size[region]]
 
 
 @jit
@@ -175,12 +176,14 @@ def play_top_secret(pk, st, seat, card):
         st[b + P_TS + i] = st[b + P_TS + i + 1]
     st[b + P_N_TS] = n - 1
     discard(st, pk.lay[L_TS], pk.lay[L_TSCAP], card)
-    st[ST_TS_PLAYED] += 1
+    st[ST_TOP_SECRET_PLAYED] += 1
 
 
 # --- small rewards (``sim.rules.encounters`` names; here so set-up and missions share them) ---
 @jit
-def draw_top_secret(pk, st, rs, seat):
+def draw_top_secret(ctx, seat):
+    """Draw a Top Secret card into the seat's hand (none if the deck and discards are empty)."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
     card = draw_card(st, pk.lay[L_TS], pk.lay[L_TSCAP], rs, TOP_SECRET)
     if card < 0:
         return
@@ -192,12 +195,14 @@ def draw_top_secret(pk, st, rs, seat):
 
 @jit
 def gain_resolve(pk, st, seat, n):
+    """Gain ``n`` Resolve, up to the player's maximum."""
     b = player_base(pk, seat)
     st[b + P_RESOLVE] = min(st[b + P_RESOLVE_MAX], st[b + P_RESOLVE] + n)
 
 
 @jit
 def gain_un(pk, st, seat):
+    """Take a UN Transport token from the supply, if one is left."""
     if st[S_UN_SUPPLY] > 0:
         st[S_UN_SUPPLY] -= 1
         st[player_base(pk, seat) + P_UN] += 1
@@ -208,3 +213,11 @@ def raise_skill(pk, st, seat, skill, delta):
     """Basic skills stay inside 0..5 (the mat's limits)."""
     a = player_base(pk, seat) + P_SKILLS + skill
     st[a] = min(5, max(0, st[a] + delta))
+
+
+@jit
+def airport_open(pk, st, space):
+    """Open airport: has one, and is red (never closes) or not closed."""
+    return pk.space_airport[space] != 0 and (
+        pk.space_red_airport[space] != 0 or st[pk.lay[L_AIRPORT] + space] == 0
+    )

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sim.content import constants as K
+from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel import strategy as S
+from sim.kernel import strategy as decide
 from sim.kernel.decks import (  # noqa: F401  (the reward helpers live in decks, named as in rules)
     discard,
     draw_card,
@@ -19,7 +19,8 @@ from sim.kernel.decks import (  # noqa: F401  (the reward helpers live in decks,
 )
 from sim.kernel.endgame import check_henchmen, check_location
 from sim.kernel.layout import (
-    DEFEATED,
+    K_N_HENCHMEN,
+    K_N_INTEL,
     L_ECAP,
     L_FATE,
     L_FCAP,
@@ -34,15 +35,12 @@ from sim.kernel.layout import (
     P_ADV,
     P_SKILLS,
     P_SPACE,
-    POOL,
-    REMOVED,
     S_LOC_TRACK,
     S_OUTCOME,
-    ST_HPASSED,
-    ST_HTESTS,
-    ST_PASSED,
-    ST_TESTS,
-    SUPPLY,
+    ST_HENCHMAN_PASSED,
+    ST_HENCHMAN_TESTS,
+    ST_TESTS_ATTEMPTED,
+    ST_TESTS_PASSED,
 )
 from sim.kernel.missions import flip_missions
 from sim.kernel.skill_tests import run_test
@@ -57,54 +55,54 @@ jit = njit(**KERNEL_OPTIONS)
 def token_choices(pk, st, seat, out):
     """What the player may do with the tokens on their space (TokenChoice codes); returns count."""
     space = st[player_base(pk, seat) + P_SPACE]
-    n_h, n_i = pk.henchman_autopass.shape[0], pk.intel_token_type.shape[0]
-    out[0] = S.T_NO_INTEL
+    n_h, n_i = pk.scal[K_N_HENCHMEN], pk.scal[K_N_INTEL]
+    out[0] = codes.T_NO_INTEL
     n = 1
     if first_at(st, pk.lay[L_GREEN], n_h, space) >= 0:
-        out[n] = S.T_HENCHMAN
+        out[n] = codes.T_HENCHMAN
         n += 1
     if first_at(st, pk.lay[L_INTEL], n_i, space) >= 0:
-        out[n] = S.T_POOL
+        out[n] = codes.T_POOL
         n += 1
-        if first_at(st, pk.lay[L_GREEN], n_h, SUPPLY) >= 0:
-            out[n] = S.T_EXCHANGE
+        if first_at(st, pk.lay[L_GREEN], n_h, codes.SUPPLY) >= 0:
+            out[n] = codes.T_EXCHANGE
             n += 1
     return n
 
 
 @jit
-def encounter_phase(pk, cfg, st, rs, sid, prm, seat):
+def encounter_phase(ctx, seat):
     """Flip secret missions, then resolve exactly one token or a No Intel encounter."""
+    pk, st = ctx.pk, ctx.st
     flip_missions(pk, st, seat)
-    choices = work(pk, st, L_W_CHOICES, 4)
+    choices = work(pk, st, L_W_CHOICES)
     n = token_choices(pk, st, seat, choices)
-    choice = S.T_NO_INTEL
+    choice = codes.T_NO_INTEL
     if n > 1:
-        i = S.token(pk, st, rs, sid, prm, seat, choices, n)
+        i = decide.token(ctx, seat, choices, n)
         if i < 0 or i >= n:
             raise ValueError("strategy chose an illegal token option")
         choice = choices[i]
     space = st[player_base(pk, seat) + P_SPACE]
-    n_h, n_i = pk.henchman_autopass.shape[0], pk.intel_token_type.shape[0]
-    if choice == S.T_HENCHMAN:
-        henchman_encounter(
-            pk, cfg, st, rs, sid, prm, seat, first_at(st, pk.lay[L_GREEN], n_h, space)
-        )
-    elif choice == S.T_POOL:
-        st[pk.lay[L_INTEL] + first_at(st, pk.lay[L_INTEL], n_i, space)] = POOL
-        encounter_card(pk, cfg, st, rs, sid, prm, seat, K.WITH_INTEL)
-    elif choice == S.T_EXCHANGE:
-        exchange_intel(pk, st, rs, first_at(st, pk.lay[L_INTEL], n_i, space))
-        encounter_card(pk, cfg, st, rs, sid, prm, seat, K.WITH_INTEL)
+    n_h, n_i = pk.scal[K_N_HENCHMEN], pk.scal[K_N_INTEL]
+    if choice == codes.T_HENCHMAN:
+        henchman_encounter(ctx, seat, first_at(st, pk.lay[L_GREEN], n_h, space))
+    elif choice == codes.T_POOL:
+        st[pk.lay[L_INTEL] + first_at(st, pk.lay[L_INTEL], n_i, space)] = codes.POOL
+        encounter_card(ctx, seat, codes.WITH_INTEL)
+    elif choice == codes.T_EXCHANGE:
+        exchange_intel(ctx, first_at(st, pk.lay[L_INTEL], n_i, space))
+        encounter_card(ctx, seat, codes.WITH_INTEL)
     else:
-        encounter_card(pk, cfg, st, rs, sid, prm, seat, K.NO_INTEL)
+        encounter_card(ctx, seat, codes.NO_INTEL)
 
 
 @jit
-def exchange_intel(pk, st, rs, tok):
+def exchange_intel(ctx, tok):
     """Yellow token back to the supply; a face-down green token goes to a Fate-drawn city."""
-    st[pk.lay[L_INTEL] + tok] = SUPPLY
-    green = draw_token(st, pk.lay[L_GREEN], pk.henchman_autopass.shape[0], SUPPLY, rs)
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
+    st[pk.lay[L_INTEL] + tok] = codes.SUPPLY
+    green = draw_token(st, pk.lay[L_GREEN], pk.scal[K_N_HENCHMEN], codes.SUPPLY, rs)
     if green < 0:
         raise RuntimeError("exchange offered with an empty green supply")
     card = draw_card(st, pk.lay[L_FATE], pk.lay[L_FCAP], rs, FATE)
@@ -115,52 +113,52 @@ def exchange_intel(pk, st, rs, tok):
 
 
 @jit
-def _choose_option(pk, st, rs, sid, prm, seat, opts, n):
+def _choose_option(ctx, seat, opts, n):
+    """The strategy's test option among ``opts[:n]`` (no question when there is one)."""
     if n == 1:
         return 0
-    i = S.test_option(pk, st, rs, sid, prm, seat, opts, n)
+    i = decide.test_option(ctx, seat, opts, n)
     if i < 0 or i >= n:
         raise ValueError("strategy chose an illegal test option")
     return i
 
 
 @jit
-def henchman_encounter(pk, cfg, st, rs, sid, prm, seat, tok):
+def henchman_encounter(ctx, seat, tok):
     """Reveal the Location token and test its henchman at his current level."""
+    pk, st = ctx.pk, ctx.st
     h = tok  # Location token t belongs to henchman t
     hl = pk.lay[L_HLEVEL] + h
     level = st[hl]
-    st[ST_HTESTS] += 1
-    st[pk.lay[L_GREEN] + tok] = SUPPLY  # the token leaves the board whatever happens
+    st[ST_HENCHMAN_TESTS] += 1
+    st[pk.lay[L_GREEN] + tok] = codes.SUPPLY  # the token leaves the board whatever happens
     b = player_base(pk, seat)
     auto = pk.henchman_autopass[h, level - 1]
     if auto >= 0 and st[b + P_ADV + auto]:
-        st[ST_TESTS] += 1
-        st[ST_PASSED] += 1
+        st[ST_TESTS_ATTEMPTED] += 1
+        st[ST_TESTS_PASSED] += 1
         passed = True
     else:
-        opts = work(pk, st, L_W_OPTS, K.MAX_OPTIONS * 4).reshape((K.MAX_OPTIONS, 4))
+        opts = work(pk, st, L_W_OPTS)[: codes.MAX_OPTIONS * 4].reshape((codes.MAX_OPTIONS, 4))
         opts[:] = 0
         n = 0
-        for i in range(K.MAX_OPTIONS):
+        for i in range(codes.MAX_OPTIONS):
             if pk.henchman_option_skill[h, level - 1, i] >= 0:
                 opts[n, 0] = pk.henchman_option_skill[h, level - 1, i]
                 opts[n, 1] = pk.henchman_option_modifier[h, level - 1, i]
                 opts[n, 2] = pk.henchman_option_successes[h, level - 1, i]
                 n += 1
-        i = _choose_option(pk, st, rs, sid, prm, seat, opts, n)
-        passed = run_test(
-            pk, st, rs, sid, prm, seat, opts[i, 0], opts[i, 1], opts[i, 2], False, h, level, False
-        )
+        i = _choose_option(ctx, seat, opts, n)
+        passed = run_test(ctx, seat, opts[i, 0], opts[i, 1], opts[i, 2], False, h, level, False)
         if st[S_OUTCOME] >= 0:
             return
     if not passed:
-        villain_advancement(pk, st, rs, sid, prm)
+        villain_advancement(ctx)
         return
-    st[ST_HPASSED] += 1
+    st[ST_HENCHMAN_PASSED] += 1
     if level == 3:
-        st[hl] = DEFEATED
-        st[pk.lay[L_GREEN] + tok] = REMOVED
+        st[hl] = codes.DEFEATED
+        st[pk.lay[L_GREEN] + tok] = codes.REMOVED
         check_henchmen(pk, st)
         if st[S_OUTCOME] >= 0:
             return
@@ -171,8 +169,9 @@ def henchman_encounter(pk, cfg, st, rs, sid, prm, seat, tok):
 
 
 @jit
-def encounter_card(pk, cfg, st, rs, sid, prm, seat, side):
+def encounter_card(ctx, seat, side):
     """Draw from the space's continent deck (ocean deck at sea) and resolve one side."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
     b = player_base(pk, seat)
     deck = pk.space_deck[st[b + P_SPACE]]
     base, cap = pk.deck_base[deck], pk.lay[L_ECAP]
@@ -183,14 +182,14 @@ def encounter_card(pk, cfg, st, rs, sid, prm, seat, side):
     no_advance = pk.encounter_no_advance[card, side] != 0
     auto = pk.encounter_autopass[card, side]
     if auto >= 0 and st[b + P_ADV + auto]:
-        st[ST_TESTS] += 1
-        st[ST_PASSED] += 1
+        st[ST_TESTS_ATTEMPTED] += 1
+        st[ST_TESTS_PASSED] += 1
         passed = True
     else:
-        opts = work(pk, st, L_W_OPTS, (K.MAX_OPTIONS + 1) * 4).reshape((K.MAX_OPTIONS + 1, 4))
+        opts = work(pk, st, L_W_OPTS).reshape((codes.MAX_OPTIONS + 1, 4))
         opts[:] = 0
         n = 0
-        for i in range(K.MAX_OPTIONS):
+        for i in range(codes.MAX_OPTIONS):
             if pk.encounter_option_skill[card, side, i] >= 0:
                 opts[n, 0] = pk.encounter_option_skill[card, side, i]
                 opts[n, 1] = pk.encounter_option_modifier[card, side, i]
@@ -201,112 +200,85 @@ def encounter_card(pk, cfg, st, rs, sid, prm, seat, side):
             opts[n, 2] = 1
             opts[n, 3] = 1
             n += 1
-        i = _choose_option(pk, st, rs, sid, prm, seat, opts, n)
-        passed = run_test(
-            pk,
-            st,
-            rs,
-            sid,
-            prm,
-            seat,
-            opts[i, 0],
-            opts[i, 1],
-            opts[i, 2],
-            opts[i, 3] != 0,
-            -1,
-            0,
-            no_advance,
-        )
+        i = _choose_option(ctx, seat, opts, n)
+        passed = run_test(ctx, seat, opts[i, 0], opts[i, 1], opts[i, 2], opts[i, 3] != 0, -1, 0, no_advance)
         if st[S_OUTCOME] >= 0:
             return
     if passed:
         apply_effect(
-            pk,
-            st,
-            rs,
-            sid,
-            prm,
-            seat,
-            pk.encounter_reward[card, side],
-            pk.encounter_reward_amount[card, side],
+            ctx, seat, pk.encounter_reward[card, side], pk.encounter_reward_amount[card, side],
             pk.encounter_reward_skill[card, side],
         )
     else:
         if not no_advance:
-            villain_advancement(pk, st, rs, sid, prm)
+            villain_advancement(ctx)
             if st[S_OUTCOME] >= 0:
                 return
         apply_effect(
-            pk,
-            st,
-            rs,
-            sid,
-            prm,
-            seat,
-            pk.encounter_penalty[card, side],
-            pk.encounter_penalty_amount[card, side],
+            ctx, seat, pk.encounter_penalty[card, side], pk.encounter_penalty_amount[card, side],
             pk.encounter_penalty_skill[card, side],
         )
 
 
 @jit
-def apply_effect(pk, st, rs, sid, prm, seat, effect, amount, skill):
+def apply_effect(ctx, seat, effect, amount, skill):
     """One reward or penalty of the Appendix."""
-    if effect == K.E_NONE:
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
+    if effect == codes.E_NONE:
         return
     b = player_base(pk, seat)
-    off, n_i = pk.lay[L_INTEL], pk.intel_token_type.shape[0]
-    if effect == K.E_GAIN_INTEL:
+    off, n_i = pk.lay[L_INTEL], pk.scal[K_N_INTEL]
+    if effect == codes.E_GAIN_INTEL:
         for _ in range(amount):
-            t = draw_token(st, off, n_i, SUPPLY, rs)
+            t = draw_token(st, off, n_i, codes.SUPPLY, rs)
             if t < 0:
                 break  # supply empty: out of luck (FAQ 1)
-            st[off + t] = POOL
-    elif effect == K.E_TOP_SECRET:
-        draw_top_secret(pk, st, rs, seat)
-    elif effect == K.E_GAIN_RESOLVE:
+            st[off + t] = codes.POOL
+    elif effect == codes.E_TOP_SECRET:
+        draw_top_secret(ctx, seat)
+    elif effect == codes.E_GAIN_RESOLVE:
         gain_resolve(pk, st, seat, amount)
-    elif effect == K.E_UP_ANY_SKILL:
-        options = work(pk, st, L_W_EFFECT, N_SKILLS)
+    elif effect == codes.E_UP_ANY_SKILL:
+        options = work(pk, st, L_W_EFFECT)[:N_SKILLS]
         n = 0
         for s in range(N_SKILLS):
             if st[b + P_SKILLS + s] < 5:
                 options[n] = s
                 n += 1
         if n:
-            i = S.skill_up(pk, st, rs, sid, seat, options, n)
+            i = decide.skill_up(ctx, seat, options, n)
             if i < 0 or i >= n:
                 raise ValueError("strategy chose an illegal skill")
             raise_skill(pk, st, seat, options[i], 1)
-    elif effect == K.E_UP_SKILL:
+    elif effect == codes.E_UP_SKILL:
         raise_skill(pk, st, seat, skill, 1)
-    elif effect == K.E_UN_TRANSPORT:
+    elif effect == codes.E_UN_TRANSPORT:
         gain_un(pk, st, seat)
-    elif effect == K.E_ADVANCED_SKILL:
-        options = work(pk, st, L_W_EFFECT, N_ADV)
+    elif effect == codes.E_ADVANCED_SKILL:
+        options = work(pk, st, L_W_EFFECT)[:N_ADV]
         n = 0
         for s in range(N_ADV):
             if not st[b + P_ADV + s]:
                 options[n] = s
                 n += 1
         if n:
-            i = S.advanced_skill(pk, rs, sid, options, n)
+            i = decide.advanced_skill(ctx, options, n)
             if i < 0 or i >= n:
                 raise ValueError("strategy chose an illegal advanced skill")
             st[b + P_ADV + options[i]] = 1
-    elif effect == K.E_NAMED_ADVANCED_SKILL:
+    elif effect == codes.E_NAMED_ADVANCED_SKILL:
         st[b + P_ADV + skill] = 1
-    elif effect == K.E_V_MINUS_1:
-        v_minus_1(pk, st, rs)
-    elif effect == K.E_LOSE_INTEL:
+    elif effect == codes.E_V_MINUS_1:
+        v_minus_1(ctx)
+    elif effect == codes.E_LOSE_INTEL:
         for _ in range(amount):
-            t = draw_token(st, off, n_i, POOL, rs)
+            t = draw_token(st, off, n_i, codes.POOL, rs)
             if t < 0:
                 break
-            st[off + t] = REMOVED
-    elif effect == K.E_INJURIES:
-        take_injuries(pk, st, rs, sid, prm, seat, amount)
-    elif effect == K.E_LOWER_SKILL:
+            st[off + t] = codes.REMOVED
+    elif effect == codes.E_INJURIES:
+        take_injuries(ctx, seat, amount)
+    elif effect == codes.E_LOWER_SKILL:
         raise_skill(pk, st, seat, skill, -1)
     else:
         raise RuntimeError("unknown effect code")

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel.decks import lobo, work
 from sim.kernel.layout import (
-    DEFEATED,
     K_LOBO_LOSS,
+    K_N_HENCHMEN,
+    K_N_INTEL,
     L_HLEVEL,
     L_INTEL,
     L_W_POOL,
-    POOL,
     S_LOC_TARGET,
     S_LOC_TRACK,
     S_OUTCOME,
@@ -18,16 +19,14 @@ from sim.kernel.layout import (
 
 jit = njit(**KERNEL_OPTIONS)
 
-WIN_LOCATION, WIN_HENCHMEN, LOSS_LOBO, LOSS_INTEL, TIMEOUT = range(5)
-
 
 @jit
 def intel_pool_counts(pk, st, out):
     """Fill ``out[4]`` with the Intel Pool by type (W, T, D, A)."""
     out[:] = 0
     off = pk.lay[L_INTEL]
-    for t in range(pk.intel_token_type.shape[0]):
-        if st[off + t] == POOL:
+    for t in range(pk.scal[K_N_INTEL]):
+        if st[off + t] == codes.POOL:
             out[pk.intel_token_type[t]] += 1
 
 
@@ -35,10 +34,10 @@ def intel_pool_counts(pk, st, out):
 def check_henchmen(pk, st):
     """All four henchmen defeated: an immediate win."""
     off = pk.lay[L_HLEVEL]
-    for h in range(pk.henchman_autopass.shape[0]):
-        if st[off + h] != DEFEATED:
+    for h in range(pk.scal[K_N_HENCHMEN]):
+        if st[off + h] != codes.DEFEATED:
             return
-    st[S_OUTCOME] = WIN_HENCHMEN
+    st[S_OUTCOME] = codes.WIN_HENCHMEN
 
 
 @jit
@@ -48,10 +47,10 @@ def check_location(pk, st):
         return
     loss = pk.scal[K_LOBO_LOSS]
     pos = min(max(lobo(pk, st), 0), loss - 1)
-    have = work(pk, st, L_W_POOL, 4)
+    have = work(pk, st, L_W_POOL)
     intel_pool_counts(pk, st, have)
     for i in range(pk.lobo_intel_required.shape[1]):
         if have[i] < pk.lobo_intel_required[pos, i]:
-            st[S_OUTCOME] = LOSS_INTEL
+            st[S_OUTCOME] = codes.LOSS_INTEL
             return
-    st[S_OUTCOME] = WIN_LOCATION
+    st[S_OUTCOME] = codes.WIN_LOCATION

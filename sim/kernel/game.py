@@ -1,9 +1,10 @@
 """Kernel twin of ``sim.rules.game``: the turn loop, one game, and a parallel batch of games.
 
 :func:`simulate_batch` fills ``out[n_games, row_width(pk)]`` (int64), one row per
-game in the order of :data:`ROW_FIELDS` (the numeric fields of
-:class:`~sim.rules.game.GameRecord`, the outcome as its code, then each
-henchman's level); :func:`sim.kernel.records` turns rows back into records.
+game laid out by ``sim.kernel.layout.ROW_FIELDS`` (the numeric fields of
+:class:`~sim.rules.game.GameRecord`, the outcome as its code) and ``ROW_BLOCKS``
+(each henchman's level, each seat's character); :func:`sim.kernel.records`
+turns rows back into records.
 Each game draws from its own streams ``(seed, game0 + i)``, so a row never
 depends on the batch size or the thread count.
 """
@@ -12,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.content import constants as K
+from sim.content import constants as codes
 from sim.jit import JIT_OPTIONS, KERNEL_OPTIONS, njit
-from sim.kernel import strategy as S
+from sim.kernel import strategy as decide
 from sim.kernel.decks import (
     draw_token,
     lobo,
@@ -25,10 +26,12 @@ from sim.kernel.decks import (
     work,
 )
 from sim.kernel.encounters import encounter_phase
-from sim.kernel.endgame import TIMEOUT, intel_pool_counts
+from sim.kernel.endgame import intel_pool_counts
 from sim.kernel.layout import (
     C_PLAYERS,
-    DEFEATED,
+    K_N_HENCHMEN,
+    K_N_INTEL,
+    K_N_SPACES,
     K_TURN_CAP,
     L_HLEVEL,
     L_INTEL,
@@ -36,161 +39,136 @@ from sim.kernel.layout import (
     L_VCAP,
     L_VILLAIN,
     L_W_POOL,
+    N_ROW,
     P_CHAR,
     P_INJ,
     P_RESTED,
     P_WATCH,
-    POOL,
+    R_GAME,
+    R_HENCHMEN_DEFEATED,
+    R_LOBO,
+    R_LOCATION_TRACK,
+    R_OUTCOME,
+    R_PLAYERS,
+    R_ROUNDS,
+    R_SEED,
+    R_TURNS,
+    R_WIN,
+    ROW_POOL_ROWS,
+    ROW_STAT_ROWS,
+    ROW_STAT_SRC,
     S_ACTIVE,
     S_DICE_RES,
     S_LOC_TRACK,
     S_MOVE_RES,
     S_OUTCOME,
-    S_STATS,
     S_TURN,
     S_WATCHED,
-    SUPPLY,
 )
 from sim.kernel.missions import mission_reward
 from sim.kernel.movement import movement_phase
+from sim.kernel.packref import new_context
 from sim.kernel.setup import setup_game
 from sim.kernel.villain import heal, villain_phase
 from sim.rng import STATE_SIZE, VILLAIN
 
 jit = njit(**KERNEL_OPTIONS)
 
-ROW_FIELDS = (
-    "seed",
-    "game",
-    "players",
-    "outcome",
-    "win",
-    "turns",
-    "rounds",
-    "lobo",
-    "location_track",
-    "henchmen_defeated",
-    "pool_weapon",
-    "pool_tech",
-    "pool_double_agent",
-    "pool_atomic",
-    "tests_attempted",
-    "tests_passed",
-    "henchman_tests",
-    "henchman_passed",
-    "gambles_played",
-    "gambles_won",
-    "injuries",
-    "knockouts",
-    "resolve_spent",
-    "un_used",
-    "overflows",
-    "airports_closed",
-    "missions_completed",
-    "villain_drawn",
-    "top_secret_played",
-)
-N_ROW = len(ROW_FIELDS)  # then one column per henchman (his level), then one per seat (character, -1 pad)
-# Stats offsets (sim.kernel.layout.STAT_NAMES order) of the record's counters from tests_attempted on
-_ROW_STATS = (0, 1, 12, 13, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 14)
-ROW_STATS = np.array(_ROW_STATS, dtype=np.int64)
-
-
-def row_width(pk) -> int:
-    return N_ROW + int(pk.henchman_autopass.shape[0]) + K.MAX_PLAYERS
-
-
 @jit
-def start_of_turn(pk, st, rs, sid, prm, seat):
+def start_of_turn(ctx, seat):
     """Top Secret cards a player may play at the start of the turn, and Dexter's Watch."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
     b = player_base(pk, seat)
-    ts = top_secret_card(pk, st, seat, K.TS_HEAL_ALL)
-    if ts >= 0 and st[b + P_INJ] > 0 and S.heal_all(pk, st, rs, sid, prm, seat):
+    ts = top_secret_card(pk, st, seat, codes.TS_HEAL_ALL)
+    if ts >= 0 and st[b + P_INJ] > 0 and decide.heal_all(ctx, seat):
         play_top_secret(pk, st, seat, ts)
         heal(pk, st, seat, st[b + P_INJ])
-    ts = top_secret_card(pk, st, seat, K.TS_INTEL_TO_POOL)
-    off, n_i = pk.lay[L_INTEL], pk.intel_token_type.shape[0]
+    ts = top_secret_card(pk, st, seat, codes.TS_INTEL_TO_POOL)
+    off, n_i = pk.lay[L_INTEL], pk.scal[K_N_INTEL]
     has_supply = False
     for t in range(n_i):
-        if st[off + t] == SUPPLY:
+        if st[off + t] == codes.SUPPLY:
             has_supply = True
             break
-    if ts >= 0 and has_supply and S.intel_to_pool(rs, sid):
+    if ts >= 0 and has_supply and decide.intel_to_pool(ctx):
         play_top_secret(pk, st, seat, ts)
-        t = draw_token(st, off, n_i, SUPPLY, rs)
-        st[off + t] = POOL
-    if st[b + P_WATCH] and S.use_watch(rs, sid, prm):
+        t = draw_token(st, off, n_i, codes.SUPPLY, rs)
+        st[off + t] = codes.POOL
+    if st[b + P_WATCH] and decide.use_watch(ctx):
         st[S_WATCHED] = peek_card(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], rs, VILLAIN)
 
 
 @jit
-def play_turn(pk, cfg, st, rs, sid, prm, seat, moves):
+def play_turn(ctx, seat, moves):
     """Movement, encounter, villain phase, secret-mission reward (stops when the game ends)."""
+    pk, st = ctx.pk, ctx.st
     st[S_TURN] += 1
     st[S_ACTIVE] = seat
     st[S_DICE_RES] = 0
     st[S_MOVE_RES] = 0
     st[S_WATCHED] = -1
-    start_of_turn(pk, st, rs, sid, prm, seat)
-    rested = movement_phase(pk, cfg, st, rs, sid, prm, seat, moves)
+    start_of_turn(ctx, seat)
+    rested = movement_phase(ctx, seat, moves)
     if st[S_OUTCOME] >= 0:
         return
     st[player_base(pk, seat) + P_RESTED] = 1 if rested else 0
     if not rested:
-        encounter_phase(pk, cfg, st, rs, sid, prm, seat)
+        encounter_phase(ctx, seat)
         if st[S_OUTCOME] >= 0:
             return
-    villain_phase(pk, st, rs, 2 if rested else 1)
-    mission_reward(pk, cfg, st, rs, sid, prm, seat)
+    villain_phase(ctx, 2 if rested else 1)
+    mission_reward(ctx, seat)
 
 
 @jit
-def play_game(pk, cfg, st, rs, sid, prm, seed, game, moves):
+def play_game(ctx, seed, game, moves):
     """Play one game in ``st`` (streams ``(seed, game)``); ``moves`` is scratch for move lists."""
-    setup_game(pk, cfg, st, rs, sid, prm, seed, game)
+    pk, cfg, st = ctx.pk, ctx.cfg, ctx.st
+    setup_game(ctx, seed, game)
     n = cfg[C_PLAYERS]
     seat = 0
     cap = pk.scal[K_TURN_CAP]
     while True:
         if st[S_TURN] >= cap:
-            st[S_OUTCOME] = TIMEOUT
+            st[S_OUTCOME] = codes.TIMEOUT
             break
-        play_turn(pk, cfg, st, rs, sid, prm, seat, moves)
+        play_turn(ctx, seat, moves)
         if st[S_OUTCOME] >= 0:
             break
         seat = (seat + 1) % n
 
 
 @jit
-def record(pk, cfg, st, seed, game, row):
-    """Write one game's row (see :data:`ROW_FIELDS`)."""
+def record(ctx, seed, game, row):
+    """Write one game's row (sim.kernel.layout.ROW_FIELDS, then the ROW_BLOCKS)."""
+    pk, cfg, st = ctx.pk, ctx.cfg, ctx.st
     n = cfg[C_PLAYERS]
     outcome = st[S_OUTCOME]
-    row[0] = seed
-    row[1] = game
-    row[2] = n
-    row[3] = outcome
-    row[4] = 1 if outcome <= 1 else 0
-    row[5] = st[S_TURN]
-    row[6] = (st[S_TURN] + n - 1) // n
-    row[7] = lobo(pk, st)
-    row[8] = st[S_LOC_TRACK]
-    n_h = pk.henchman_autopass.shape[0]
+    row[R_SEED] = seed
+    row[R_GAME] = game
+    row[R_PLAYERS] = n
+    row[R_OUTCOME] = outcome
+    row[R_WIN] = 1 if outcome == codes.WIN_LOCATION or outcome == codes.WIN_HENCHMEN else 0
+    row[R_TURNS] = st[S_TURN]
+    row[R_ROUNDS] = (st[S_TURN] + n - 1) // n
+    row[R_LOBO] = lobo(pk, st)
+    row[R_LOCATION_TRACK] = st[S_LOC_TRACK]
+    n_h = pk.scal[K_N_HENCHMEN]
     defeated = 0
-    for h in range(n_h):
+    for h in range(n_h):  # block 1: each henchman's level
         level = st[pk.lay[L_HLEVEL] + h]
         row[N_ROW + h] = level
-        if level == DEFEATED:
+        if level == codes.DEFEATED:
             defeated += 1
-    row[9] = defeated
-    for seat in range(K.MAX_PLAYERS):
+    row[R_HENCHMEN_DEFEATED] = defeated
+    for seat in range(codes.MAX_PLAYERS):  # block 2: each seat's character
         row[N_ROW + n_h + seat] = st[player_base(pk, seat) + P_CHAR] if seat < n else -1
-    pool = work(pk, st, L_W_POOL, 4)
+    pool = work(pk, st, L_W_POOL)
     intel_pool_counts(pk, st, pool)
-    for i in range(4):
-        row[10 + i] = pool[i]
-    for i in range(len(_ROW_STATS)):
-        row[14 + i] = st[S_STATS + _ROW_STATS[i]]
+    for i in range(ROW_POOL_ROWS.shape[0]):
+        row[ROW_POOL_ROWS[i]] = pool[i]
+    for i in range(ROW_STAT_ROWS.shape[0]):
+        row[ROW_STAT_ROWS[i]] = st[ROW_STAT_SRC[i]]
 
 
 @njit(**JIT_OPTIONS)  # the one kernel function that allocates (the state, once per batch)
@@ -203,10 +181,11 @@ def simulate_batch(pk, cfg, sid, prm, seed, game0, n_games, out):
     references: two threads fighting over the shared counters ran at 1.03x of one.)
     """
     size = pk.lay[L_SIZE]
-    cap = 1 + 5 * pk.space_kind.shape[0]
+    cap = 1 + 5 * pk.scal[K_N_SPACES]
     st = np.zeros(size, np.int64)
     rs = np.zeros(STATE_SIZE, np.int64)
     moves = np.zeros((cap, 4), np.int64)
+    ctx = new_context(pk, cfg, st, rs, sid, prm)
     for i in range(n_games):
-        play_game(pk, cfg, st, rs, sid, prm, seed, game0 + i, moves)
-        record(pk, cfg, st, seed, game0 + i, out[i])
+        play_game(ctx, seed, game0 + i, moves)
+        record(ctx, seed, game0 + i, out[i])

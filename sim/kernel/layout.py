@@ -1,380 +1,452 @@
 """Content, settings and game state as numba-friendly arrays (the kernel's data layout).
 
-* :func:`pack` turns a :class:`~sim.content.Content` into a :class:`Pack`, a
-  namedtuple of int64 / float64 arrays the jitted code takes as an argument
-  (never as a global, so another pack or card count never recompiles).
+Every data block is **one declarative table** below, and everything else is
+derived from it: the offset constants the kernel code uses, the namedtuple
+:class:`Pack` and the compiled bundle's type (:mod:`sim.kernel.packref`),
+:func:`encode`, :func:`snapshot_state` and the output row's field order.
+
+* :data:`BUNDLE`: the content bundle, ``(name, dtype, ndim)``: the
+  :class:`~sim.content.Content` arrays the kernel reads (as int64), then the
+  tables :func:`pack` derives. :func:`pack` turns a Content into a :class:`Pack`,
+  a namedtuple the jitted code takes as an argument (never as a global, so another
+  pack or card count never recompiles).
+* One game's state is a flat int64 vector ``st``: :data:`STATE` (scalars at fixed
+  offsets ``S_*``, then the :class:`~sim.rules.state.Stats` counters ``ST_*``),
+  then :data:`REGIONS`, whose offsets depend on the content sizes and are kept in
+  ``pk.lay`` (indices ``L_*``, sizes in ``pk.region_size``). A player is a block
+  of ``pk.lay[L_PSTRIDE]`` ints laid out by :data:`PLAYER` (``P_*``); a deck is a
+  block ``[count, top, n_discard, pile[cap], discard[cap]]`` (the reference's
+  ``Deck.pile`` / ``.discard`` / ``.top``, in the same order). The scratch regions
+  (``L_W_*``) are part of :data:`REGIONS`: the kernel never allocates, and
+  :func:`sim.kernel.decks.work` hands out exactly the region the table sized.
+* :data:`ROW_FIELDS` / :data:`ROW_BLOCKS`: the output row, one per game (the
+  numeric fields of :class:`~sim.rules.game.GameRecord` in its order, then each
+  henchman's level and each seat's character); ``R_*`` are their offsets.
 * :func:`settings_vector` turns :class:`~sim.rules.state.Settings` into ``cfg``
-  (int64, indices ``C_*``), derived values included (Dr. Lobo's start, the
-  Location target, the overflow limit).
-* One game's state is a flat int64 vector ``st``: scalars at the fixed offsets
-  ``S_*``, then regions whose offsets depend on the content sizes and are kept
-  in ``pk.lay`` (indices ``L_*``). A player is a block of ``pk.lay[L_PSTRIDE]``
-  ints with fields ``P_*``; a deck is a block ``[count, top, n_discard,
-  pile[cap], discard[cap]]`` (the reference's ``Deck.pile`` / ``.discard`` /
-  ``.top``, in the same order).
+  (int64, indices ``C_*``), derived values included.
 * :func:`encode` copies a reference :class:`~sim.rules.state.GameState` into a
   state vector and :func:`snapshot` / :func:`snapshot_state` give the same
   comparable dict for both engines (what the equality tests compare).
+
+Adding a field: a per-player field is one line in :data:`PLAYER` (plus the rule
+code that uses ``P_<NAME>``); a stat is one field of ``sim.rules.state.Stats`` and
+of ``GameRecord`` (plus the rule code that counts ``ST_<NAME>``); a content array
+is one line in :data:`BUNDLE`.
 """
 
 from __future__ import annotations
 
 from collections import namedtuple
-from dataclasses import fields
+from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 
 import numpy as np
 
 from sim.content import Content
-from sim.content import constants as K
+from sim.content import constants as codes
+from sim.rules.game import GameRecord
+from sim.rules.state import Stats
 
-# --- scalar offsets in the state vector ----------------------------------------------
-S_LOBO_START = 0
-S_LOC_TARGET = 1
-S_OVERFLOW = 2
-S_CLOSE_LEFT = 3
-S_UN_SUPPLY = 4
-S_LOC_TRACK = 5
-S_TURN = 6
-S_ACTIVE = 7
-S_OUTCOME = 8  # -1 while the game runs, else an Outcome code
-S_DICE_RES = 9
-S_MOVE_RES = 10
-S_WATCHED = 11
-S_N_NEXT = 12  # cards next to Dr. Lobo
-S_N_REMOVED = 13  # villain cards removed at set-up
-S_STATS = 14  # Stats fields in dataclass order
-STAT_NAMES = (
-    "tests_attempted",
-    "tests_passed",
-    "gambles_played",
-    "gambles_won",
-    "injuries_taken",
-    "knockouts",
-    "resolve_spent",
-    "un_used",
-    "overflows",
-    "airports_closed",
-    "missions_completed",
-    "villain_drawn",
-    "henchman_tests",
-    "henchman_passed",
-    "top_secret_played",
+N_SKILLS = len(codes.BASIC_SKILLS)
+N_ADV = len(codes.ADVANCED_SKILLS)
+
+
+@dataclass(frozen=True)
+class Field:
+    """One entry of a state table: its offset constant, the reference attribute it mirrors, its size.
+
+    ``size`` is a shape expression: an int, or a Python expression over the sizes of
+    :func:`sizes` (``"n_henchmen"``, ``"3 * n_villain"``). ``kind`` says how it mirrors
+    the reference: ``int`` / ``bool`` (a value or a fixed-size list), ``list`` (a list
+    whose length is kept in the slot ``count``), ``outcome`` (None is -1), ``deck``
+    (a :class:`~sim.rules.state.Deck` of capacity ``size``; ``copies`` decks side by
+    side, a list of decks if more than one), ``players`` or ``scratch`` (no mirror).
+    ``cap`` names the ``pk.lay`` slot that keeps a deck's capacity or the player stride.
+    """
+
+    const: str
+    name: str = ""
+    size: int | str = 1
+    kind: str = "int"
+    count: str = ""
+    cap: str = ""
+    copies: int = 1
+
+
+# --- the scalar state: fixed offsets S_*, then the Stats counters ST_* -------------------
+STATE = (
+    Field("S_LOBO_START", "lobo_start"),
+    Field("S_LOC_TARGET", "location_target"),
+    Field("S_OVERFLOW", "overflow_limit"),
+    Field("S_CLOSE_LEFT", "close_tokens_left"),
+    Field("S_UN_SUPPLY", "un_supply"),
+    Field("S_LOC_TRACK", "location_track"),
+    Field("S_TURN", "turn"),
+    Field("S_ACTIVE", "active"),
+    Field("S_OUTCOME", "outcome", kind="outcome"),  # -1 while the game runs, else an Outcome code
+    Field("S_DICE_RES", "dice_resolve_used", kind="bool"),
+    Field("S_MOVE_RES", "move_resolve_used", kind="bool"),
+    Field("S_WATCHED", "watched"),
+    Field("S_N_NEXT"),  # cards next to Dr. Lobo (length of L_NEXT)
+    Field("S_N_REMOVED"),  # villain cards removed at set-up (length of L_REMOVED)
 )
-(
-    ST_TESTS,
-    ST_PASSED,
-    ST_GAMBLES,
-    ST_GAMBLES_WON,
-    ST_INJURIES,
-    ST_KNOCKOUTS,
-    ST_RESOLVE,
-    ST_UN,
-    ST_OVERFLOWS,
-    ST_AIRPORTS,
-    ST_MISSIONS,
-    ST_VILLAIN,
-    ST_HTESTS,
-    ST_HPASSED,
-    ST_TS_PLAYED,
-) = range(S_STATS, S_STATS + len(STAT_NAMES))
-N_SCALARS = S_STATS + len(STAT_NAMES)
+# Stats counters, in the dataclass's order: ST_TESTS_ATTEMPTED, ST_INJURIES_TAKEN, ...
+STAT_NAMES = tuple(f.name for f in dataclass_fields(Stats))
 
-# --- region offsets, kept in pk.lay ------------------------------------------------
-(
-    L_HLEVEL,
-    L_GREEN,
-    L_INTEL,
-    L_AIRPORT,
-    L_NEXT,
-    L_REMOVED,
-    L_VILLAIN,
-    L_VCAP,
-    L_FATE,
-    L_FCAP,
-    L_TS,
-    L_TSCAP,
-    L_ENC,
-    L_ECAP,
-    L_PLAYERS,
-    L_PSTRIDE,
-    L_SIZE,
+# --- a player's block: fixed offsets P_*; only the last field's size depends on the pack ---
+PLAYER = (
+    Field("P_CHAR", "character"),
+    Field("P_SPACE", "space"),
+    Field("P_SKILLS", "skills", N_SKILLS),
+    Field("P_RESOLVE", "resolve"),
+    Field("P_RESOLVE_MAX", "resolve_max"),
+    Field("P_LIFE", "life"),
+    Field("P_ADV", "advanced", N_ADV, kind="bool"),
+    Field("P_INJ", "injuries"),
+    Field("P_UN", "un_tokens"),
+    Field("P_MISSIONS", "missions", 2, kind="list", count="P_N_MISSIONS"),  # 2 Fate card ids
+    Field("P_FLIPPED", "mission_flipped", 2, kind="bool"),
+    Field("P_WATCH", "watch", kind="bool"),
+    Field("P_GIVES", "gives_un", kind="bool"),
+    Field("P_RESTED", "rested_last", kind="bool"),
+    Field("P_TS", "top_secret", "n_top_secret", kind="list", count="P_N_TS"),  # the Top Secret hand
+)
+
+# --- a deck block ----------------------------------------------------------------------
+D_COUNT, D_TOP, D_NDISC, D_PILE = range(4)  # then pile[cap], then discard[cap]
+
+# --- regions after the scalars, offsets in pk.lay[L_*] (in this order) -------------------
+REGIONS = (
+    Field("L_HLEVEL", "henchman_level", "n_henchmen"),
+    Field("L_GREEN", "green_loc", "n_henchmen"),
+    Field("L_INTEL", "intel_loc", "n_intel"),
+    Field("L_AIRPORT", "airport_closed", "n_spaces", kind="bool"),
+    Field("L_NEXT", "next_to_lobo", "n_villain", kind="list", count="S_N_NEXT"),
+    Field("L_REMOVED", "villain_removed", "n_villain", kind="list", count="S_N_REMOVED"),
+    Field("L_VILLAIN", "villain", "n_villain", kind="deck", cap="L_VCAP"),
+    Field("L_FATE", "fate", "n_fate", kind="deck", cap="L_FCAP"),
+    Field("L_TS", "top_secret", "n_top_secret", kind="deck", cap="L_TSCAP"),
+    Field("L_ENC", "encounters", "encounter_cap", kind="deck", cap="L_ECAP", copies=len(codes.DECKS)),
+    Field("L_PLAYERS", "players", "player_stride", kind="players", cap="L_PSTRIDE", copies=codes.MAX_PLAYERS),
     # scratch ("work") regions at the end of the state vector: the kernel never allocates
-    L_W_SEEN,  # [n_spaces] bit set (int64 words) of the plane + Resolve destinations
-    L_W_CHOICES,  # [4] token choices
-    L_W_OPTS,  # [(MAX_OPTIONS + 1) * 4] test options (rows: skill, modifier, successes, gamble)
-    L_W_EFFECT,  # [max(N_SKILLS, N_ADV)] skills offered by a reward
-    L_W_MOPTS,  # [(3 + N_SKILLS) * 2] secret-mission rewards (rows: kind, skill)
-    L_W_BAG,  # [n_bag] dice left in the bag
-    L_W_DICE,  # [n_bag + 1] dice drawn (the Yellow die last)
-    L_W_FACES,  # [n_bag + 1] their faces
-    L_W_DECK,  # [n_fate] the gamble's deck
-    L_W_HAND,  # [15] gamble hand, ranks, suits
-    L_W_POOL,  # [4] Intel Pool by type (the record)
-    L_W_SETUP,  # [3 * n_villain + n_characters + MAX_PLAYERS + n_encounter + n_henchmen] set-up
-    L_W_LEVEL2,  # [3 * n_henchmen] the strategies' choice of level-2 henchmen
-) = range(30)
-N_LAY = 30
-
-# --- player fields -------------------------------------------------------------------
-N_SKILLS = len(K.BASIC_SKILLS)
-N_ADV = len(K.ADVANCED_SKILLS)
-P_CHAR = 0
-P_SPACE = 1
-P_SKILLS = 2
-P_RESOLVE = P_SKILLS + N_SKILLS
-P_RESOLVE_MAX = P_RESOLVE + 1
-P_LIFE = P_RESOLVE_MAX + 1
-P_ADV = P_LIFE + 1
-P_INJ = P_ADV + N_ADV
-P_UN = P_INJ + 1
-P_MISSIONS = P_UN + 1  # 2 Fate card ids
-P_N_MISSIONS = P_MISSIONS + 2
-P_FLIPPED = P_N_MISSIONS + 1  # 2 flags
-P_WATCH = P_FLIPPED + 2
-P_GIVES = P_WATCH + 1
-P_RESTED = P_GIVES + 1
-P_N_TS = P_RESTED + 1
-P_TS = P_N_TS + 1  # Top Secret hand, capacity = number of Top Secret cards
-
-# --- deck block ---------------------------------------------------------------------
-D_COUNT = 0
-D_TOP = 1
-D_NDISC = 2
-D_PILE = 3  # pile[cap], then discard[cap]
-
-# --- places of tokens (same codes as sim.rules.state) --------------------------------
-SUPPLY = -1
-POOL = -2
-REMOVED = -3
-DEFEATED = 4
-
-# --- settings vector ----------------------------------------------------------------
-(
-    C_PLAYERS,
-    C_EASIER,
-    C_DIRTY_LOBO,
-    C_DIRTY_LOC,
-    C_LOBO_START,
-    C_LOC_TARGET,
-    C_OVERFLOW,
-) = range(7)
-C_CHARS = 7  # K.MAX_PLAYERS character indices, -1 pad
-C_RANDOM_LINEUP = C_CHARS + K.MAX_PLAYERS  # 1: draw each game's line-up from its SETUP stream
-N_CFG = C_RANDOM_LINEUP + 1
-
-# --- content scalars, kept in pk.scal ------------------------------------------------
-(
-    K_ALWAYS_DIE,
-    K_N_UN,
-    K_N_CLOSE,
-    K_LOBO_START,
-    K_LOBO_LOSS,
-    K_DIRTY_LOBO,
-    K_DIRTY_DELTA,
-    K_TURN_CAP,
-    K_N_SPACES,
-    K_N_CITIES,
-) = range(10)
-N_SCAL = 10
-
-_INT_FIELDS = (
-    "die_success",
-    "die_injury",
-    "die_heal",
-    "bag_dice",
-    "intel_token_type",
-    "villain_advance",
-    "villain_injury",
-    "villain_close_city",
-    "villain_add_intel",
-    "villain_remove_region",
-    "lobo_intel_required",
-    "henchman_option_skill",
-    "henchman_option_modifier",
-    "henchman_option_successes",
-    "henchman_autopass",
-    "character_skills",
-    "character_resolve_start",
-    "character_resolve_max",
-    "character_life",
-    "character_advanced",
-    "character_start_space",
-    "character_start_un",
-    "character_watch",
-    "character_gives_un",
-    "character_reduced_resolve_cut",
-    "setup_board_intel",
-    "setup_extra_un",
-    "setup_extra_top_secret",
-    "setup_extra_choice",
-    "setup_giver_extra_un",
-    "setup_giver_extra_top_secret",
-    "setup_giver_choice_max_un",
-    "setup_henchmen_level2",
-    "setup_remove_injury_cards",
-    "setup_remove_minus_one",
-    "setup_remove_random_plus_one",
-    "setup_resolve_cut",
-    "setup_resolve_cut_reduced",
-    "setup_location_target",
-    "setup_overflow_limit",
-    "setup_mission_resolve",
-    "setup_rest_roll_die",
-    "setup_lineup",
-    "easier_extra_choice",
-    "easier_extra_top_secret",
-    "easier_henchmen_level1",
-    "top_secret_effect",
-    "encounter_deck",
-    "encounter_option_skill",
-    "encounter_option_modifier",
-    "encounter_option_successes",
-    "encounter_gamble",
-    "encounter_autopass",
-    "encounter_reward",
-    "encounter_reward_amount",
-    "encounter_reward_skill",
-    "encounter_penalty",
-    "encounter_penalty_amount",
-    "encounter_penalty_skill",
-    "encounter_no_advance",
-    "fate_city",
-    "fate_rank",
-    "fate_suit",
-    "space_kind",
-    "space_deck",
-    "space_ussr",
-    "space_airport",
-    "space_red_airport",
-    "space_train",
-    "hop_distance",
+    Field("L_W_SEEN", size="n_spaces", kind="scratch"),  # bit set (int64 words): plane + Resolve reach
+    Field("L_W_CHOICES", size=4, kind="scratch"),  # token choices
+    Field("L_W_OPTS", size="(MAX_OPTIONS + 1) * 4", kind="scratch"),  # test options (skill, modifier, successes, gamble)
+    Field("L_W_EFFECT", size="max(N_SKILLS, N_ADV)", kind="scratch"),  # skills offered by a reward
+    Field("L_W_MOPTS", size="(3 + N_SKILLS) * 2", kind="scratch"),  # secret-mission rewards (kind, skill)
+    Field("L_W_BAG", size="n_bag", kind="scratch"),  # dice left in the bag
+    Field("L_W_DICE", size="n_bag + 1", kind="scratch"),  # dice drawn (the Yellow die last)
+    Field("L_W_FACES", size="n_bag + 1", kind="scratch"),  # their faces
+    Field("L_W_DECK", size="n_fate", kind="scratch"),  # the gamble's deck
+    Field("L_W_HAND", size=15, kind="scratch"),  # gamble hand, ranks, suits
+    Field("L_W_POOL", size="N_INTEL_TYPES", kind="scratch"),  # Intel Pool by type (the record)
+    Field("L_W_KEPT", size="n_villain", kind="scratch"),  # set-up: villain cards kept
+    Field("L_W_CUT", size="n_villain", kind="scratch"),  # set-up: villain cards removed
+    Field("L_W_PLUS_ONE", size="n_villain", kind="scratch"),  # set-up: the +1 cards
+    Field("L_W_LEFT", size="n_characters", kind="scratch"),  # set-up: characters left to draw
+    Field("L_W_LINEUP", size="MAX_PLAYERS", kind="scratch"),  # set-up: the line-up
+    Field("L_W_CARDS", size="n_encounter", kind="scratch"),  # set-up: encounter cards of a deck
+    Field("L_W_CHOSEN", size="n_henchmen", kind="scratch"),  # set-up: henchmen chosen for level 2
+    Field("L_W_L2_POOL", size="n_henchmen", kind="scratch"),  # level-2 choice: henchmen left
+    Field("L_W_L2_SCORES", size="n_henchmen", kind="scratch"),  # level-2 choice: scores
+    Field("L_W_L2_TAKEN", size="n_henchmen", kind="scratch"),  # level-2 choice: taken flags
 )
-_EXTRA_FIELDS = (
-    "steps_start",  # [n_spaces + 1] CSR of spaces one MP away (connections + train hops)
-    "steps_list",
-    "autopass_counts",  # [11] automatic passes per advanced skill (heuristic's advanced_skill)
-    "deck_base",  # [6] state offset of each encounter deck block
-    "scal",  # content scalars K_*
-    "lay",  # state layout L_*
-    "pass_table",  # float64 [6, 2, 2] exact P(pass) (strategies.heuristic.content_pass_table)
-    # static move tables (sim.rules.movement facts that depend on the map only)
-    "walk_start",  # [n_spaces + 1] CSR: spaces within BASE_MP + 1 walking MP of a start, ascending
-    "walk_dest",
-    "walk_mp",  # their walking cost (1 .. BASE_MP + 1)
-    "airport_spaces",  # spaces with an airport, ascending
-    "airport_reach",  # [n_spaces, words] bit set of the spaces one MP from an airport (not itself)
-    "un_dests",  # spaces a UN Transport may reach (not regional), ascending
-    "airports_by_distance",  # [n_spaces, n_airports] airports by (hop distance to a space, id)
-    "airports_near_start",  # [n_spaces + 1] CSR: airports one MP from a space (not the space itself)
-    "airports_near",
+LAY_EXTRA = ("L_SIZE",)  # pk.lay's last slot: the state vector's length
+
+# --- the output row: GameRecord's numeric fields in order, then blocks --------------------
+ROW_TEXT = ("characters", "strategy", "variant", "henchman_levels")  # strings, rebuilt in Python
+ROW_FIELDS = tuple(f.name for f in dataclass_fields(GameRecord) if f.name not in ROW_TEXT)
+ROW_BLOCKS = (("henchman_levels", "n_henchmen"), ("characters", "MAX_PLAYERS"))  # after the fields
+ROW_STAT_OF = {"injuries": "injuries_taken"}  # row fields named unlike their Stats counter
+ROW_POOL = tuple(f"pool_{t}" for t in codes.INTEL_TYPES)  # the Intel Pool by type
+
+# --- the settings vector cfg[C_*] -----------------------------------------------------------
+SETTINGS = (
+    Field("C_PLAYERS"),
+    Field("C_EASIER"),
+    Field("C_DIRTY_LOBO"),
+    Field("C_DIRTY_LOC"),
+    Field("C_LOBO_START"),
+    Field("C_LOC_TARGET"),
+    Field("C_OVERFLOW"),
+    Field("C_CHARS", size=codes.MAX_PLAYERS),  # character indices by seat, -1 pad
+    Field("C_RANDOM_LINEUP"),  # 1: draw each game's line-up from its SETUP stream
 )
 
-Pack = namedtuple("Pack", _INT_FIELDS + _EXTRA_FIELDS)
+# --- content scalars and counts in pk.scal (a name of sizes() or a Content attribute) ---
+SCALARS = (
+    ("K_ALWAYS_DIE", "always_die"),
+    ("K_N_UN", "n_un_transport"),
+    ("K_N_CLOSE", "n_close_airport_tokens"),
+    ("K_LOBO_START", "lobo_start"),
+    ("K_LOBO_LOSS", "lobo_loss"),
+    ("K_DIRTY_LOBO", "dirty_lobo_start"),
+    ("K_DIRTY_DELTA", "dirty_location_delta"),
+    ("K_TURN_CAP", "turn_cap"),
+    ("K_N_SPACES", "n_spaces"),
+    ("K_N_CITIES", "n_cities"),
+    # counts, named (the sizes of :func:`sizes`)
+    ("K_N_HENCHMEN", "n_henchmen"),
+    ("K_N_INTEL", "n_intel"),
+    ("K_N_VILLAIN", "n_villain"),
+    ("K_N_FATE", "n_fate"),
+    ("K_N_TOP_SECRET", "n_top_secret"),
+    ("K_N_ENCOUNTER", "n_encounter"),
+    ("K_N_BAG", "n_bag"),
+    ("K_N_CHARACTERS", "n_characters"),
+)
+
+# --- the content bundle: (name, dtype, ndim); Content arrays first, then derived tables ----
+BUNDLE = (
+    ("die_success", "int64", 2),
+    ("die_injury", "int64", 2),
+    ("die_heal", "int64", 2),
+    ("bag_dice", "int64", 1),
+    ("intel_token_type", "int64", 1),
+    ("villain_advance", "int64", 1),
+    ("villain_injury", "int64", 1),
+    ("villain_close_city", "int64", 1),
+    ("villain_add_intel", "int64", 2),
+    ("villain_remove_region", "int64", 1),
+    ("lobo_intel_required", "int64", 2),
+    ("henchman_option_skill", "int64", 3),
+    ("henchman_option_modifier", "int64", 3),
+    ("henchman_option_successes", "int64", 3),
+    ("henchman_autopass", "int64", 2),
+    ("character_skills", "int64", 2),
+    ("character_resolve_start", "int64", 1),
+    ("character_resolve_max", "int64", 1),
+    ("character_life", "int64", 1),
+    ("character_advanced", "int64", 2),
+    ("character_start_space", "int64", 1),
+    ("character_start_un", "int64", 1),
+    ("character_watch", "int64", 1),
+    ("character_gives_un", "int64", 1),
+    ("character_reduced_resolve_cut", "int64", 1),
+    ("setup_board_intel", "int64", 1),
+    ("setup_extra_un", "int64", 1),
+    ("setup_extra_top_secret", "int64", 1),
+    ("setup_extra_choice", "int64", 1),
+    ("setup_giver_extra_un", "int64", 1),
+    ("setup_giver_extra_top_secret", "int64", 1),
+    ("setup_giver_choice_max_un", "int64", 1),
+    ("setup_henchmen_level2", "int64", 1),
+    ("setup_remove_injury_cards", "int64", 1),
+    ("setup_remove_minus_one", "int64", 1),
+    ("setup_remove_random_plus_one", "int64", 1),
+    ("setup_resolve_cut", "int64", 1),
+    ("setup_resolve_cut_reduced", "int64", 1),
+    ("setup_location_target", "int64", 1),
+    ("setup_overflow_limit", "int64", 1),
+    ("setup_mission_resolve", "int64", 1),
+    ("setup_rest_roll_die", "int64", 1),
+    ("setup_lineup", "int64", 2),
+    ("easier_extra_choice", "int64", 1),
+    ("easier_extra_top_secret", "int64", 1),
+    ("easier_henchmen_level1", "int64", 1),
+    ("top_secret_effect", "int64", 1),
+    ("encounter_deck", "int64", 1),
+    ("encounter_option_skill", "int64", 3),
+    ("encounter_option_modifier", "int64", 3),
+    ("encounter_option_successes", "int64", 3),
+    ("encounter_gamble", "int64", 2),
+    ("encounter_autopass", "int64", 2),
+    ("encounter_reward", "int64", 2),
+    ("encounter_reward_amount", "int64", 2),
+    ("encounter_reward_skill", "int64", 2),
+    ("encounter_penalty", "int64", 2),
+    ("encounter_penalty_amount", "int64", 2),
+    ("encounter_penalty_skill", "int64", 2),
+    ("encounter_no_advance", "int64", 2),
+    ("fate_city", "int64", 1),
+    ("fate_rank", "int64", 1),
+    ("fate_suit", "int64", 1),
+    ("space_kind", "int64", 1),
+    ("space_deck", "int64", 1),
+    ("space_ussr", "int64", 1),
+    ("space_airport", "int64", 1),
+    ("space_red_airport", "int64", 1),
+    ("space_train", "int64", 1),
+    ("hop_distance", "int64", 2),
+    ("steps_start", "int64", 1),  # [n_spaces + 1] CSR of spaces one MP away (connections + train hops)
+    ("steps_list", "int64", 1),
+    ("autopass_counts", "int64", 1),  # [11] automatic passes per advanced skill (heuristic's advanced_skill)
+    ("deck_base", "int64", 1),  # [6] state offset of each encounter deck block
+    ("scal", "int64", 1),  # content scalars K_*
+    ("lay", "int64", 1),  # state layout L_* (region offsets, deck capacities)
+    ("region_size", "int64", 1),  # [N_LAY] size of each region (what work() hands out)
+    ("pass_table", "float64", 3),  # [6, 2, 2] exact P(pass) (sim.odds.content_pass_table)
+    ("walk_start", "int64", 1),  # [n_spaces + 1] CSR: spaces within BASE_MP + 1 walking MP of a start, ascending
+    ("walk_dest", "int64", 1),
+    ("walk_mp", "int64", 1),  # their walking cost (1 .. BASE_MP + 1)
+    ("airport_spaces", "int64", 1),  # spaces with an airport, ascending
+    ("airport_reach", "int64", 2),  # [n_spaces, words] bit set of the spaces one MP from an airport (not itself)
+    ("un_dests", "int64", 1),  # spaces a UN Transport may reach (not regional), ascending
+    ("airports_by_distance", "int64", 2),  # [n_spaces, n_airports] airports by (hop distance to a space, id)
+    ("airports_near_start", "int64", 1),  # [n_spaces + 1] CSR: airports one MP from a space (not the space itself)
+    ("airports_near", "int64", 1),
+)
+Pack = namedtuple("Pack", [name for name, _, _ in BUNDLE])
+
+# --- one game's context: what the kernel's functions of a game read and write --------------
+# pk: the content bundle (a Pack, compiled as a PackRef); cfg: the settings vector C_*;
+# st: the game's state vector; rs: its random streams (sim.rng); sid, prm: the strategy's
+# id and parameter vector (strategy_vector). Built once per batch by simulate_batch; compiled
+# code gets it as one pointer (sim.kernel.packref.ContextRef, the same attribute names).
+Context = namedtuple("Context", ("pk", "cfg", "st", "rs", "sid", "prm"))
 
 
-def layout(c: Content) -> np.ndarray:
-    """Region offsets of the state vector for a content pack (``lay[N_LAY]``)."""
-    lay = np.zeros(N_LAY, dtype=np.int64)
-    n_h, n_v, n_f, n_ts = c.n_henchmen, c.n_villain, c.n_fate, len(c.top_secret_effect)
-    ecap = max(int(np.count_nonzero(c.encounter_deck == d)) for d in range(len(K.DECKS)))
-    o = N_SCALARS
-    lay[L_HLEVEL] = o
-    o += n_h
-    lay[L_GREEN] = o
-    o += n_h
-    lay[L_INTEL] = o
-    o += c.n_intel
-    lay[L_AIRPORT] = o
-    o += c.n_spaces
-    lay[L_NEXT] = o
-    o += n_v
-    lay[L_REMOVED] = o
-    o += n_v
-    lay[L_VILLAIN], lay[L_VCAP] = o, n_v
-    o += D_PILE + 2 * n_v
-    lay[L_FATE], lay[L_FCAP] = o, n_f
-    o += D_PILE + 2 * n_f
-    lay[L_TS], lay[L_TSCAP] = o, n_ts
-    o += D_PILE + 2 * n_ts
-    lay[L_ENC], lay[L_ECAP] = o, ecap
-    o += len(K.DECKS) * (D_PILE + 2 * ecap)
-    lay[L_PLAYERS] = o
-    lay[L_PSTRIDE] = P_TS + n_ts
-    o += K.MAX_PLAYERS * lay[L_PSTRIDE]
-    n_bag = len(c.bag_dice)
-    n_chars = len(c.character_life)
-    n_e = len(c.encounter_deck)
-    sizes = (
-        (L_W_SEEN, c.n_spaces),
-        (L_W_CHOICES, 4),
-        (L_W_OPTS, (K.MAX_OPTIONS + 1) * 4),
-        (L_W_EFFECT, max(N_SKILLS, N_ADV)),
-        (L_W_MOPTS, (3 + N_SKILLS) * 2),
-        (L_W_BAG, n_bag),
-        (L_W_DICE, n_bag + 1),
-        (L_W_FACES, n_bag + 1),
-        (L_W_DECK, n_f),
-        (L_W_HAND, 15),
-        (L_W_POOL, 4),
-        (L_W_SETUP, 3 * n_v + n_chars + K.MAX_PLAYERS + n_e + n_h),
-        (L_W_LEVEL2, 3 * n_h),
-    )
-    for region, size in sizes:
-        lay[region] = o
-        o += size
-    lay[L_SIZE] = o
-    return lay
+# --- derived: the offset constants -------------------------------------------------------
+def _const_offsets() -> dict[str, int]:
+    """Offsets of the fixed-size tables: S_*, ST_*, P_*, L_* (into pk.lay), R_*, C_*, K_*."""
+    out: dict[str, int] = {}
+    o = 0
+    for f in STATE:
+        out[f.const] = o
+        o += f.size
+    out["S_STATS"] = o
+    for name in STAT_NAMES:
+        out[f"ST_{name.upper()}"] = o
+        o += 1
+    out["N_SCALARS"] = o
+    o = 0
+    for i, f in enumerate(PLAYER):
+        if not isinstance(f.size, int) and i != len(PLAYER) - 1:
+            raise ValueError(f"sim.kernel.layout.PLAYER: {f.const}: only the last field may have a pack-sized shape")
+        if f.count:
+            out[f.count] = o
+            o += 1
+        out[f.const] = o
+        if isinstance(f.size, int):
+            o += f.size
+    slots = [f.const for f in REGIONS] + [f.cap for f in REGIONS if f.cap] + list(LAY_EXTRA)
+    for i, name in enumerate(slots):
+        out[name] = i
+    out["N_LAY"] = len(slots)
+    for i, name in enumerate(ROW_FIELDS):
+        out[f"R_{name.upper()}"] = i
+    out["N_ROW"] = len(ROW_FIELDS)
+    o = 0
+    for f in SETTINGS:
+        out[f.const] = o
+        o += f.size
+    out["N_CFG"] = o
+    for i, (name, _) in enumerate(SCALARS):
+        out[name] = i
+    out["N_SCAL"] = len(SCALARS)
+    return out
+
+
+OFFSETS = _const_offsets()
+globals().update(OFFSETS)  # S_TURN, ST_KNOCKOUTS, P_SKILLS, L_INTEL, R_TURNS, K_TURN_CAP ...
+# the row fields that are Stats counters, and the state offsets they copy
+_stat_rows = [(i, STAT_NAMES.index(ROW_STAT_OF.get(n, n))) for i, n in enumerate(ROW_FIELDS)
+              if ROW_STAT_OF.get(n, n) in STAT_NAMES]
+ROW_STAT_ROWS = np.array([i for i, _ in _stat_rows], dtype=np.int64)
+ROW_STAT_SRC = np.array([OFFSETS["S_STATS"] + s for _, s in _stat_rows], dtype=np.int64)
+ROW_POOL_ROWS = np.array([ROW_FIELDS.index(n) for n in ROW_POOL], dtype=np.int64)
+
+
+def sizes(c: Content) -> dict[str, int]:
+    """The names a shape expression may use, for a content pack."""
+    n_ts = len(c.top_secret_effect)
+    last = PLAYER[-1]
+    out = {
+        "n_henchmen": int(c.n_henchmen),
+        "n_intel": int(c.n_intel),
+        "n_spaces": int(c.n_spaces),
+        "n_villain": int(c.n_villain),
+        "n_fate": int(c.n_fate),
+        "n_top_secret": n_ts,
+        "n_encounter": len(c.encounter_deck),
+        "encounter_cap": max(int(np.count_nonzero(c.encounter_deck == d)) for d in range(len(codes.DECKS))),
+        "n_bag": len(c.bag_dice),
+        "n_characters": len(c.character_life),
+        "MAX_PLAYERS": codes.MAX_PLAYERS,
+        "MAX_OPTIONS": codes.MAX_OPTIONS,
+        "N_SKILLS": N_SKILLS,
+        "N_ADV": N_ADV,
+        "N_INTEL_TYPES": len(codes.INTEL_TYPES),
+    }
+    out["player_stride"] = OFFSETS[last.const] + shape(last.size, out)
+    return out
+
+
+def shape(expr, env: dict) -> int:
+    """The value of a shape expression (an int, or an expression over :func:`sizes`)."""
+    if isinstance(expr, int):
+        return expr
+    return int(eval(expr, {"__builtins__": {"max": max, "min": min}}, env))
+
+
+def layout(c: Content) -> tuple[np.ndarray, np.ndarray]:
+    """``(lay[N_LAY], region_size[N_LAY])`` of a pack: region offsets, capacities, the state's length."""
+    env = sizes(c)
+    lay = np.zeros(OFFSETS["N_LAY"], dtype=np.int64)
+    size = np.zeros(OFFSETS["N_LAY"], dtype=np.int64)
+    o = OFFSETS["N_SCALARS"]
+    for f in REGIONS:
+        n = shape(f.size, env)
+        block = D_PILE + 2 * n if f.kind == "deck" else n
+        lay[OFFSETS[f.const]] = o
+        size[OFFSETS[f.const]] = block * f.copies
+        if f.cap:
+            lay[OFFSETS[f.cap]] = n
+        o += block * f.copies
+    lay[OFFSETS["L_SIZE"]] = o
+    return lay, size
 
 
 def pack(c: Content) -> Pack:
-    """The content pack as the kernel's argument bundle (int64 arrays, plus the pass table)."""
-    from sim.rules.movement import _steps_table
-    from strategies.heuristic import autopass_counts, content_pass_table
+    """The content pack as the kernel's argument bundle (:data:`BUNDLE`'s arrays, in its dtypes)."""
+    from sim.odds import content_pass_table
+    from sim.rules.movement import steps_table
+    from sim.rules.skill_tests import autopass_counts
 
-    arrays = {
-        f: np.ascontiguousarray(np.asarray(getattr(c, f)).astype(np.int64)) for f in _INT_FIELDS
-    }
-    table = _steps_table(c)
+    content_fields = {f.name for f in dataclass_fields(Content)}
+    arrays = {name: getattr(c, name) for name, _, _ in BUNDLE if name in content_fields}
+    table = steps_table(c)
     start = np.zeros(c.n_spaces + 1, dtype=np.int64)
     for s, row in enumerate(table):
         start[s + 1] = start[s] + len(row)
     arrays["steps_start"] = start
     arrays["steps_list"] = np.array([t for row in table for t in row], dtype=np.int64)
     arrays["autopass_counts"] = np.array(autopass_counts(c), dtype=np.int64)
-    lay = layout(c)
-    ecap = int(lay[L_ECAP])
+    lay, region_size = layout(c)
+    ecap = int(lay[OFFSETS["L_ECAP"]])
     arrays["deck_base"] = np.array(
-        [lay[L_ENC] + d * (D_PILE + 2 * ecap) for d in range(len(K.DECKS))], dtype=np.int64
+        [lay[OFFSETS["L_ENC"]] + d * (D_PILE + 2 * ecap) for d in range(len(codes.DECKS))], dtype=np.int64
     )
-    scal = np.zeros(N_SCAL, dtype=np.int64)
-    scal[K_ALWAYS_DIE] = c.always_die
-    scal[K_N_UN] = c.n_un_transport
-    scal[K_N_CLOSE] = c.n_close_airport_tokens
-    scal[K_LOBO_START] = c.lobo_start
-    scal[K_LOBO_LOSS] = c.lobo_loss
-    scal[K_DIRTY_LOBO] = c.dirty_lobo_start
-    scal[K_DIRTY_DELTA] = c.dirty_location_delta
-    scal[K_TURN_CAP] = c.turn_cap
-    scal[K_N_SPACES] = c.n_spaces
-    scal[K_N_CITIES] = c.n_cities
-    arrays["scal"] = scal
+    env = sizes(c)
+    arrays["scal"] = np.array(
+        [env[name] if name in env else int(getattr(c, name)) for _, name in SCALARS], dtype=np.int64
+    )
     arrays["lay"] = lay
-    arrays["pass_table"] = np.ascontiguousarray(content_pass_table(c), dtype=np.float64)
+    arrays["region_size"] = region_size
+    arrays["pass_table"] = content_pass_table(c)
     arrays.update(move_tables(c))
-    return Pack(**arrays)
+    out = {}
+    for name, dtype, ndim in BUNDLE:
+        a = np.ascontiguousarray(np.asarray(arrays.pop(name)).astype(dtype))
+        if a.ndim != ndim:
+            raise ValueError(f"sim.kernel.layout.BUNDLE: {name} has {a.ndim} dimensions, the table says {ndim}")
+        out[name] = a
+    if arrays:
+        raise ValueError(f"sim.kernel.layout.pack: {sorted(arrays)} built but not in BUNDLE")
+    return Pack(**out)
 
 
 def move_tables(c: Content) -> dict:
     """The static move tables of :func:`pack`, from the readable engine's own functions."""
     from types import SimpleNamespace
 
-    from sim.rules.movement import BASE_MP, _steps_table, walk_costs
+    from sim.rules.movement import steps_table, walk_costs
 
-    table = _steps_table(c)
+    table = steps_table(c)
     view = SimpleNamespace(content=c)
     start, dest, mp = [0], [], []
     for s in range(c.n_spaces):
-        costs = walk_costs(view, s, BASE_MP + 1)
+        costs = walk_costs(view, s, codes.BASE_MP + 1)
         for d in sorted(costs):
             if d != s:
                 dest.append(d)
@@ -387,7 +459,7 @@ def move_tables(c: Content) -> dict:
         for t in table[a]:
             if t != a:
                 reach[a, t // 64] |= np.uint64(1) << np.uint64(t % 64)
-    un = [s for s in range(c.n_spaces) if c.space_kind[s] != K.REGIONAL]
+    un = [s for s in range(c.n_spaces) if c.space_kind[s] != codes.REGIONAL]
     hop = np.asarray(c.hop_distance)
     by_distance = [sorted(airports, key=lambda a, t=t: (int(hop[a, t]), a)) for t in range(c.n_spaces)]
     near_start, near = [0], []
@@ -410,28 +482,27 @@ def move_tables(c: Content) -> dict:
 def settings_vector(c: Content, s) -> np.ndarray:
     """``cfg[N_CFG]`` of a :class:`~sim.rules.state.Settings` (derived values included)."""
     n = s.players
-    cfg = np.full(N_CFG, -1, dtype=np.int64)
-    cfg[C_PLAYERS] = n
-    cfg[C_EASIER] = int(s.easier)
-    cfg[C_DIRTY_LOBO] = int(s.dirty_lobo)
-    cfg[C_DIRTY_LOC] = int(s.dirty_location)
-    cfg[C_LOBO_START] = int(c.dirty_lobo_start) if s.dirty_lobo else int(c.lobo_start)
-    cfg[C_LOC_TARGET] = int(c.setup_location_target[n]) + (
+    cfg = np.full(OFFSETS["N_CFG"], -1, dtype=np.int64)
+    cfg[OFFSETS["C_PLAYERS"]] = n
+    cfg[OFFSETS["C_EASIER"]] = int(s.easier)
+    cfg[OFFSETS["C_DIRTY_LOBO"]] = int(s.dirty_lobo)
+    cfg[OFFSETS["C_DIRTY_LOC"]] = int(s.dirty_location)
+    cfg[OFFSETS["C_LOBO_START"]] = int(c.dirty_lobo_start) if s.dirty_lobo else int(c.lobo_start)
+    cfg[OFFSETS["C_LOC_TARGET"]] = int(c.setup_location_target[n]) + (
         int(c.dirty_location_delta) if s.dirty_location else 0
     )
-    cfg[C_OVERFLOW] = int(c.setup_overflow_limit[n])
-    cfg[C_RANDOM_LINEUP] = int(getattr(s, "random_lineup", False))
-    if not cfg[C_RANDOM_LINEUP]:
+    cfg[OFFSETS["C_OVERFLOW"]] = int(c.setup_overflow_limit[n])
+    cfg[OFFSETS["C_RANDOM_LINEUP"]] = int(getattr(s, "random_lineup", False))
+    if not cfg[OFFSETS["C_RANDOM_LINEUP"]]:
         lineup = s.characters or tuple(int(x) for x in c.setup_lineup[n] if x >= 0)
         for i, ch in enumerate(lineup):
-            cfg[C_CHARS + i] = ch
+            cfg[OFFSETS["C_CHARS"] + i] = ch
     return cfg
 
 
 # --- strategies: ids and parameter vectors ------------------------------------------
 RANDOM = 0
 HEURISTIC = 1
-STRATEGY_IDS = {"random": RANDOM, "heuristic": HEURISTIC, "cautious": HEURISTIC, "bold": HEURISTIC}
 
 (
     H_DICE_STOP,
@@ -454,7 +525,7 @@ STRATEGY_IDS = {"random": RANDOM, "heuristic": HEURISTIC, "cautious": HEURISTIC,
     H_WATCH_FAIL,
 ) = range(18)
 N_PARAMS = 18
-_PARAM_INDEX = {
+PARAM_INDEX = {  # HeuristicParams field -> index in the parameter vector
     "dice_stop_margin": H_DICE_STOP,
     "plus_one": H_PLUS_ONE,
     "reroll": H_REROLL,
@@ -478,32 +549,18 @@ PLUS_ONE_CODES = {"never": 0, "henchman": 1, "always": 2}
 
 
 def strategy_vector(strategy) -> tuple[int, np.ndarray]:
-    """``(strategy id, params[N_PARAMS] float64)`` of a built-in strategy object."""
-    from strategies.heuristic import EXCHANGE_WHEN, REWARD_KINDS, HeuristicParams, HeuristicStrategy
-    from strategies.random_strategy import RandomStrategy
+    """``(strategy id, params[N_PARAMS] float64)`` of a strategy with a kernel twin.
 
-    prm = np.zeros(N_PARAMS, dtype=np.float64)
-    if isinstance(strategy, RandomStrategy):
-        return RANDOM, prm
-    if not isinstance(strategy, HeuristicStrategy):
+    Each built-in strategy writes its own vector (its ``kernel_vector()``, from the
+    names above); the kernel never looks at strategy classes or names.
+    """
+    make = getattr(strategy, "kernel_vector", None)
+    if make is None:
         raise ValueError(f"no kernel twin for strategy {getattr(strategy, 'name', strategy)!r}")
-    names = {f.name for f in fields(HeuristicParams)}
-    if names != set(_PARAM_INDEX):
-        raise ValueError(
-            "sim.kernel.layout: HeuristicParams changed; the kernel knows "
-            f"{sorted(_PARAM_INDEX)} but the strategy has {sorted(names)}"
-        )
-    p = strategy.p
-    for name, i in _PARAM_INDEX.items():
-        v = getattr(p, name)
-        if name == "plus_one":
-            v = PLUS_ONE_CODES[v]
-        elif name == "exchange_when":
-            v = EXCHANGE_WHEN.index(v)
-        elif name == "mission_reward":
-            v = int(REWARD_KINDS[v])
-        prm[i] = float(v)
-    return HEURISTIC, prm
+    sid, prm = make()
+    if sid not in (RANDOM, HEURISTIC) or prm.shape != (N_PARAMS,) or prm.dtype != np.float64:
+        raise ValueError(f"strategy {strategy.name!r}: kernel_vector() gave id {sid!r}, params {prm.shape}")
+    return sid, prm
 
 
 # --- reference <-> kernel state -------------------------------------------------------
@@ -511,10 +568,20 @@ def strategy_vector(strategy) -> tuple[int, np.ndarray]:
 
 def new_state(pk: Pack) -> np.ndarray:
     """A zeroed state vector for one game."""
-    return np.zeros(int(pk.lay[L_SIZE]), dtype=np.int64)
+    return np.zeros(int(pk.lay[OFFSETS["L_SIZE"]]), dtype=np.int64)
+
+
+def _value(f: Field, v):
+    """A reference attribute as the int(s) the state holds."""
+    if f.kind == "outcome":
+        return -1 if v is None else int(v)
+    if isinstance(v, (list, tuple)):
+        return [int(x) for x in v]
+    return int(v)
 
 
 def _put_deck(st, base, cap, deck) -> None:
+    """Store a reference Deck in the deck block at ``base`` (capacity ``cap``)."""
     st[base + D_COUNT] = len(deck.pile)
     st[base + D_TOP] = deck.top
     st[base + D_NDISC] = len(deck.discard)
@@ -523,6 +590,7 @@ def _put_deck(st, base, cap, deck) -> None:
 
 
 def _get_deck(st, base, cap) -> dict:
+    """A deck block as the dict of :func:`snapshot`."""
     n, nd = int(st[base + D_COUNT]), int(st[base + D_NDISC])
     return {
         "pile": [int(x) for x in st[base + D_PILE : base + D_PILE + n]],
@@ -531,168 +599,112 @@ def _get_deck(st, base, cap) -> dict:
     }
 
 
+def _deck_dict(d) -> dict:
+    """A reference Deck as the dict of :func:`snapshot`."""
+    return {"pile": list(d.pile), "discard": list(d.discard), "top": d.top}
+
+
+def _walk(pk: Pack, st, players: int):
+
+
+
+
+    """Tuples (seat or None, field, state offset, size) of every mirrored field, players by seat (the tables' order)."""
+    lay = pk.lay
+    env_n = {f.const: int(pk.region_size[OFFSETS[f.const]]) // f.copies for f in REGIONS}
+    for f in STATE:
+        if f.name:
+            yield None, f, OFFSETS[f.const], f.size
+    for f in REGIONS:
+        if f.kind in ("scratch", "players"):
+            continue
+        cap = int(lay[OFFSETS[f.cap]]) if f.cap else env_n[f.const]
+        yield None, f, int(lay[OFFSETS[f.const]]), cap
+    for seat in range(players):
+        b = int(lay[OFFSETS["L_PLAYERS"]] + seat * lay[OFFSETS["L_PSTRIDE"]])
+        for f in PLAYER:
+            n = f.size if isinstance(f.size, int) else int(lay[OFFSETS["L_PSTRIDE"]]) - OFFSETS[f.const]
+            yield seat, f, b + OFFSETS[f.const], n
+
+
 def encode(pk: Pack, g) -> np.ndarray:
     """The state vector of a reference GameState (to run kernel steps from a given position)."""
-    lay = pk.lay
     st = new_state(pk)
-    st[S_LOBO_START] = g.lobo_start
-    st[S_LOC_TARGET] = g.location_target
-    st[S_OVERFLOW] = g.overflow_limit
-    st[S_CLOSE_LEFT] = g.close_tokens_left
-    st[S_UN_SUPPLY] = g.un_supply
-    st[S_LOC_TRACK] = g.location_track
-    st[S_TURN] = g.turn
-    st[S_ACTIVE] = g.active
-    st[S_OUTCOME] = -1 if g.outcome is None else int(g.outcome)
-    st[S_DICE_RES] = int(g.dice_resolve_used)
-    st[S_MOVE_RES] = int(g.move_resolve_used)
-    st[S_WATCHED] = g.watched
-    st[S_N_NEXT] = len(g.next_to_lobo)
-    st[S_N_REMOVED] = len(g.villain_removed)
     for i, name in enumerate(STAT_NAMES):
-        st[S_STATS + i] = getattr(g.stats, name)
-    n_h = len(g.henchman_level)
-    st[lay[L_HLEVEL] : lay[L_HLEVEL] + n_h] = g.henchman_level
-    st[lay[L_GREEN] : lay[L_GREEN] + n_h] = g.green_loc
-    st[lay[L_INTEL] : lay[L_INTEL] + len(g.intel_loc)] = g.intel_loc
-    st[lay[L_AIRPORT] : lay[L_AIRPORT] + len(g.airport_closed)] = [int(x) for x in g.airport_closed]
-    st[lay[L_NEXT] : lay[L_NEXT] + len(g.next_to_lobo)] = g.next_to_lobo
-    st[lay[L_REMOVED] : lay[L_REMOVED] + len(g.villain_removed)] = g.villain_removed
-    _put_deck(st, lay[L_VILLAIN], lay[L_VCAP], g.villain)
-    _put_deck(st, lay[L_FATE], lay[L_FCAP], g.fate)
-    _put_deck(st, lay[L_TS], lay[L_TSCAP], g.top_secret)
-    for d, deck in enumerate(g.encounters):
-        _put_deck(st, pk.deck_base[d], lay[L_ECAP], deck)
-    for p in g.players:
-        b = lay[L_PLAYERS] + p.seat * lay[L_PSTRIDE]
-        st[b + P_CHAR] = p.character
-        st[b + P_SPACE] = p.space
-        st[b + P_SKILLS : b + P_SKILLS + N_SKILLS] = p.skills
-        st[b + P_RESOLVE] = p.resolve
-        st[b + P_RESOLVE_MAX] = p.resolve_max
-        st[b + P_LIFE] = p.life
-        st[b + P_ADV : b + P_ADV + N_ADV] = [int(x) for x in p.advanced]
-        st[b + P_INJ] = p.injuries
-        st[b + P_UN] = p.un_tokens
-        st[b + P_N_MISSIONS] = len(p.missions)
-        st[b + P_MISSIONS : b + P_MISSIONS + len(p.missions)] = p.missions
-        st[b + P_FLIPPED : b + P_FLIPPED + 2] = [int(x) for x in p.mission_flipped]
-        st[b + P_WATCH] = int(p.watch)
-        st[b + P_GIVES] = int(p.gives_un)
-        st[b + P_RESTED] = int(p.rested_last)
-        st[b + P_N_TS] = len(p.top_secret)
-        st[b + P_TS : b + P_TS + len(p.top_secret)] = p.top_secret
+        st[OFFSETS["S_STATS"] + i] = getattr(g.stats, name)
+    for seat, f, at, n in _walk(pk, st, len(g.players)):
+        src = g if seat is None else g.players[seat]
+        v = getattr(src, f.name)
+        if f.kind == "deck":
+            decks = v if f.copies > 1 else [v]
+            for d, deck in enumerate(decks):
+                _put_deck(st, at + d * (D_PILE + 2 * n), n, deck)
+            continue
+        v = _value(f, v)
+        if f.kind == "list":
+            count = OFFSETS[f.count] + (at - OFFSETS[f.const] if seat is not None else 0)
+            st[count] = len(v)
+        if isinstance(v, list):
+            st[at : at + len(v)] = v
+        else:
+            st[at] = v
     return st
 
 
 def snapshot(g) -> dict:
     """Comparable summary of a reference GameState (the fields the kernel mirrors)."""
-
-    def deck(d):
-        return {"pile": list(d.pile), "discard": list(d.discard), "top": d.top}
-
-    return {
-        "lobo_start": g.lobo_start,
-        "location_target": g.location_target,
-        "overflow_limit": g.overflow_limit,
-        "close_tokens_left": g.close_tokens_left,
-        "un_supply": g.un_supply,
-        "location_track": g.location_track,
-        "turn": g.turn,
-        "active": g.active,
-        "outcome": -1 if g.outcome is None else int(g.outcome),
-        "dice_resolve_used": int(g.dice_resolve_used),
-        "move_resolve_used": int(g.move_resolve_used),
-        "watched": g.watched,
-        "next_to_lobo": list(g.next_to_lobo),
-        "villain_removed": list(g.villain_removed),
-        "stats": {n: getattr(g.stats, n) for n in STAT_NAMES},
-        "henchman_level": list(g.henchman_level),
-        "green_loc": list(g.green_loc),
-        "intel_loc": list(g.intel_loc),
-        "airport_closed": [int(x) for x in g.airport_closed],
-        "villain": deck(g.villain),
-        "fate": deck(g.fate),
-        "top_secret": deck(g.top_secret),
-        "encounters": [deck(d) for d in g.encounters],
-        "players": [
-            {
-                "character": p.character,
-                "space": p.space,
-                "skills": list(p.skills),
-                "resolve": p.resolve,
-                "resolve_max": p.resolve_max,
-                "life": p.life,
-                "advanced": [int(x) for x in p.advanced],
-                "injuries": p.injuries,
-                "un_tokens": p.un_tokens,
-                "missions": list(p.missions),
-                "mission_flipped": [int(x) for x in p.mission_flipped],
-                "watch": int(p.watch),
-                "gives_un": int(p.gives_un),
-                "rested_last": int(p.rested_last),
-                "top_secret": list(p.top_secret),
-            }
-            for p in g.players
-        ],
-    }
+    out: dict = {"stats": {n: getattr(g.stats, n) for n in STAT_NAMES}, "players": []}
+    for f in STATE + REGIONS:
+        if not f.name or f.kind in ("scratch", "players"):
+            continue
+        v = getattr(g, f.name)
+        if f.kind == "deck":
+            out[f.name] = [_deck_dict(d) for d in v] if f.copies > 1 else _deck_dict(v)
+        else:
+            out[f.name] = _value(f, v)
+    for p in g.players:
+        out["players"].append({f.name: _value(f, getattr(p, f.name)) for f in PLAYER})
+    return out
 
 
 def snapshot_state(pk: Pack, st: np.ndarray, players: int) -> dict:
     """The :func:`snapshot` dict of a kernel state vector."""
-    lay = pk.lay
-    n_h = pk.henchman_autopass.shape[0]
-    n_i = pk.intel_token_type.shape[0]
-    n_s = pk.space_kind.shape[0]
-
-    def ints(a, b):
-        return [int(x) for x in st[a:b]]
-
-    out = {
-        "lobo_start": int(st[S_LOBO_START]),
-        "location_target": int(st[S_LOC_TARGET]),
-        "overflow_limit": int(st[S_OVERFLOW]),
-        "close_tokens_left": int(st[S_CLOSE_LEFT]),
-        "un_supply": int(st[S_UN_SUPPLY]),
-        "location_track": int(st[S_LOC_TRACK]),
-        "turn": int(st[S_TURN]),
-        "active": int(st[S_ACTIVE]),
-        "outcome": int(st[S_OUTCOME]),
-        "dice_resolve_used": int(st[S_DICE_RES]),
-        "move_resolve_used": int(st[S_MOVE_RES]),
-        "watched": int(st[S_WATCHED]),
-        "next_to_lobo": ints(lay[L_NEXT], lay[L_NEXT] + st[S_N_NEXT]),
-        "villain_removed": ints(lay[L_REMOVED], lay[L_REMOVED] + st[S_N_REMOVED]),
-        "stats": {n: int(st[S_STATS + i]) for i, n in enumerate(STAT_NAMES)},
-        "henchman_level": ints(lay[L_HLEVEL], lay[L_HLEVEL] + n_h),
-        "green_loc": ints(lay[L_GREEN], lay[L_GREEN] + n_h),
-        "intel_loc": ints(lay[L_INTEL], lay[L_INTEL] + n_i),
-        "airport_closed": ints(lay[L_AIRPORT], lay[L_AIRPORT] + n_s),
-        "villain": _get_deck(st, lay[L_VILLAIN], lay[L_VCAP]),
-        "fate": _get_deck(st, lay[L_FATE], lay[L_FCAP]),
-        "top_secret": _get_deck(st, lay[L_TS], lay[L_TSCAP]),
-        "encounters": [_get_deck(st, pk.deck_base[d], lay[L_ECAP]) for d in range(len(K.DECKS))],
-        "players": [],
-    }
-    for seat in range(players):
-        b = int(lay[L_PLAYERS] + seat * lay[L_PSTRIDE])
-        out["players"].append(
-            {
-                "character": int(st[b + P_CHAR]),
-                "space": int(st[b + P_SPACE]),
-                "skills": ints(b + P_SKILLS, b + P_SKILLS + N_SKILLS),
-                "resolve": int(st[b + P_RESOLVE]),
-                "resolve_max": int(st[b + P_RESOLVE_MAX]),
-                "life": int(st[b + P_LIFE]),
-                "advanced": ints(b + P_ADV, b + P_ADV + N_ADV),
-                "injuries": int(st[b + P_INJ]),
-                "un_tokens": int(st[b + P_UN]),
-                "missions": ints(b + P_MISSIONS, b + P_MISSIONS + st[b + P_N_MISSIONS]),
-                "mission_flipped": ints(b + P_FLIPPED, b + P_FLIPPED + 2),
-                "watch": int(st[b + P_WATCH]),
-                "gives_un": int(st[b + P_GIVES]),
-                "rested_last": int(st[b + P_RESTED]),
-                "top_secret": ints(b + P_TS, b + P_TS + st[b + P_N_TS]),
-            }
-        )
+    s0 = OFFSETS["S_STATS"]
+    out: dict = {"stats": {n: int(st[s0 + i]) for i, n in enumerate(STAT_NAMES)}, "players": []}
+    for seat, f, at, n in _walk(pk, st, players):
+        if f.kind == "deck":
+            step = D_PILE + 2 * n
+            decks = [_get_deck(st, at + d * step, n) for d in range(f.copies)]
+            v = decks if f.copies > 1 else decks[0]
+        elif f.kind == "list":
+            count = OFFSETS[f.count] + (at - OFFSETS[f.const] if seat is not None else 0)
+            v = [int(x) for x in st[at : at + int(st[count])]]
+        elif f.size == 1:
+            v = int(st[at])
+        else:
+            v = [int(x) for x in st[at : at + n]]
+        if seat is None:
+            out[f.name] = v
+        else:
+            if seat == len(out["players"]):
+                out["players"].append({})
+            out["players"][seat][f.name] = v
     return out
+
+
+def row_columns(rows: np.ndarray, n_henchmen: int) -> dict[str, np.ndarray]:
+    """The output rows by name: each of :data:`ROW_FIELDS`, then each of :data:`ROW_BLOCKS` (2-D)."""
+    cols = {name: rows[:, OFFSETS[f"R_{name.upper()}"]] for name in ROW_FIELDS}
+    o = OFFSETS["N_ROW"]
+    env = {"n_henchmen": n_henchmen, "MAX_PLAYERS": codes.MAX_PLAYERS}
+    for name, expr in ROW_BLOCKS:
+        n = shape(expr, env)
+        cols[name] = rows[:, o : o + n]
+        o += n
+    return cols
+
+
+def row_width(pk: Pack) -> int:
+    """Ints in one output row for a pack (the fields, then the blocks)."""
+    env = {"n_henchmen": int(pk.scal[OFFSETS["K_N_HENCHMEN"]]), "MAX_PLAYERS": codes.MAX_PLAYERS}
+    return OFFSETS["N_ROW"] + sum(shape(expr, env) for _, expr in ROW_BLOCKS)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel import strategy as S
+from sim.kernel import strategy as decide
 from sim.kernel.decks import (
     cards_in,
     discard,
@@ -31,7 +32,7 @@ from sim.kernel.layout import (
     P_SKILLS,
     P_SPACE,
     S_UN_SUPPLY,
-    ST_MISSIONS,
+    ST_MISSIONS_COMPLETED,
 )
 from sim.rng import FATE
 
@@ -39,8 +40,9 @@ jit = njit(**KERNEL_OPTIONS)
 
 
 @jit
-def deal_missions(pk, st, rs, seat):
+def deal_missions(ctx, seat):
     """Draw two Fate cards as the player's secret-mission cities."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
     b = player_base(pk, seat)
     st[b + P_N_MISSIONS] = 0
     for i in range(2):
@@ -63,43 +65,44 @@ def flip_missions(pk, st, seat):
 
 
 @jit
-def mission_reward(pk, cfg, st, rs, sid, prm, seat):
+def mission_reward(ctx, seat):
     """Both mission cards flipped: claim one reward, then draw two new missions."""
+    pk, cfg, st = ctx.pk, ctx.cfg, ctx.st
     b = player_base(pk, seat)
     if not (st[b + P_FLIPPED] and st[b + P_FLIPPED + 1]):
         return
-    st[ST_MISSIONS] += 1
-    opts = work(pk, st, L_W_MOPTS, (3 + N_SKILLS) * 2).reshape((3 + N_SKILLS, 2))
+    st[ST_MISSIONS_COMPLETED] += 1
+    opts = work(pk, st, L_W_MOPTS).reshape((3 + N_SKILLS, 2))
     opts[:] = 0
     n = 0
     tsb = pk.lay[L_TS]
     if cards_in(st, tsb) + st[tsb + D_NDISC] > 0:
-        opts[n, 0] = S.R_TOP_SECRET
+        opts[n, 0] = codes.R_TOP_SECRET
         n += 1
     if st[b + P_RESOLVE] < st[b + P_RESOLVE_MAX]:
-        opts[n, 0] = S.R_RESOLVE
+        opts[n, 0] = codes.R_RESOLVE
         n += 1
     if st[S_UN_SUPPLY] > 0:
-        opts[n, 0] = S.R_UN
+        opts[n, 0] = codes.R_UN
         n += 1
     for s in range(N_SKILLS):
         if st[b + P_SKILLS + s] < 5:
-            opts[n, 0] = S.R_SKILL
+            opts[n, 0] = codes.R_SKILL
             opts[n, 1] = s
             n += 1
     if n:
-        i = S.mission_reward(pk, st, rs, sid, prm, seat, opts, n)
+        i = decide.mission_reward(ctx, seat, opts, n)
         if i < 0 or i >= n:
             raise ValueError("strategy chose an illegal mission reward")
         kind = opts[i, 0]
-        if kind == S.R_TOP_SECRET:
-            draw_top_secret(pk, st, rs, seat)
-        elif kind == S.R_RESOLVE:
+        if kind == codes.R_TOP_SECRET:
+            draw_top_secret(ctx, seat)
+        elif kind == codes.R_RESOLVE:
             gain_resolve(pk, st, seat, pk.setup_mission_resolve[cfg[C_PLAYERS]])
-        elif kind == S.R_UN:
+        elif kind == codes.R_UN:
             gain_un(pk, st, seat)
         else:
             raise_skill(pk, st, seat, opts[i, 1], 1)
     for i in range(st[b + P_N_MISSIONS]):
         discard(st, pk.lay[L_FATE], pk.lay[L_FCAP], st[b + P_MISSIONS + i])
-    deal_missions(pk, st, rs, seat)
+    deal_missions(ctx, seat)

@@ -7,52 +7,40 @@ resolve, steps)`` (the reference's :class:`~sim.rules.choices.Move`) and a count
 
 from __future__ import annotations
 
-from sim.content import constants as K
+from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel import strategy as S
-from sim.kernel.decks import play_top_secret, player_base, top_secret_card
+from sim.kernel import strategy as decide
+from sim.kernel.decks import airport_open, play_top_secret, player_base, top_secret_card
 from sim.kernel.layout import (
     C_PLAYERS,
-    H_MOVE_RESOLVE,
-    H_UN_MIN_DIST,
-    L_AIRPORT,
+    K_N_SPACES,
     L_W_SEEN,
     P_GIVES,
     P_INJ,
     P_RESOLVE,
     P_SPACE,
     P_UN,
-    RANDOM,
     S_MOVE_RES,
     S_UN_SUPPLY,
-    ST_RESOLVE,
-    ST_UN,
+    ST_RESOLVE_SPENT,
+    ST_UN_USED,
 )
-from sim.kernel.strategy import M_PLANE, M_STAY, M_TOP_SECRET_UN, M_UN, M_UN_GIFT, M_WALK
 from sim.kernel.villain import heal, villain_advancement
 from sim.rng import DICE, next_below_nb
 
 jit = njit(**KERNEL_OPTIONS)
 
-BASE_MP = 2
 
 
 def move_capacity(pk) -> int:
     """Most moves a position can offer (stay, walk, plane, plane + Resolve, two UN means)."""
-    return 1 + 5 * int(pk.space_kind.shape[0])
+    return 1 + 5 * int(pk.scal[K_N_SPACES])
 
 
 @jit
-def airport_open(pk, st, space):
-    """Open airport: has one, and is red (never closes) or not closed."""
-    return pk.space_airport[space] != 0 and (
-        pk.space_red_airport[space] != 0 or st[pk.lay[L_AIRPORT] + space] == 0
-    )
-
-
-@jit
-def un_giver(pk, cfg, st, seat):
+def un_giver(ctx, seat):
     """The first other seat who gives UN Transports and has one (Calli's gift), or -1."""
+    pk, cfg, st = ctx.pk, ctx.cfg, ctx.st
     for q in range(cfg[C_PLAYERS]):
         bq = player_base(pk, q)
         if q != seat and st[bq + P_GIVES] != 0 and st[bq + P_UN] > 0:
@@ -64,11 +52,12 @@ def un_giver(pk, cfg, st, seat):
 def can_rest(pk, st, seat):
     """Resting needs 2+ injuries and is not allowed on a regional area or island."""
     b = player_base(pk, seat)
-    return st[b + P_INJ] >= 2 and pk.space_kind[st[b + P_SPACE]] != K.REGIONAL
+    return st[b + P_INJ] >= 2 and pk.space_kind[st[b + P_SPACE]] != codes.REGIONAL
 
 
 @jit
 def _add(moves, n, dest, means, res, steps):
+    """Append the move row ``(dest, means, res, steps)`` at ``moves[n]``; returns ``n + 1``."""
     moves[n, 0] = dest
     moves[n, 1] = means
     moves[n, 2] = res
@@ -77,21 +66,22 @@ def _add(moves, n, dest, means, res, steps):
 
 
 @jit
-def legal_moves(pk, cfg, st, seat, moves):
+def legal_moves(ctx, seat, moves):
     """Every legal move of the seat in ``moves`` (canonical order); returns their number."""
+    pk, st = ctx.pk, ctx.st
     b = player_base(pk, seat)
     here = st[b + P_SPACE]
     can_resolve = st[b + P_RESOLVE] > 0 and st[S_MOVE_RES] == 0
     n = 0
-    if pk.space_kind[here] != K.REGIONAL:
-        n = _add(moves, n, here, M_STAY, 0, 0)
+    if pk.space_kind[here] != codes.REGIONAL:
+        n = _add(moves, n, here, codes.M_STAY, 0, 0)
     walk_dest, walk_mp = pk.walk_dest, pk.walk_mp
     for k in range(pk.walk_start[here], pk.walk_start[here + 1]):
         mp = walk_mp[k]
-        if mp <= BASE_MP:
-            n = _add(moves, n, walk_dest[k], M_WALK, 0, mp)
+        if mp <= codes.BASE_MP:
+            n = _add(moves, n, walk_dest[k], codes.M_WALK, 0, mp)
         elif can_resolve:
-            n = _add(moves, n, walk_dest[k], M_WALK, 1, mp)
+            n = _add(moves, n, walk_dest[k], codes.M_WALK, 1, mp)
     if airport_open(pk, st, here):
         # plane to every other open airport; with Resolve, one step further: the union of
         # the open airports' neighbourhoods, a bit set of ``words`` int64 in ``L_W_SEEN``
@@ -103,25 +93,25 @@ def legal_moves(pk, cfg, st, seat, moves):
         for i in range(airports.shape[0]):
             a = airports[i]
             if a != here and airport_open(pk, st, a):
-                n = _add(moves, n, a, M_PLANE, 0, BASE_MP)
+                n = _add(moves, n, a, codes.M_PLANE, 0, codes.BASE_MP)
                 for w in range(words):
                     st[acc + w] |= reach[a, w]
         if can_resolve:
-            n_s = pk.space_kind.shape[0]
+            n_s = pk.scal[K_N_SPACES]
             for w in range(words):
                 m = st[acc + w]
                 if m == 0:
                     continue
                 for t in range(w * 64, min(n_s, w * 64 + 64)):
                     if (m >> (t - w * 64)) & 1:
-                        n = _add(moves, n, t, M_PLANE, 1, BASE_MP + 1)
+                        n = _add(moves, n, t, codes.M_PLANE, 1, codes.BASE_MP + 1)
     # UN Transport: any city or ocean space, never into a regional area or island
     un_own = st[b + P_UN] > 0
-    gift = not un_own and un_giver(pk, cfg, st, seat) >= 0
-    ts_un = top_secret_card(pk, st, seat, K.TS_UN_TRANSPORT) >= 0
+    gift = not un_own and un_giver(ctx, seat) >= 0
+    ts_un = top_secret_card(pk, st, seat, codes.TS_UN_TRANSPORT) >= 0
     dests = pk.un_dests
-    for m in (M_UN, M_UN_GIFT, M_TOP_SECRET_UN):
-        if (m == M_UN and un_own) or (m == M_UN_GIFT and gift) or (m == M_TOP_SECRET_UN and ts_un):
+    for m in (codes.M_UN, codes.M_UN_GIFT, codes.M_TOP_SECRET_UN):
+        if (m == codes.M_UN and un_own) or (m == codes.M_UN_GIFT and gift) or (m == codes.M_TOP_SECRET_UN and ts_un):
             for i in range(dests.shape[0]):
                 dest = dests[i]
                 if dest != here:
@@ -130,136 +120,60 @@ def legal_moves(pk, cfg, st, seat, moves):
 
 
 @jit
-def rest(pk, cfg, st, rs, sid, prm, seat):
+def rest(ctx, seat):
     """Rest action: heal 2 injuries; in a solo game also roll the rest die (Blue)."""
+    pk, cfg, st, rs = ctx.pk, ctx.cfg, ctx.st, ctx.rs
     heal(pk, st, seat, 2)
     die = pk.setup_rest_roll_die[cfg[C_PLAYERS]]
     if die >= 0:
         face = next_below_nb(rs, DICE, 6)
         if not pk.die_success[die, face]:
-            villain_advancement(pk, st, rs, sid, prm)
+            villain_advancement(ctx)
 
 
 @jit
-def apply_move(pk, cfg, st, seat, dest, means, res):
+def apply_move(ctx, seat, dest, means, res):
     """Carry out a chosen move, paying Resolve / UN tokens / Top Secret cards."""
+    pk, st = ctx.pk, ctx.st
     b = player_base(pk, seat)
     if res:
         st[b + P_RESOLVE] -= 1
         st[S_MOVE_RES] = 1
-        st[ST_RESOLVE] += 1
-    if means == M_UN:
+        st[ST_RESOLVE_SPENT] += 1
+    if means == codes.M_UN:
         st[b + P_UN] -= 1
         st[S_UN_SUPPLY] += 1
-        st[ST_UN] += 1
-    elif means == M_UN_GIFT:
-        q = un_giver(pk, cfg, st, seat)
+        st[ST_UN_USED] += 1
+    elif means == codes.M_UN_GIFT:
+        q = un_giver(ctx, seat)
         if q >= 0:
             st[player_base(pk, q) + P_UN] -= 1
         st[S_UN_SUPPLY] += 1
-        st[ST_UN] += 1
-    elif means == M_TOP_SECRET_UN:
-        play_top_secret(pk, st, seat, top_secret_card(pk, st, seat, K.TS_UN_TRANSPORT))
-        st[ST_UN] += 1
+        st[ST_UN_USED] += 1
+    elif means == codes.M_TOP_SECRET_UN:
+        play_top_secret(pk, st, seat, top_secret_card(pk, st, seat, codes.TS_UN_TRANSPORT))
+        st[ST_UN_USED] += 1
     st[b + P_SPACE] = dest
 
 
 @jit
-def heuristic_move(pk, cfg, st, prm, seat):
-    """The built-in heuristic's move, found without listing every legal move.
-
-    Returns ``(dest, means, resolve)``, the very row :func:`sim.kernel.strategy.move`
-    picks from :func:`legal_moves`, or means -1 where that choice is not a clear
-    winner here (the caller then lists the moves). The list holds a few free moves
-    (stay, walk, plane) and up to ~200 paid ones (Resolve, UN Transports), and the
-    heuristic only pays to reach its target itself, so it needs: the best free move
-    by (distance to target, means, destination), whether a free move reaches the
-    target, and which paid moves reach the target.
-    """
-    b = player_base(pk, seat)
-    here = st[b + P_SPACE]
-    dist = pk.hop_distance
-    regional = pk.space_kind[here] == K.REGIONAL
-    tgt = S.target(pk, st, prm, seat)
-    if tgt < 0:
-        if not regional:
-            return here, M_STAY, 0
-        tgt = S.nearest_city(pk, here)
-    can_resolve = st[b + P_RESOLVE] > 0 and st[S_MOVE_RES] == 0
-    may = prm[H_MOVE_RESOLVE] != 0 and S.may_spend(pk, st, prm, seat, False)
-    un_ok = dist[here, tgt] >= prm[H_UN_MIN_DIST]
-    # free moves: the best key, and whether one reaches the target
-    found, free_reach = False, False
-    k0 = k2 = k3 = 0
-    if not regional:
-        found, k0, k2, k3 = True, dist[here, tgt], M_STAY, here
-        free_reach = here == tgt
-    walk_res = False  # a Resolve walk reaches the target
-    for k in range(pk.walk_start[here], pk.walk_start[here + 1]):
-        dest = pk.walk_dest[k]
-        if pk.walk_mp[k] > BASE_MP:
-            if dest == tgt and can_resolve:
-                walk_res = True
-            continue
-        a = dist[dest, tgt]
-        free_reach = free_reach or dest == tgt
-        if not found or S._better(a, 0, M_WALK, dest, k0, 0, k2, k3):
-            found, k0, k2, k3 = True, a, M_WALK, dest
-    plane_res = False  # a plane + Resolve reaches the target
-    if airport_open(pk, st, here):
-        order = pk.airports_by_distance
-        for i in range(order.shape[1]):  # the open airport nearest the target (lowest id on ties)
-            a = order[tgt, i]
-            if a != here and airport_open(pk, st, a):
-                free_reach = free_reach or a == tgt
-                d = dist[a, tgt]
-                if not found or S._better(d, 0, M_PLANE, a, k0, 0, k2, k3):
-                    found, k0, k2, k3 = True, d, M_PLANE, a
-                break
-        if can_resolve:
-            for k in range(pk.airports_near_start[tgt], pk.airports_near_start[tgt + 1]):
-                a = pk.airports_near[k]
-                if a != here and airport_open(pk, st, a):
-                    plane_res = True
-                    break
-    if not found:
-        return -1, -1, -1  # the list's first row decides: let the caller list the moves
-    if free_reach:
-        return k3, k2, 0
-    # the cheapest paid move to the target (by cost, then means), if it beats the best free one
-    pc, pm = -1, -1
-    if may and walk_res:
-        pc, pm = 1, M_WALK
-    elif may and plane_res:
-        pc, pm = 1, M_PLANE
-    elif un_ok and tgt != here and pk.space_kind[tgt] != K.REGIONAL:
-        if st[b + P_UN] > 0:
-            pc, pm = 2, M_UN
-        elif un_giver(pk, cfg, st, seat) >= 0:
-            pc, pm = 2, M_UN_GIFT
-        if pm < 0 and top_secret_card(pk, st, seat, K.TS_UN_TRANSPORT) >= 0:
-            pc, pm = 3, M_TOP_SECRET_UN
-    if pm >= 0 and S._better(dist[tgt, tgt], pc, pm, tgt, k0, 0, k2, k3):
-        return tgt, pm, 1 if pc == 1 else 0
-    return k3, k2, 0
-
-
-@jit
-def movement_phase(pk, cfg, st, rs, sid, prm, seat, moves):
+def movement_phase(ctx, seat, moves):
     """Rest or move. Returns True when the player rested (no encounter, 2 villain cards)."""
-    if can_rest(pk, st, seat) and S.rest(pk, st, rs, sid, prm, seat):
-        rest(pk, cfg, st, rs, sid, prm, seat)
+    pk, st = ctx.pk, ctx.st
+    if can_rest(pk, st, seat) and decide.rest(ctx, seat):
+        rest(ctx, seat)
         return True
-    if S.MOVE_IS_BUILT_IN and sid != RANDOM:
-        dest, means, res = heuristic_move(pk, cfg, st, prm, seat)
-        if means >= 0:
-            apply_move(pk, cfg, st, seat, dest, means, res)
-            return False
-    n = legal_moves(pk, cfg, st, seat, moves)
+    b = player_base(pk, seat)
+    gift = st[b + P_UN] == 0 and un_giver(ctx, seat) >= 0
+    dest, means, res = decide.direct_move(ctx, seat, gift)
+    if means >= 0:  # the strategy found its move without the list
+        apply_move(ctx, seat, dest, means, res)
+        return False
+    n = legal_moves(ctx, seat, moves)
     if n == 0:
         raise RuntimeError("a player has no legal move")
-    i = S.move(pk, st, rs, sid, prm, seat, moves, n)
+    i = decide.move(ctx, seat, moves, n)
     if i < 0 or i >= n:
         raise ValueError("strategy chose an illegal move")
-    apply_move(pk, cfg, st, seat, moves[i, 0], moves[i, 1], moves[i, 2])
+    apply_move(ctx, seat, moves[i, 0], moves[i, 1], moves[i, 2])
     return False

@@ -8,10 +8,18 @@ Intel tokens placed (TOKENS); the strategy answers the set-up questions
 
 from __future__ import annotations
 
-from sim.content import constants as K
+from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel import strategy as S
-from sim.kernel.decks import discard, draw_card, draw_token, draw_top_secret, gain_un, player_base
+from sim.kernel import strategy as decide
+from sim.kernel.decks import (
+    discard,
+    draw_card,
+    draw_token,
+    draw_top_secret,
+    gain_un,
+    player_base,
+    work,
+)
 from sim.kernel.layout import (
     C_CHARS,
     C_EASIER,
@@ -23,8 +31,15 @@ from sim.kernel.layout import (
     D_COUNT,
     D_PILE,
     D_TOP,
+    K_N_CHARACTERS,
     K_N_CLOSE,
+    K_N_ENCOUNTER,
+    K_N_FATE,
+    K_N_HENCHMEN,
+    K_N_INTEL,
+    K_N_TOP_SECRET,
     K_N_UN,
+    K_N_VILLAIN,
     L_FATE,
     L_FCAP,
     L_GREEN,
@@ -33,7 +48,13 @@ from sim.kernel.layout import (
     L_REMOVED,
     L_TS,
     L_VILLAIN,
-    L_W_SETUP,
+    L_W_CARDS,
+    L_W_CHOSEN,
+    L_W_CUT,
+    L_W_KEPT,
+    L_W_LEFT,
+    L_W_LINEUP,
+    L_W_PLUS_ONE,
     N_ADV,
     N_SKILLS,
     P_ADV,
@@ -54,7 +75,6 @@ from sim.kernel.layout import (
     S_OVERFLOW,
     S_UN_SUPPLY,
     S_WATCHED,
-    SUPPLY,
 )
 from sim.kernel.missions import deal_missions
 from sim.rng import FATE, SETUP, VILLAIN, init_state_nb, next_below_nb
@@ -75,30 +95,25 @@ def _init_deck(st, base, n):
 
 @inline_jit
 def setup_work(pk, st):
-    """Set-up's scratch (views into the state vector's ``L_W_SETUP`` region), in order:
-    kept, removed, plus_one ([n_villain] each), left ([n_characters]), lineup
-    ([MAX_PLAYERS]), cards ([n_encounter]), chosen ([n_henchmen])."""
-    n_v = pk.villain_advance.shape[0]
-    n_c = pk.character_life.shape[0]
-    n_e = pk.encounter_deck.shape[0]
-    n_h = pk.henchman_autopass.shape[0]
-    o = pk.lay[L_W_SETUP]
-    kept = st[o : o + n_v]
-    removed = st[o + n_v : o + 2 * n_v]
-    plus_one = st[o + 2 * n_v : o + 3 * n_v]
-    o += 3 * n_v
-    left = st[o : o + n_c]
-    lineup = st[o + n_c : o + n_c + K.MAX_PLAYERS]
-    o += n_c + K.MAX_PLAYERS
-    cards = st[o : o + n_e]
-    chosen = st[o + n_e : o + n_e + n_h]
-    return kept, removed, plus_one, left, lineup, cards, chosen
+    """Set-up's scratch regions (views sized by the layout table): kept, removed, plus_one
+    ([n_villain] each), left ([n_characters]), lineup ([MAX_PLAYERS]), cards
+    ([n_encounter]), chosen ([n_henchmen])."""
+    return (
+        work(pk, st, L_W_KEPT),
+        work(pk, st, L_W_CUT),
+        work(pk, st, L_W_PLUS_ONE),
+        work(pk, st, L_W_LEFT),
+        work(pk, st, L_W_LINEUP),
+        work(pk, st, L_W_CARDS),
+        work(pk, st, L_W_CHOSEN),
+    )
 
 
 @jit
-def villain_deck_for(pk, st, rs, players):
+def villain_deck_for(ctx, players):
     """Villain cards in play (the pile) and removed (``st`` removed list), both ascending."""
-    n_v = pk.villain_advance.shape[0]
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
+    n_v = pk.scal[K_N_VILLAIN]
     kept, removed, plus_one, _left, _lineup, _cards, _chosen = setup_work(pk, st)
     kept[:] = 0  # 1 = kept
     removed[:] = 0
@@ -151,7 +166,7 @@ def random_lineup(pk, rs, players, out, left):
 
     ``left`` is scratch for ``n_characters`` ints.
     """
-    n_chars = pk.character_life.shape[0]
+    n_chars = pk.scal[K_N_CHARACTERS]
     n_left = 0
     for seat in range(players):
         if n_left == 0:
@@ -165,7 +180,9 @@ def random_lineup(pk, rs, players, out, left):
 
 
 @jit
-def make_player(pk, cfg, st, seat, character):
+def make_player(ctx, seat, character):
+    """Fill a seat's player block for a character (mat values and the player-count extras)."""
+    pk, cfg, st = ctx.pk, ctx.cfg, ctx.st
     b = player_base(pk, seat)
     n = cfg[C_PLAYERS]
     if pk.character_reduced_resolve_cut[character]:
@@ -186,8 +203,9 @@ def make_player(pk, cfg, st, seat, character):
 
 
 @jit
-def setup_game(pk, cfg, st, rs, sid, prm, seed, game):
+def setup_game(ctx, seed, game):
     """Lay out the table for one game in ``st`` (zeroed or reused) and seed ``rs``."""
+    pk, cfg, st, rs = ctx.pk, ctx.cfg, ctx.st, ctx.rs
     n = cfg[C_PLAYERS]
     st[:] = 0
     init_state_nb(rs, seed, game)
@@ -197,9 +215,9 @@ def setup_game(pk, cfg, st, rs, sid, prm, seed, game):
     else:
         for seat in range(n):
             lineup[seat] = cfg[C_CHARS + seat]
-    villain_deck_for(pk, st, rs, n)
+    villain_deck_for(ctx, n)
     for seat in range(n):
-        make_player(pk, cfg, st, seat, lineup[seat])
+        make_player(ctx, seat, lineup[seat])
     st[S_LOBO_START] = cfg[C_LOBO_START]
     st[S_LOC_TARGET] = cfg[C_LOC_TARGET]
     st[S_OVERFLOW] = cfg[C_OVERFLOW]
@@ -208,18 +226,18 @@ def setup_game(pk, cfg, st, rs, sid, prm, seed, game):
     st[S_WATCHED] = -1
     st[S_CLOSE_LEFT] = pk.scal[K_N_CLOSE]
     st[S_UN_SUPPLY] = pk.scal[K_N_UN]
-    n_h = pk.henchman_autopass.shape[0]
+    n_h = pk.scal[K_N_HENCHMEN]
     for h in range(n_h):
         st[pk.lay[L_HLEVEL] + h] = 1
-        st[pk.lay[L_GREEN] + h] = SUPPLY
-    for t in range(pk.intel_token_type.shape[0]):
-        st[pk.lay[L_INTEL] + t] = SUPPLY
-    n_f = pk.fate_city.shape[0]
+        st[pk.lay[L_GREEN] + h] = codes.SUPPLY
+    for t in range(pk.scal[K_N_INTEL]):
+        st[pk.lay[L_INTEL] + t] = codes.SUPPLY
+    n_f = pk.scal[K_N_FATE]
     _init_deck(st, pk.lay[L_FATE], n_f)
-    n_ts = pk.top_secret_effect.shape[0]
+    n_ts = pk.scal[K_N_TOP_SECRET]
     _init_deck(st, pk.lay[L_TS], n_ts)
-    n_e = pk.encounter_deck.shape[0]
-    for d in range(pk.deck_base.shape[0]):
+    n_e = pk.scal[K_N_ENCOUNTER]
+    for d in range(len(codes.DECKS)):
         base = pk.deck_base[d]
         k = 0
         for x in range(n_e):
@@ -234,7 +252,7 @@ def setup_game(pk, cfg, st, rs, sid, prm, seed, game):
     # henchmen starting at level 2 (the players choose which)
     k = 0 if (cfg[C_EASIER] and pk.easier_henchmen_level1[n]) else pk.setup_henchmen_level2[n]
     if k:
-        S.setup_level2_henchmen(pk, st, rs, sid, n, k, chosen[:k])
+        decide.setup_level2_henchmen(ctx, n, k, chosen[:k])
         for i in range(k):
             st[pk.lay[L_HLEVEL] + chosen[i]] = 2
     # extra UN Transports and Top Secret cards by player count (and the easier variant)
@@ -245,26 +263,26 @@ def setup_game(pk, cfg, st, rs, sid, prm, seed, game):
         choice = pk.setup_extra_choice[n]
         if choice:
             cap = pk.setup_giver_choice_max_un[n] if giver else choice
-            a = S.setup_extras(rs, sid, choice, cap)
+            a = decide.setup_extras(ctx, choice, cap)
             un += a
             ts += choice - a
         if cfg[C_EASIER]:
             ts += pk.easier_extra_top_secret[n]
             e = pk.easier_extra_choice[n]
             if e:
-                a = S.setup_extras(rs, sid, e, e)
+                a = decide.setup_extras(ctx, e, e)
                 un += a
                 ts += e - a
         for _ in range(un):
             gain_un(pk, st, seat)
         for _ in range(ts):
-            draw_top_secret(pk, st, rs, seat)
+            draw_top_secret(ctx, seat)
     for seat in range(n):
-        deal_missions(pk, st, rs, seat)
+        deal_missions(ctx, seat)
     fb, fc = pk.lay[L_FATE], pk.lay[L_FCAP]
     for _ in range(pk.setup_board_intel[n]):
         card = draw_card(st, fb, fc, rs, FATE)
         city = pk.fate_city[card]
         discard(st, fb, fc, card)
-        t = draw_token(st, pk.lay[L_INTEL], pk.intel_token_type.shape[0], SUPPLY, rs)
+        t = draw_token(st, pk.lay[L_INTEL], pk.scal[K_N_INTEL], codes.SUPPLY, rs)
         st[pk.lay[L_INTEL] + t] = city

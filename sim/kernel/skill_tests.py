@@ -7,13 +7,14 @@ A test is passed as ints: ``successes`` needed, ``allowed`` dice, ``henchman``
 
 from __future__ import annotations
 
-from sim.content import constants as K
+from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel import strategy as S
+from sim.kernel import strategy as decide
 from sim.kernel.decks import play_top_secret, player_base, top_secret_card, work
 from sim.kernel.gamble import gamble
 from sim.kernel.layout import (
     K_ALWAYS_DIE,
+    K_N_BAG,
     L_W_BAG,
     L_W_DICE,
     L_W_FACES,
@@ -21,9 +22,9 @@ from sim.kernel.layout import (
     P_SKILLS,
     S_DICE_RES,
     S_OUTCOME,
-    ST_PASSED,
-    ST_RESOLVE,
-    ST_TESTS,
+    ST_RESOLVE_SPENT,
+    ST_TESTS_ATTEMPTED,
+    ST_TESTS_PASSED,
 )
 from sim.kernel.villain import heal, take_injuries
 from sim.rng import DICE, next_below_nb
@@ -32,19 +33,20 @@ jit = njit(**KERNEL_OPTIONS)
 
 
 @jit
-def dice_test(pk, st, rs, sid, prm, seat, successes, allowed, henchman, no_advance):
+def dice_test(ctx, seat, successes, allowed, henchman, no_advance):
     """Draw dice one at a time (the player may stop), roll them with Yellow, maybe reroll."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
     b = player_base(pk, seat)
-    n_bag = pk.bag_dice.shape[0]
-    bag = work(pk, st, L_W_BAG, n_bag)
+    n_bag = pk.scal[K_N_BAG]
+    bag = work(pk, st, L_W_BAG)
     for i in range(n_bag):
         bag[i] = pk.bag_dice[i]
-    dice = work(pk, st, L_W_DICE, n_bag + 1)
-    faces = work(pk, st, L_W_FACES, n_bag + 1)
+    dice = work(pk, st, L_W_DICE)
+    faces = work(pk, st, L_W_FACES)
     nd = 0
     while True:
         if nd < allowed and n_bag > 0:
-            if not S.draw_die(pk, st, rs, sid, prm, seat, successes, henchman, no_advance, nd):
+            if not decide.draw_die(ctx, seat, successes, henchman, no_advance, nd):
                 break
             j = next_below_nb(rs, DICE, n_bag)
             dice[nd] = bag[j]
@@ -58,11 +60,11 @@ def dice_test(pk, st, rs, sid, prm, seat, successes, allowed, henchman, no_advan
             and allowed >= 0
             and st[b + P_RESOLVE] > 0
             and st[S_DICE_RES] == 0
-            and S.resolve_plus_one(pk, st, rs, sid, prm, seat, henchman, no_advance, nd)
+            and decide.resolve_plus_one(ctx, seat, henchman, no_advance, nd)
         ):
             st[b + P_RESOLVE] -= 1
             st[S_DICE_RES] = 1
-            st[ST_RESOLVE] += 1
+            st[ST_RESOLVE_SPENT] += 1
             allowed += 1
             continue
         break
@@ -71,13 +73,13 @@ def dice_test(pk, st, rs, sid, prm, seat, successes, allowed, henchman, no_advan
     for i in range(n):
         faces[i] = next_below_nb(rs, DICE, 6)
     if st[b + P_RESOLVE] > 0 and st[S_DICE_RES] == 0:
-        k = S.reroll(pk, st, rs, sid, prm, seat, successes, henchman, no_advance, dice, faces, n)
+        k = decide.reroll(ctx, seat, successes, henchman, no_advance, dice, faces, n)
         if k >= 0:
             if k >= n:
                 raise ValueError("strategy chose to reroll a die that was not rolled")
             st[b + P_RESOLVE] -= 1
             st[S_DICE_RES] = 1
-            st[ST_RESOLVE] += 1
+            st[ST_RESOLVE_SPENT] += 1
             faces[k] = next_below_nb(rs, DICE, 6)
     succ = 0
     hurt = 0
@@ -87,7 +89,7 @@ def dice_test(pk, st, rs, sid, prm, seat, successes, allowed, henchman, no_advan
     passed = succ >= successes
     # injuries and heals apply whether the test passes or fails (they cancel each other)
     if hurt > 0:
-        take_injuries(pk, st, rs, sid, prm, seat, hurt)
+        take_injuries(ctx, seat, hurt)
     elif hurt < 0:
         heal(pk, st, seat, -hurt)
     return passed
@@ -95,46 +97,35 @@ def dice_test(pk, st, rs, sid, prm, seat, successes, allowed, henchman, no_advan
 
 @jit
 def run_test(
-    pk,
-    st,
-    rs,
-    sid,
-    prm,
-    seat,
-    skill,
-    modifier,
-    successes,
-    gamble_option,
-    henchman,
-    level,
-    no_advance,
+    ctx, seat, skill, modifier, successes, gamble_option, henchman, level, no_advance,
 ):
     """Resolve one skill-test option (or a Gamble), offering the Top Secret cards for tests.
 
     Returns True if passed; when the game ends inside the test the result is
     meaningless and ``st[S_OUTCOME]`` is set (the reference raises there).
     """
-    st[ST_TESTS] += 1
+    pk, st = ctx.pk, ctx.st
+    st[ST_TESTS_ATTEMPTED] += 1
     if gamble_option:
-        passed = gamble(pk, st, rs, sid, prm, seat)
+        passed = gamble(ctx, seat)
     else:
         allowed = st[player_base(pk, seat) + P_SKILLS + skill] + modifier
-        ts = top_secret_card(pk, st, seat, K.TS_AUTO_PASS)
+        ts = top_secret_card(pk, st, seat, codes.TS_AUTO_PASS)
         if (
             ts >= 0
             and level != 3
-            and S.play_auto_pass(pk, st, rs, sid, prm, seat, allowed, successes, henchman)
+            and decide.play_auto_pass(ctx, seat, allowed, successes, henchman)
         ):
             play_top_secret(pk, st, seat, ts)
             passed = True
         else:
-            ts = top_secret_card(pk, st, seat, K.TS_TWO_DICE)
-            if ts >= 0 and S.play_two_dice(rs, sid, allowed, henchman):
+            ts = top_secret_card(pk, st, seat, codes.TS_TWO_DICE)
+            if ts >= 0 and decide.play_two_dice(ctx, allowed, henchman):
                 play_top_secret(pk, st, seat, ts)
                 allowed += 2
-            passed = dice_test(pk, st, rs, sid, prm, seat, successes, allowed, henchman, no_advance)
+            passed = dice_test(ctx, seat, successes, allowed, henchman, no_advance)
             if st[S_OUTCOME] >= 0:
                 return passed
     if passed:
-        st[ST_PASSED] += 1
+        st[ST_TESTS_PASSED] += 1
     return passed

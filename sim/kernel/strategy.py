@@ -1,6 +1,7 @@
 """Kernel twins of the built-in strategies' decisions (``strategies/``), by strategy id.
 
-``sid`` is :data:`~sim.kernel.layout.RANDOM` or :data:`~sim.kernel.layout.HEURISTIC`
+Each decision takes the game's context ``ctx`` (:class:`sim.kernel.layout.Context`),
+then what is being decided (the seat, the options). ``ctx.sid`` is :data:`~sim.kernel.layout.RANDOM` or :data:`~sim.kernel.layout.HEURISTIC`
 (``heuristic``, ``cautious`` and ``bold`` differ only in ``prm``, the parameter
 vector of :func:`sim.kernel.layout.strategy_vector`). Each function makes the
 same choice as its readable twin, ties broken the same way; the random strategy
@@ -9,8 +10,9 @@ draws from the STRATEGY stream in the same order.
 
 from __future__ import annotations
 
+from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel.decks import lobo, player_base
+from sim.kernel.decks import airport_open, lobo, player_base, top_secret_card, work
 from sim.kernel.layout import (
     H_AUTO_PASS_BELOW,
     H_CANCEL_AT,
@@ -32,9 +34,13 @@ from sim.kernel.layout import (
     H_WATCH_FAIL,
     K_LOBO_LOSS,
     K_N_CITIES,
+    K_N_HENCHMEN,
+    K_N_INTEL,
     L_GREEN,
     L_INTEL,
-    L_W_LEVEL2,
+    L_W_L2_POOL,
+    L_W_L2_SCORES,
+    L_W_L2_TAKEN,
     P_FLIPPED,
     P_INJ,
     P_LIFE,
@@ -43,13 +49,13 @@ from sim.kernel.layout import (
     P_RESOLVE,
     P_SKILLS,
     P_SPACE,
-    POOL,
+    P_UN,
     RANDOM,
     S_DICE_RES,
     S_LOC_TARGET,
     S_LOC_TRACK,
+    S_MOVE_RES,
     S_WATCHED,
-    SUPPLY,
 )
 from sim.poker import HIGH_CARD, choose_exchange_nb, hand_category_nb, hand_value_arr_nb
 from sim.rng import STRATEGY, next_below_nb
@@ -58,27 +64,19 @@ jit = njit(**KERNEL_OPTIONS)
 # views into the state vector cannot be returned from a runtime-free function: inline them
 inline_jit = njit(inline="always", **KERNEL_OPTIONS)
 
-# The built-in ``move`` decision is in place (``sim.kernel.custom`` sets this to False in
-# its copy of this module when a user replaces ``move``): the heuristic's move may then be
-# found without listing every legal move (``sim.kernel.movement.heuristic_move``).
-MOVE_IS_BUILT_IN = True
-# Means codes (sim.rules.choices.Means) and their cost to the heuristic (MOVE_COST)
-M_STAY, M_WALK, M_PLANE, M_UN, M_UN_GIFT, M_TOP_SECRET_UN = range(6)
-MOVE_COST = (0, 0, 0, 2, 2, 3)
-# TokenChoice codes and Reward kinds (sim.rules.choices)
-T_NO_INTEL, T_HENCHMAN, T_POOL, T_EXCHANGE = range(4)
-R_TOP_SECRET, R_RESOLVE, R_UN, R_SKILL = range(4)
 
 
 @jit
-def coin(rs):
+def coin(ctx):
     """The random strategy's fair coin."""
+    rs = ctx.rs
     return next_below_nb(rs, STRATEGY, 2) == 1
 
 
 @jit
-def p_pass(pk, st, prm, seat, skill_total, needed):
+def p_pass(ctx, seat, skill_total, needed):
     """Heuristic's exact P(pass) estimate (``HeuristicStrategy._p_pass``)."""
+    pk, st, prm = ctx.pk, ctx.st, ctx.prm
     b = player_base(pk, seat)
     k = min(max(skill_total, 0), 5)
     can_reroll = prm[H_REROLL] != 0 and st[b + P_RESOLVE] > 0 and st[S_DICE_RES] == 0
@@ -86,15 +84,18 @@ def p_pass(pk, st, prm, seat, skill_total, needed):
 
 
 @jit
-def may_spend(pk, st, prm, seat, henchman):
+def may_spend(ctx, seat, henchman):
+    """Heuristic: Resolve may be spent (all of it on a henchman, else only above the reserve)."""
+    pk, st, prm = ctx.pk, ctx.st, ctx.prm
     b = player_base(pk, seat)
     r = st[b + P_RESOLVE]
     return r > 0 and (henchman or r > prm[H_RESERVE])
 
 
 @jit
-def watch_fail(pk, st, prm, henchman, no_advance):
+def watch_fail(ctx, henchman, no_advance):
     """Heuristic: the Watch shows a -1 card, so fail an ordinary test on purpose."""
+    pk, st, prm = ctx.pk, ctx.st, ctx.prm
     c = st[S_WATCHED]
     if prm[H_WATCH_FAIL] == 0 or c < 0:
         return False
@@ -105,16 +106,15 @@ def watch_fail(pk, st, prm, henchman, no_advance):
 # --- set-up ----------------------------------------------------------------------------
 @inline_jit
 def _level2_work(pk, st):
-    """Scratch for :func:`setup_level2_henchmen`: three [n_henchmen] blocks (``L_W_LEVEL2``)."""
-    n_h = pk.henchman_autopass.shape[0]
-    o = pk.lay[L_W_LEVEL2]
-    return st[o : o + n_h], st[o + n_h : o + 2 * n_h], st[o + 2 * n_h : o + 3 * n_h]
+    """Scratch for :func:`setup_level2_henchmen`: three [n_henchmen] regions (pool, scores, taken)."""
+    return work(pk, st, L_W_L2_POOL), work(pk, st, L_W_L2_SCORES), work(pk, st, L_W_L2_TAKEN)
 
 
 @jit
-def setup_level2_henchmen(pk, st, rs, sid, players, k, out):
+def setup_level2_henchmen(ctx, players, k, out):
     """Fill ``out[:k]`` with the henchmen chosen to start at level 2 (in the strategy's order)."""
-    n_h = pk.henchman_autopass.shape[0]
+    pk, st, rs, sid = ctx.pk, ctx.st, ctx.rs, ctx.sid
+    n_h = pk.scal[K_N_HENCHMEN]
     pool, scores, taken = _level2_work(pk, st)
     if sid == RANDOM:
         for h in range(n_h):
@@ -156,8 +156,9 @@ def setup_level2_henchmen(pk, st, rs, sid, players, k, out):
 
 
 @jit
-def setup_extras(rs, sid, n, max_un):
+def setup_extras(ctx, n, max_un):
     """How many of ``n`` extras to take as UN Transports."""
+    rs, sid = ctx.rs, ctx.sid
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, min(n, max_un) + 1)
     return min(1, n, max_un)
@@ -165,35 +166,43 @@ def setup_extras(rs, sid, n, max_un):
 
 # --- villain ------------------------------------------------------------------------------
 @jit
-def cancel_advance(pk, st, rs, sid, prm, seat, card):
+def cancel_advance(ctx, seat, card):
+    """Play the Top Secret card that cancels this villain advancement?"""
+    pk, st, sid, prm = ctx.pk, ctx.st, ctx.sid, ctx.prm
     if sid == RANDOM:
-        return coin(rs)
+        return coin(ctx)
     value = 0 if pk.villain_injury[card] else pk.villain_advance[card]
     return value >= prm[H_CANCEL_AT] or (value > 0 and lobo(pk, st) + value >= pk.scal[K_LOBO_LOSS])
 
 
 # --- tests -----------------------------------------------------------------------------------
 @jit
-def play_auto_pass(pk, st, rs, sid, prm, seat, allowed, successes, henchman):
+def play_auto_pass(ctx, seat, allowed, successes, henchman):
+    """Play the Top Secret card that passes this test automatically?"""
+    sid, prm = ctx.sid, ctx.prm
     if sid == RANDOM:
-        return coin(rs)
+        return coin(ctx)
     if henchman < 0:
         return False
-    return p_pass(pk, st, prm, seat, allowed, successes) < prm[H_AUTO_PASS_BELOW]
+    return p_pass(ctx, seat, allowed, successes) < prm[H_AUTO_PASS_BELOW]
 
 
 @jit
-def play_two_dice(rs, sid, allowed, henchman):
+def play_two_dice(ctx, allowed, henchman):
+    """Play the Top Secret card that adds two dice to this test?"""
+    sid = ctx.sid
     if sid == RANDOM:
-        return coin(rs)
+        return coin(ctx)
     return henchman >= 0 and allowed < 5
 
 
 @jit
-def draw_die(pk, st, rs, sid, prm, seat, successes, henchman, no_advance, n_drawn):
+def draw_die(ctx, seat, successes, henchman, no_advance, n_drawn):
+    """Draw one more die from the bag for this test?"""
+    pk, st, sid, prm = ctx.pk, ctx.st, ctx.sid, ctx.prm
     if sid == RANDOM:
-        return coin(rs)
-    if watch_fail(pk, st, prm, henchman, no_advance):
+        return coin(ctx)
+    if watch_fail(ctx, henchman, no_advance):
         return False
     b = player_base(pk, seat)
     if n_drawn >= successes and st[b + P_LIFE] - st[b + P_INJ] <= prm[H_DICE_STOP]:
@@ -202,28 +211,31 @@ def draw_die(pk, st, rs, sid, prm, seat, successes, henchman, no_advance, n_draw
 
 
 @jit
-def resolve_plus_one(pk, st, rs, sid, prm, seat, henchman, no_advance, n_drawn):
+def resolve_plus_one(ctx, seat, henchman, no_advance, n_drawn):
+    """Spend 1 Resolve for one more die?"""
+    sid, prm = ctx.sid, ctx.prm
     if sid == RANDOM:
-        return coin(rs)
+        return coin(ctx)
     mode = prm[H_PLUS_ONE]
-    if watch_fail(pk, st, prm, henchman, no_advance) or mode == 0 or n_drawn >= 5:
+    if watch_fail(ctx, henchman, no_advance) or mode == 0 or n_drawn >= 5:
         return False
     if mode == 1 and henchman < 0:
         return False
-    return may_spend(pk, st, prm, seat, henchman >= 0)
+    return may_spend(ctx, seat, henchman >= 0)
 
 
 @jit
-def reroll(pk, st, rs, sid, prm, seat, successes, henchman, no_advance, dice, faces, n):
+def reroll(ctx, seat, successes, henchman, no_advance, dice, faces, n):
     """Index of the die to reroll for 1 Resolve, or -1."""
+    pk, rs, sid, prm = ctx.pk, ctx.rs, ctx.sid, ctx.prm
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n + 1) - 1
-    if prm[H_REROLL] == 0 or watch_fail(pk, st, prm, henchman, no_advance):
+    if prm[H_REROLL] == 0 or watch_fail(ctx, henchman, no_advance):
         return -1
     succ = 0
     for i in range(n):
         succ += pk.die_success[dice[i], faces[i]]
-    if succ != successes - 1 or not may_spend(pk, st, prm, seat, henchman >= 0):
+    if succ != successes - 1 or not may_spend(ctx, seat, henchman >= 0):
         return -1
     best, k0, k1 = -1, 0, 0
     for i in range(n):
@@ -241,10 +253,11 @@ def reroll(pk, st, rs, sid, prm, seat, successes, henchman, no_advance, dice, fa
 
 
 @jit
-def gamble_exchange(pk, st, rs, sid, prm, seat, ranks, suits, free):
+def gamble_exchange(ctx, seat, ranks, suits, free):
     """(bitmask of hand positions to exchange, spend 1 Resolve)."""
+    pk, st, rs, sid, prm = ctx.pk, ctx.st, ctx.rs, ctx.sid, ctx.prm
     if sid == RANDOM:
-        spend = st[player_base(pk, seat) + P_RESOLVE] > 0 and coin(rs)
+        spend = st[player_base(pk, seat) + P_RESOLVE] > 0 and coin(ctx)
         limit = 5 if spend else free
         n = next_below_nb(rs, STRATEGY, limit + 1)
         mask = 0  # positions still in the list [0, 1, 2, 3, 4] are the bits not yet set
@@ -257,7 +270,7 @@ def gamble_exchange(pk, st, rs, sid, prm, seat, ranks, suits, free):
                         break
                     j -= 1
         return mask, spend and n > free
-    if prm[H_GAMBLE_RESOLVE] != 0 and may_spend(pk, st, prm, seat, False):
+    if prm[H_GAMBLE_RESOLVE] != 0 and may_spend(ctx, seat, False):
         if hand_category_nb(hand_value_arr_nb(ranks, suits)) == HIGH_CARD:
             mask5 = choose_exchange_nb(ranks, suits, 5)
             bits = 0
@@ -274,8 +287,8 @@ def pool_size(pk, st):
     """Intel tokens in the Pool."""
     off = pk.lay[L_INTEL]
     k = 0
-    for t in range(pk.intel_token_type.shape[0]):
-        if st[off + t] == POOL:
+    for t in range(pk.scal[K_N_INTEL]):
+        if st[off + t] == codes.POOL:
             k += 1
     return k
 
@@ -283,7 +296,7 @@ def pool_size(pk, st):
 @jit
 def n_green_spaces(pk, st):
     """Distinct spaces holding a green Location token."""
-    off, n = pk.lay[L_GREEN], pk.henchman_autopass.shape[0]
+    off, n = pk.lay[L_GREEN], pk.scal[K_N_HENCHMEN]
     k = 0
     for t in range(n):
         s = st[off + t]
@@ -300,16 +313,19 @@ def n_green_spaces(pk, st):
 
 @jit
 def green_supply_size(pk, st):
+    """Green Location tokens left in the supply."""
     off = pk.lay[L_GREEN]
     k = 0
-    for t in range(pk.henchman_autopass.shape[0]):
-        if st[off + t] == SUPPLY:
+    for t in range(pk.scal[K_N_HENCHMEN]):
+        if st[off + t] == codes.SUPPLY:
             k += 1
     return k
 
 
 @jit
-def wants_exchange(pk, st, prm):
+def wants_exchange(ctx):
+    """Heuristic: exchange a yellow Intel token for a green Location token now?"""
+    pk, st, prm = ctx.pk, ctx.st, ctx.prm
     when = prm[H_EXCH_WHEN]
     if when == 0 or green_supply_size(pk, st) == 0:
         return False
@@ -319,13 +335,16 @@ def wants_exchange(pk, st, prm):
 
 
 @jit
-def wants_intel(pk, st, prm):
-    return pool_size(pk, st) < prm[H_POOL_TARGET] or wants_exchange(pk, st, prm)
+def wants_intel(ctx):
+    """Heuristic: take Intel (the Pool is short of its target, or an exchange is wanted)?"""
+    pk, st, prm = ctx.pk, ctx.st, ctx.prm
+    return pool_size(pk, st) < prm[H_POOL_TARGET] or wants_exchange(ctx)
 
 
 @jit
-def ready_to_fight(pk, st, prm):
+def ready_to_fight(ctx):
     """Fight henchmen unless the win would end the game with too small a Pool."""
+    pk, st, prm = ctx.pk, ctx.st, ctx.prm
     return st[S_LOC_TRACK] < st[S_LOC_TARGET] - 1 or pool_size(pk, st) >= prm[H_FINAL_POOL_MIN]
 
 
@@ -343,16 +362,17 @@ def _nearest(pk, st, off, n, here, best, best_d):
 
 
 @jit
-def target(pk, st, prm, seat):
+def target(ctx, seat):
     """Nearest green token, else (if Intel is wanted) nearest yellow, else a mission city; or -1."""
+    pk, st = ctx.pk, ctx.st
     b = player_base(pk, seat)
     here = st[b + P_SPACE]
-    if ready_to_fight(pk, st, prm):
-        best, _d = _nearest(pk, st, pk.lay[L_GREEN], pk.henchman_autopass.shape[0], here, -1, 0)
+    if ready_to_fight(ctx):
+        best, _d = _nearest(pk, st, pk.lay[L_GREEN], pk.scal[K_N_HENCHMEN], here, -1, 0)
         if best >= 0:
             return best
-    if wants_intel(pk, st, prm):
-        best, _d = _nearest(pk, st, pk.lay[L_INTEL], pk.intel_token_type.shape[0], here, -1, 0)
+    if wants_intel(ctx):
+        best, _d = _nearest(pk, st, pk.lay[L_INTEL], pk.scal[K_N_INTEL], here, -1, 0)
         if best >= 0:
             return best
     best, best_d = -1, 0
@@ -368,9 +388,11 @@ def target(pk, st, prm, seat):
 
 # --- movement ---------------------------------------------------------------------------------
 @jit
-def rest(pk, st, rs, sid, prm, seat):
+def rest(ctx, seat):
+    """Rest this turn (the player may: 2+ injuries, not on a regional space)?"""
+    pk, st, sid, prm = ctx.pk, ctx.st, ctx.sid, ctx.prm
     if sid == RANDOM:
-        return coin(rs)
+        return coin(ctx)
     b = player_base(pk, seat)
     return st[b + P_LIFE] - st[b + P_INJ] <= prm[H_REST_MARGIN]
 
@@ -395,75 +417,145 @@ def _better(a, cost, means, dest, k0, k1, k2, k3):
 
 
 @jit
-def move(pk, st, rs, sid, prm, seat, moves, n):
-    """Index of the chosen move among ``moves[:n]`` (rows: dest, means, resolve, steps).
+def heuristic_move(ctx, seat, gift):
+    """The heuristic's move ``(dest, means, resolve)``, found without listing the legal moves.
 
-    One pass: free moves (no Resolve, no UN cost) compete on the key; a paid move is
-    only wanted to reach the target itself, and only when no free move reaches it,
-    so paid moves to the target are kept aside and compared at the end.
+    The one statement of its move rule in the kernel (twin of
+    ``HeuristicStrategy.move``): the best move by the key (distance to the target,
+    cost, means, destination), where a paid move (Resolve, UN Transport) counts only
+    if it reaches the target and no free move does. The list holds a few free moves
+    (stay, walk, plane) and up to ~200 paid ones, so this needs only the best free
+    move, whether a free move reaches the target, and the cheapest paid move to it.
+    ``gift``: a UN Transport gift is on offer (no own token, another seat gives one).
+    Means -1 where no move qualifies: the heuristic then takes the first legal move.
     """
+    pk, st, prm = ctx.pk, ctx.st, ctx.prm
+    b = player_base(pk, seat)
+    here = st[b + P_SPACE]
+    dist = pk.hop_distance
+    regional = pk.space_kind[here] == codes.REGIONAL
+    tgt = target(ctx, seat)
+    if tgt < 0:
+        if not regional:
+            return here, codes.M_STAY, 0
+        tgt = nearest_city(pk, here)
+    can_resolve = st[b + P_RESOLVE] > 0 and st[S_MOVE_RES] == 0
+    may = prm[H_MOVE_RESOLVE] != 0 and may_spend(ctx, seat, False)
+    un_ok = dist[here, tgt] >= prm[H_UN_MIN_DIST]
+    # free moves: the best key, and whether one reaches the target
+    found, free_reach = False, False
+    k0 = k2 = k3 = 0
+    if not regional:
+        found, k0, k2, k3 = True, dist[here, tgt], codes.M_STAY, here
+        free_reach = here == tgt
+    walk_res = False  # a Resolve walk reaches the target
+    for k in range(pk.walk_start[here], pk.walk_start[here + 1]):
+        dest = pk.walk_dest[k]
+        if pk.walk_mp[k] > codes.BASE_MP:
+            if dest == tgt and can_resolve:
+                walk_res = True
+            continue
+        a = dist[dest, tgt]
+        free_reach = free_reach or dest == tgt
+        if not found or _better(a, 0, codes.M_WALK, dest, k0, 0, k2, k3):
+            found, k0, k2, k3 = True, a, codes.M_WALK, dest
+    plane_res = False  # a plane + Resolve reaches the target
+    if airport_open(pk, st, here):
+        order = pk.airports_by_distance
+        for i in range(order.shape[1]):  # the open airport nearest the target (lowest id on ties)
+            a = order[tgt, i]
+            if a != here and airport_open(pk, st, a):
+                free_reach = free_reach or a == tgt
+                d = dist[a, tgt]
+                if not found or _better(d, 0, codes.M_PLANE, a, k0, 0, k2, k3):
+                    found, k0, k2, k3 = True, d, codes.M_PLANE, a
+                break
+        if can_resolve:
+            for k in range(pk.airports_near_start[tgt], pk.airports_near_start[tgt + 1]):
+                a = pk.airports_near[k]
+                if a != here and airport_open(pk, st, a):
+                    plane_res = True
+                    break
+    if free_reach:
+        return k3, k2, 0
+    # the cheapest paid move to the target (by cost, then means), if it beats the best free one
+    pc, pm = -1, -1
+    if may and walk_res:
+        pc, pm = 1, codes.M_WALK
+    elif may and plane_res:
+        pc, pm = 1, codes.M_PLANE
+    elif un_ok and tgt != here and pk.space_kind[tgt] != codes.REGIONAL:
+        if st[b + P_UN] > 0:
+            pc, pm = 2, codes.M_UN
+        elif gift:
+            pc, pm = 2, codes.M_UN_GIFT
+        if pm < 0 and top_secret_card(pk, st, seat, codes.TS_UN_TRANSPORT) >= 0:
+            pc, pm = 3, codes.M_TOP_SECRET_UN
+    if pm >= 0 and (not found or _better(dist[tgt, tgt], pc, pm, tgt, k0, 0, k2, k3)):
+        return tgt, pm, 1 if pc == 1 else 0
+    if not found:
+        return -1, -1, -1
+    return k3, k2, 0
+
+
+@jit
+def direct_move(ctx, seat, gift):
+    """The move ``(dest, means, resolve)`` if the strategy finds it without the list, else means -1."""
+    sid = ctx.sid
+    if sid == RANDOM:
+        return -1, -1, -1
+    return heuristic_move(ctx, seat, gift)
+
+
+@jit
+def list_the_moves(ctx, seat, gift):
+    """``direct_move`` where ``move`` is replaced (sim.kernel.custom): always list the moves."""
+    return -1, -1, -1
+
+
+@jit
+def move(ctx, seat, moves, n):
+    """Index of the chosen move among ``moves[:n]`` (rows: dest, means, resolve, steps), or -1."""
+    rs, sid = ctx.rs, ctx.sid
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
-    dist = pk.hop_distance
-    here = st[player_base(pk, seat) + P_SPACE]
-    tgt = target(pk, st, prm, seat)
-    if tgt < 0:
-        for i in range(n):
-            if moves[i, 1] == M_STAY:
-                return i
-        tgt = nearest_city(pk, here)
-    far = dist[here, tgt]
-    may = prm[H_MOVE_RESOLVE] != 0 and may_spend(pk, st, prm, seat, False)
-    un_ok = far >= prm[H_UN_MIN_DIST]
-    free_reach = False
-    best, found = 0, False
-    k0 = k1 = k2 = k3 = 0
-    paid, p1, p2 = -1, 0, 0  # best paid move to the target: index, cost, means
+    gift = False
     for i in range(n):
-        dest, means, res = moves[i, 0], moves[i, 1], moves[i, 2]
-        mc = MOVE_COST[means]
-        if mc or res:
-            if dest != tgt or (res and not may) or (mc and not un_ok):
-                continue
-            cost = mc + (1 if res else 0)
-            if paid < 0 or cost < p1 or (cost == p1 and means < p2):
-                paid, p1, p2 = i, cost, means
-            continue
-        if dest == tgt:
-            free_reach = True
-        a = dist[dest, tgt]
-        if not found or _better(a, 0, means, dest, k0, k1, k2, k3):
-            best, k0, k1, k2, k3, found = i, a, 0, means, dest, True
-    if paid >= 0 and not free_reach:
-        a = dist[tgt, tgt]
-        if not found or _better(a, p1, p2, tgt, k0, k1, k2, k3) or (
-            a == k0 and p1 == k1 and p2 == k2 and tgt == k3 and paid < best
-        ):
-            best = paid
-    return best
+        if moves[i, 1] == codes.M_UN_GIFT:
+            gift = True
+            break
+    dest, means, res = heuristic_move(ctx, seat, gift)
+    if means < 0:
+        return 0
+    for i in range(n):
+        if moves[i, 0] == dest and moves[i, 1] == means and moves[i, 2] == res:
+            return i
+    return -1
 
 
 # --- encounters ------------------------------------------------------------------------------
 @jit
-def token(pk, st, rs, sid, prm, seat, choices, n):
+def token(ctx, seat, choices, n):
     """Index into ``choices[:n]`` (TokenChoice codes)."""
+    pk, st, rs, sid, prm = ctx.pk, ctx.st, ctx.rs, ctx.sid, ctx.prm
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
     for i in range(n):
-        if choices[i] == T_HENCHMAN and ready_to_fight(pk, st, prm):
+        if choices[i] == codes.T_HENCHMAN and ready_to_fight(ctx):
             return i
     for i in range(n):
-        if choices[i] == T_EXCHANGE and wants_exchange(pk, st, prm):
+        if choices[i] == codes.T_EXCHANGE and wants_exchange(ctx):
             return i
     for i in range(n):
-        if choices[i] == T_POOL and pool_size(pk, st) < prm[H_POOL_TARGET]:
+        if choices[i] == codes.T_POOL and pool_size(pk, st) < prm[H_POOL_TARGET]:
             return i
     return 0
 
 
 @jit
-def test_option(pk, st, rs, sid, prm, seat, opts, n):
+def test_option(ctx, seat, opts, n):
     """Index into ``opts[:n]`` (rows: skill, modifier, successes, gamble)."""
+    pk, st, rs, sid, prm = ctx.pk, ctx.st, ctx.rs, ctx.sid, ctx.prm
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
     b = player_base(pk, seat)
@@ -472,15 +564,16 @@ def test_option(pk, st, rs, sid, prm, seat, opts, n):
         if opts[i, 3]:
             s = prm[H_GAMBLE_P]
         else:
-            s = p_pass(pk, st, prm, seat, st[b + P_SKILLS + opts[i, 0]] + opts[i, 1], opts[i, 2])
+            s = p_pass(ctx, seat, st[b + P_SKILLS + opts[i, 0]] + opts[i, 1], opts[i, 2])
         if i == 0 or s > best_s:
             best, best_s = i, s
     return best
 
 
 @jit
-def mission_reward(pk, st, rs, sid, prm, seat, opts, n):
+def mission_reward(ctx, seat, opts, n):
     """Index into ``opts[:n]`` (rows: Reward kind, skill)."""
+    pk, st, rs, sid, prm = ctx.pk, ctx.st, ctx.rs, ctx.sid, ctx.prm
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
     want = int(prm[H_MISSION_REWARD])
@@ -498,7 +591,7 @@ def mission_reward(pk, st, rs, sid, prm, seat, opts, n):
         for i in range(n):
             if opts[i, 0] != kind:
                 continue
-            if kind != R_SKILL:
+            if kind != codes.R_SKILL:
                 return i
             if best < 0 or st[b + P_SKILLS + opts[i, 1]] > st[b + P_SKILLS + opts[best, 1]]:
                 best = i
@@ -508,7 +601,9 @@ def mission_reward(pk, st, rs, sid, prm, seat, opts, n):
 
 
 @jit
-def skill_up(pk, st, rs, sid, seat, skills, n):
+def skill_up(ctx, seat, skills, n):
+    """Index into ``skills[:n]`` of the basic skill to raise by 1."""
+    pk, st, rs, sid = ctx.pk, ctx.st, ctx.rs, ctx.sid
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
     b = player_base(pk, seat)
@@ -520,7 +615,9 @@ def skill_up(pk, st, rs, sid, seat, skills, n):
 
 
 @jit
-def advanced_skill(pk, rs, sid, skills, n):
+def advanced_skill(ctx, skills, n):
+    """Index into ``skills[:n]`` of the advanced skill to take."""
+    pk, rs, sid = ctx.pk, ctx.rs, ctx.sid
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
     best = 0
@@ -532,22 +629,28 @@ def advanced_skill(pk, rs, sid, skills, n):
 
 # --- start of turn ---------------------------------------------------------------------------
 @jit
-def heal_all(pk, st, rs, sid, prm, seat):
+def heal_all(ctx, seat):
+    """Play the Top Secret card that heals every injury?"""
+    pk, st, sid, prm = ctx.pk, ctx.st, ctx.sid, ctx.prm
     if sid == RANDOM:
-        return coin(rs)
+        return coin(ctx)
     b = player_base(pk, seat)
     return st[b + P_LIFE] - st[b + P_INJ] <= prm[H_REST_MARGIN] + 1
 
 
 @jit
-def intel_to_pool(rs, sid):
+def intel_to_pool(ctx):
+    """Play the Top Secret card that puts 1 Intel from the supply into the Pool?"""
+    sid = ctx.sid
     if sid == RANDOM:
-        return coin(rs)
+        return coin(ctx)
     return True
 
 
 @jit
-def use_watch(rs, sid, prm):
+def use_watch(ctx):
+    """Use Dexter's Watch to look at the top villain card?"""
+    sid, prm = ctx.sid, ctx.prm
     if sid == RANDOM:
-        return coin(rs)
+        return coin(ctx)
     return prm[H_WATCH_FAIL] != 0

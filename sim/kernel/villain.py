@@ -6,9 +6,9 @@ is set, exactly where the reference raises ``GameOver``.
 
 from __future__ import annotations
 
-from sim.content import constants as K
+from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel import strategy as S
+from sim.kernel import strategy as decide
 from sim.kernel.decks import (
     discard,
     draw_card,
@@ -20,6 +20,8 @@ from sim.kernel.decks import (
 )
 from sim.kernel.layout import (
     K_LOBO_LOSS,
+    K_N_HENCHMEN,
+    K_N_INTEL,
     L_AIRPORT,
     L_GREEN,
     L_INTEL,
@@ -28,55 +30,55 @@ from sim.kernel.layout import (
     L_VILLAIN,
     P_INJ,
     P_LIFE,
-    POOL,
     S_ACTIVE,
     S_CLOSE_LEFT,
     S_N_NEXT,
     S_OUTCOME,
     S_OVERFLOW,
-    ST_AIRPORTS,
-    ST_INJURIES,
+    ST_AIRPORTS_CLOSED,
+    ST_INJURIES_TAKEN,
     ST_KNOCKOUTS,
     ST_OVERFLOWS,
-    ST_VILLAIN,
-    SUPPLY,
+    ST_VILLAIN_DRAWN,
 )
 from sim.rng import TOKENS, VILLAIN, next_below_nb
 
 jit = njit(**KERNEL_OPTIONS)
 
-LOSS_LOBO = 2
 
 
 @jit
 def check_lobo(pk, st):
     """Dr. Lobo at 9 (or more): the players lose at once."""
     if lobo(pk, st) >= pk.scal[K_LOBO_LOSS]:
-        st[S_OUTCOME] = LOSS_LOBO
+        st[S_OUTCOME] = codes.LOSS_LOBO
 
 
 @jit
-def draw_villain_card(pk, st, rs):
+def draw_villain_card(ctx):
+    """Draw the next villain card (reshuffling its discards when the pile is empty)."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
     card = draw_card(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], rs, VILLAIN)
     if card < 0:
         raise RuntimeError("villain deck and discard pile are both empty")
-    st[ST_VILLAIN] += 1
+    st[ST_VILLAIN_DRAWN] += 1
     return card
 
 
 @jit
-def villain_advancement(pk, st, rs, sid, prm):
+def villain_advancement(ctx):
     """Draw a villain card and apply its Villain Advancement side (see the reference).
 
     The reference recurses (an Injury card can knock the player out, which draws
     again); numba's on-disk cache breaks on recursion, so this loops instead.
     """
+    pk, st = ctx.pk, ctx.st
     seat = st[S_ACTIVE]
     b = player_base(pk, seat)
     while True:
-        card = draw_villain_card(pk, st, rs)
-        ts = top_secret_card(pk, st, seat, K.TS_CANCEL_ADVANCE)
-        if ts >= 0 and S.cancel_advance(pk, st, rs, sid, prm, seat, card):
+        card = draw_villain_card(ctx)
+        ts = top_secret_card(pk, st, seat, codes.TS_CANCEL_ADVANCE)
+        if ts >= 0 and decide.cancel_advance(ctx, seat, card):
             play_top_secret(pk, st, seat, ts)
             discard(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], card)
             return
@@ -84,7 +86,7 @@ def villain_advancement(pk, st, rs, sid, prm):
             discard(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], card)
             # take_injuries(seat, 1), whose knock-out advances the villain again
             st[b + P_INJ] += 1
-            st[ST_INJURIES] += 1
+            st[ST_INJURIES_TAKEN] += 1
             if st[b + P_INJ] >= st[b + P_LIFE]:
                 st[b + P_INJ] = 0
                 st[ST_KNOCKOUTS] += 1
@@ -98,8 +100,9 @@ def villain_advancement(pk, st, rs, sid, prm):
 
 
 @jit
-def v_minus_1(pk, st, rs):
+def v_minus_1(ctx):
     """V-1: shuffle the cards next to Dr. Lobo, discard one at random, recompute the track."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
     n = st[S_N_NEXT]
     if n == 0:
         return
@@ -126,21 +129,23 @@ def v_minus_1(pk, st, rs):
 
 
 @jit
-def take_injuries(pk, st, rs, sid, prm, seat, n):
+def take_injuries(ctx, seat, n):
     """Injure a player; reaching life points knocks them out (discard all, villain advances)."""
+    pk, st = ctx.pk, ctx.st
     if n <= 0:
         return
     b = player_base(pk, seat)
     st[b + P_INJ] += n
-    st[ST_INJURIES] += n
+    st[ST_INJURIES_TAKEN] += n
     if st[b + P_INJ] >= st[b + P_LIFE]:
         st[b + P_INJ] = 0
         st[ST_KNOCKOUTS] += 1
-        villain_advancement(pk, st, rs, sid, prm)
+        villain_advancement(ctx)
 
 
 @jit
 def heal(pk, st, seat, n):
+    """Heal ``n`` injuries (never below zero)."""
     b = player_base(pk, seat)
     st[b + P_INJ] = max(0, st[b + P_INJ] - n)
 
@@ -148,20 +153,21 @@ def heal(pk, st, seat, n):
 @jit
 def in_region(pk, space, region):
     """USSR cities count as Asia too (FAQ 4)."""
-    if pk.space_kind[space] == K.OCEAN:
+    if pk.space_kind[space] == codes.OCEAN:
         return False
-    if region == K.USSR_REGION:
+    if region == codes.USSR_REGION:
         return pk.space_ussr[space] != 0
     return pk.space_deck[space] == region
 
 
 @jit
-def place_intel(pk, st, rs, space):
+def place_intel(ctx, space):
     """Add one yellow Intel at a space: from the supply, else a random one from the Pool."""
-    off, n = pk.lay[L_INTEL], pk.intel_token_type.shape[0]
-    t = draw_token(st, off, n, SUPPLY, rs)
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
+    off, n = pk.lay[L_INTEL], pk.scal[K_N_INTEL]
+    t = draw_token(st, off, n, codes.SUPPLY, rs)
     if t < 0:
-        t = draw_token(st, off, n, POOL, rs)
+        t = draw_token(st, off, n, codes.POOL, rs)
     if t < 0:
         return
     st[off + t] = space
@@ -177,23 +183,24 @@ def close_airport(pk, st, space):
         return
     st[a] = 1
     st[S_CLOSE_LEFT] -= 1
-    st[ST_AIRPORTS] += 1
+    st[ST_AIRPORTS_CLOSED] += 1
 
 
 @jit
-def end_of_turn_event(pk, st, rs, card):
+def end_of_turn_event(ctx, card):
     """Apply a card's End of Turn side: remove Intel, then add Intel, then close an airport."""
+    pk, st = ctx.pk, ctx.st
     region = pk.villain_remove_region[card]
     if region >= 0:
-        off, n = pk.lay[L_INTEL], pk.intel_token_type.shape[0]
+        off, n = pk.lay[L_INTEL], pk.scal[K_N_INTEL]
         for t in range(n):
             loc = st[off + t]
             if loc >= 0 and in_region(pk, loc, region):
-                st[off + t] = SUPPLY
+                st[off + t] = codes.SUPPLY
     for i in range(pk.villain_add_intel.shape[1]):
         space = pk.villain_add_intel[card, i]
         if space >= 0:
-            place_intel(pk, st, rs, space)
+            place_intel(ctx, space)
     target = pk.villain_close_city[card]
     if target >= 0:
         close_airport(pk, st, target)
@@ -201,9 +208,10 @@ def end_of_turn_event(pk, st, rs, card):
 
 
 @jit
-def intel_overflow(pk, st, rs):
+def intel_overflow(ctx):
     """Too many yellow tokens on the board: clear them all and keep at most one green token."""
-    off, n = pk.lay[L_INTEL], pk.intel_token_type.shape[0]
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
+    off, n = pk.lay[L_INTEL], pk.scal[K_N_INTEL]
     on_board = 0
     for t in range(n):
         if st[off + t] >= 0:
@@ -213,8 +221,8 @@ def intel_overflow(pk, st, rs):
     st[ST_OVERFLOWS] += 1
     for t in range(n):
         if st[off + t] >= 0:
-            st[off + t] = SUPPLY
-    goff, ng = pk.lay[L_GREEN], pk.henchman_autopass.shape[0]
+            st[off + t] = codes.SUPPLY
+    goff, ng = pk.lay[L_GREEN], pk.scal[K_N_HENCHMEN]
     greens = 0
     for t in range(ng):
         if st[goff + t] >= 0:
@@ -229,13 +237,13 @@ def intel_overflow(pk, st, rs):
                 j -= 1
         for t in range(ng):
             if st[goff + t] >= 0 and t != kept:
-                st[goff + t] = SUPPLY
+                st[goff + t] = codes.SUPPLY
 
 
 @jit
-def villain_phase(pk, st, rs, cards):
+def villain_phase(ctx, cards):
     """Draw 1 villain card (2 after a rest), apply the End of Turn events, then check overflow."""
     for _ in range(cards):
-        card = draw_villain_card(pk, st, rs)
-        end_of_turn_event(pk, st, rs, card)
-    intel_overflow(pk, st, rs)
+        card = draw_villain_card(ctx)
+        end_of_turn_event(ctx, card)
+    intel_overflow(ctx)

@@ -5,16 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
+from sim.content import constants as K
+
 
 class Means(IntEnum):
     """How a player moves this turn."""
 
-    STAY = 0
-    WALK = 1  # connections and Trans-Siberian train hops, 1 MP each
-    PLANE = 2  # open airport to open airport, all MP
-    UN = 3  # own UN Transport token
-    UN_GIFT = 4  # a UN Transport token handed over by Calli (gives_un)
-    TOP_SECRET_UN = 5  # a Top Secret card acting as UN Transport
+    STAY = K.M_STAY
+    WALK = K.M_WALK  # connections and Trans-Siberian train hops, 1 MP each
+    PLANE = K.M_PLANE  # open airport to open airport, all MP
+    UN = K.M_UN  # own UN Transport token
+    UN_GIFT = K.M_UN_GIFT  # a UN Transport token handed over by Calli (gives_un)
+    TOP_SECRET_UN = K.M_TOP_SECRET_UN  # a Top Secret card acting as UN Transport
 
 
 @dataclass(frozen=True)
@@ -30,10 +32,10 @@ class Move:
 class TokenChoice(IntEnum):
     """What to do on a space with tokens (only one token per turn)."""
 
-    NO_INTEL = 0  # ignore tokens: plain No Intel encounter
-    HENCHMAN = 1  # reveal a green Location token and test the henchman
-    POOL = 2  # take a yellow Intel token into the Pool, With Intel encounter
-    EXCHANGE = 3  # swap a yellow token for a green one on a Fate city, With Intel encounter
+    NO_INTEL = K.T_NO_INTEL  # ignore tokens: plain No Intel encounter
+    HENCHMAN = K.T_HENCHMAN  # reveal a green Location token and test the henchman
+    POOL = K.T_POOL  # take a yellow Intel token into the Pool, With Intel encounter
+    EXCHANGE = K.T_EXCHANGE  # swap a yellow token for a green one on a Fate city, With Intel encounter
 
 
 @dataclass(frozen=True)
@@ -60,10 +62,10 @@ class Test:
 class Reward(IntEnum):
     """Secret mission rewards."""
 
-    TOP_SECRET = 0
-    RESOLVE = 1
-    UN_TRANSPORT = 2
-    SKILL = 3  # +1 to a basic skill (which one: MissionReward.skill)
+    TOP_SECRET = K.R_TOP_SECRET
+    RESOLVE = K.R_RESOLVE
+    UN_TRANSPORT = K.R_UN
+    SKILL = K.R_SKILL  # +1 to a basic skill (which one: MissionReward.skill)
 
 
 @dataclass(frozen=True)

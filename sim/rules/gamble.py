@@ -14,11 +14,6 @@ from sim.rng import GAMBLE
 from sim.rules.errors import StrategyError
 from sim.rules.state import GameState
 
-FREE_EXCHANGE = 1
-LUCK_EXCHANGE = 2
-RESOLVE_EXCHANGE = 5
-
-
 SUITS = "cdhs"  # Fate deck suit codes 0..3: clubs, diamonds, hearts, spades
 
 
@@ -28,7 +23,7 @@ def card_name_of(rank, suit) -> str:
 
 def free_exchanges(g: GameState, seat: int) -> int:
     """Cards a player may exchange without Resolve (2 with Gambling/Luck)."""
-    return LUCK_EXCHANGE if g.players[seat].advanced[K.GAMBLING_LUCK] else FREE_EXCHANGE
+    return K.LUCK_EXCHANGE if g.players[seat].advanced[K.GAMBLING_LUCK] else K.FREE_EXCHANGE
 
 
 def hand_value_of(g: GameState, cards: list[int]) -> int:
@@ -62,7 +57,7 @@ def gamble(g: GameState, seat: int) -> bool:
     n = bin(mask).count("1")
     if spend and p.resolve <= 0:
         raise StrategyError(f"strategy {strat.name!r} spends Resolve it does not have in a gamble")
-    if n > (RESOLVE_EXCHANGE if spend else free):
+    if n > (K.RESOLVE_EXCHANGE if spend else free):
         raise StrategyError(f"strategy {strat.name!r} exchanges {n} cards (allowed {free})")
     if spend:
         p.resolve -= 1

@@ -15,8 +15,6 @@ from sim.rules.errors import StrategyError
 from sim.rules.state import GameState
 from sim.rules.villain import _play_top_secret, _top_secret_card, heal, name, villain_advancement
 
-BASE_MP = 2
-
 
 def airport_open(g: GameState, space: int) -> bool:
     """Open airport: has one, and is red (never closes) or not closed."""
@@ -25,7 +23,8 @@ def airport_open(g: GameState, space: int) -> bool:
 
 
 @functools.lru_cache(maxsize=8)
-def _steps_table(content) -> tuple[tuple[int, ...], ...]:
+def steps_table(content) -> tuple[tuple[int, ...], ...]:
+    """Spaces one movement point from each space (connections and train hops), ascending."""
     c = content
     train = [t for t in range(c.n_spaces) if c.space_train[t]]
     table = []
@@ -39,7 +38,7 @@ def _steps_table(content) -> tuple[tuple[int, ...], ...]:
 
 def steps_from(g: GameState, space: int) -> tuple[int, ...]:
     """Spaces one movement point away: connections, plus train hops between train cities."""
-    return _steps_table(g.content)[space]
+    return steps_table(g.content)[space]
 
 
 def walk_costs(g: GameState, start: int, budget: int) -> dict[int, int]:
@@ -97,12 +96,12 @@ def legal_moves(g: GameState, seat: int) -> list[Move]:
     if not regional:
         moves.append(_move(here, Means.STAY))
     # walking and trains
-    costs = walk_costs(g, here, BASE_MP + 1)
+    costs = walk_costs(g, here, K.BASE_MP + 1)
     for dest in sorted(costs):
         mp = costs[dest]
         if dest == here:
             continue
-        if mp <= BASE_MP:
+        if mp <= K.BASE_MP:
             moves.append(_move(dest, Means.WALK, False, mp))
         elif can_resolve:
             moves.append(_move(dest, Means.WALK, True, mp))
@@ -111,7 +110,7 @@ def legal_moves(g: GameState, seat: int) -> list[Move]:
     if airport[here] and (red[here] or not closed[here]):
         plane_dest = [a for a in range(c.n_spaces) if a != here and airport[a] and (red[a] or not closed[a])]
         for a in plane_dest:
-            moves.append(_move(a, Means.PLANE, False, BASE_MP))
+            moves.append(_move(a, Means.PLANE, False, K.BASE_MP))
         if can_resolve:
             seen = set()
             for a in plane_dest:
@@ -119,7 +118,7 @@ def legal_moves(g: GameState, seat: int) -> list[Move]:
                     if t != a and t not in seen:
                         seen.add(t)
             for t in sorted(seen):
-                moves.append(_move(t, Means.PLANE, True, BASE_MP + 1))
+                moves.append(_move(t, Means.PLANE, True, K.BASE_MP + 1))
     # UN Transport: any city or ocean space, never into a regional area or island
     means = []
     if p.un_tokens > 0:

@@ -12,6 +12,8 @@ protocol (the odds module and the kernel follow the same one):
 
 from __future__ import annotations
 
+import functools
+
 from sim.content import constants as K
 from sim.rng import DICE
 from sim.rules.choices import Test, TestOption
@@ -152,3 +154,19 @@ def choose_option(g: GameState, seat: int, options: list[TestOption]) -> TestOpt
 
 
 __all__ = ["dice_test", "run_test", "choose_option", "describe_option", "name"]
+
+
+@functools.lru_cache(maxsize=8)
+def _autopass_counts(content_hash: str, autos: tuple) -> tuple:
+    counts = [0] * len(K.ADVANCED_SKILLS)
+    for a in autos:
+        if a >= 0:
+            counts[a] += 1
+    return tuple(counts)
+
+
+@functools.lru_cache(maxsize=8)
+def autopass_counts(content) -> tuple:
+    """How often each advanced skill passes a henchman level or an encounter side automatically."""
+    autos = tuple(int(x) for x in content.henchman_autopass.ravel()) + tuple(int(x) for x in content.encounter_autopass.ravel())
+    return _autopass_counts(content.hash, autos)

@@ -13,23 +13,19 @@ from enum import IntEnum
 from sim.content import Content
 from sim.content import constants as K
 
-# Where a token is: a space index (>= 0) or one of these.
-SUPPLY = -1
-POOL = -2
-REMOVED = -3
-
-# Henchman level after defeat at level 3.
-DEFEATED = 4
+# Where a token is: a space index (>= 0) or one of these; a henchman's level after his
+# defeat at level 3 (codes of sim.content.constants, named here for strategies).
+SUPPLY, POOL, REMOVED, DEFEATED = K.SUPPLY, K.POOL, K.REMOVED, K.DEFEATED
 
 
 class Outcome(IntEnum):
     """How a game ended."""
 
-    WIN_LOCATION = 0  # Location Track at target and the Intel Pool matched Dr. Lobo
-    WIN_HENCHMEN = 1  # all four henchmen defeated
-    LOSS_LOBO = 2  # Dr. Lobo reached 9
-    LOSS_INTEL = 3  # Location Track at target but the Pool lacked Intel
-    TIMEOUT = 4  # the safety turn cap: a bug to report, never a real outcome
+    WIN_LOCATION = K.WIN_LOCATION  # Location Track at target and the Intel Pool matched Dr. Lobo
+    WIN_HENCHMEN = K.WIN_HENCHMEN  # all four henchmen defeated
+    LOSS_LOBO = K.LOSS_LOBO  # Dr. Lobo reached 9
+    LOSS_INTEL = K.LOSS_INTEL  # Location Track at target but the Pool lacked Intel
+    TIMEOUT = K.TIMEOUT  # the safety turn cap: a bug to report, never a real outcome
 
     @property
     def label(self) -> str:
