@@ -56,7 +56,11 @@ for _d in range(6):
     SOURCE_NAMES[ENCOUNTER + _d] = f"encounter_{_d}"
 
 STATE_HEADER = 4  # seed_lo, seed_hi, game_lo, game_hi
-STATE_SIZE = STATE_HEADER + N_SOURCES
+COUNTS = STATE_HEADER  # [N_SOURCES] draws taken from each source
+OFFSETS = COUNTS + N_SOURCES  # [N_SOURCES] game-index offset per source: 0 (a game's own streams) unless set
+GAME_LO = OFFSETS + N_SOURCES  # [N_SOURCES] low word of the game index each source draws from
+GAME_HI = GAME_LO + N_SOURCES  # [N_SOURCES] its high word
+STATE_SIZE = GAME_HI + N_SOURCES
 MAX_SEED = 2**63 - 1
 MAX_GAME = 2**63 - 1
 
@@ -95,20 +99,29 @@ def random_u32(seed, game, source, n):
 
 
 def init_state(state, seed, game):
-    """Fill an int64 state array (length STATE_SIZE) for ``(seed, game)`` with zero counters."""
+    """Fill an int64 state array (length STATE_SIZE) for ``(seed, game)`` with zero counters.
+
+    Source ``s`` draws from game ``game + state[OFFSETS + s]``; the offsets are left
+    as they are (zero in a fresh state), so a luck study can hold one source's
+    streams while the others come from other games (:mod:`sim.luck`).
+    """
     state[0] = seed & MASK32
     state[1] = (seed >> 32) & MASK32
     state[2] = game & MASK32
     state[3] = (game >> 32) & MASK32
     for i in range(N_SOURCES):
-        state[STATE_HEADER + i] = 0
+        state[COUNTS + i] = 0
+        g = game + state[OFFSETS + i]
+        state[GAME_LO + i] = g & MASK32
+        state[GAME_HI + i] = (g >> 32) & MASK32
 
 
 def next_u32(state, source):
     """Next 32-bit draw of ``source``; advances that source's counter only."""
-    n = state[STATE_HEADER + source]
-    state[STATE_HEADER + source] = n + 1
-    o0, _o1, _o2, _o3 = philox4x32(n & MASK32, source, state[2], state[3], state[0], state[1])
+    n = state[COUNTS + source]
+    state[COUNTS + source] = n + 1
+    o0, _o1, _o2, _o3 = philox4x32(n & MASK32, source, state[GAME_LO + source], state[GAME_HI + source],
+                                   state[0], state[1])
     return o0
 
 
@@ -220,5 +233,5 @@ class Streams:
     def state(self) -> np.ndarray:
         """The equivalent int64 state array (for handing over to numba code)."""
         st = new_state(self.seed, self.game)
-        st[STATE_HEADER:] = self.counts
+        st[COUNTS:COUNTS + N_SOURCES] = self.counts
         return st

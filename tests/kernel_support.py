@@ -10,7 +10,7 @@ import strategies
 from sim.content import load
 from sim.kernel import layout, packref
 from sim.kernel.packref import kernel_pack
-from sim.rng import STATE_HEADER, STATE_SIZE
+from sim.rng import COUNTS, N_SOURCES, STATE_SIZE
 from sim.rules import Settings
 from sim.rules.setup import setup_game
 
@@ -88,5 +88,5 @@ def assert_same(g, st, rs, where: str = "") -> None:
     if a != b:
         diff = {k: (a[k], b[k]) for k in a if a[k] != b[k]}
         raise AssertionError(f"{where}: kernel state differs from the reference: {diff}")
-    counts = [int(x) for x in rs[STATE_HEADER:]]
+    counts = [int(x) for x in rs[COUNTS:COUNTS + N_SOURCES]]
     assert counts == g.rng.counts, f"{where}: stream counters {counts} != reference {g.rng.counts}"

@@ -56,7 +56,7 @@ def test_python_and_numba_streams_agree():
                     assert py.below(bound, source) == rng.next_below_nb(st, source, bound)
                 assert py.u32(source) == rng.next_u32_nb(st, source)
                 assert py.uniform(source) == rng.next_uniform_nb(st, source)
-            assert list(st[rng.STATE_HEADER :]) == py.counts
+            assert list(st[rng.COUNTS : rng.COUNTS + rng.N_SOURCES]) == py.counts
 
 
 def test_streams_called_from_njit_code():

@@ -14,7 +14,7 @@ from sim.content import Content
 from sim.kernel import layout
 from sim.kernel.game import simulate_batch
 from sim.kernel.packref import kernel_pack
-from sim.rng import check_seed
+from sim.rng import N_SOURCES, check_seed
 from sim.rules.game import GameRecord
 from sim.rules.state import OUTCOME_NAMES, Outcome, Settings
 
@@ -44,13 +44,15 @@ def default_threads() -> int:
 
 def run_batch(
     content: Content, settings: Settings, strategy, seed: int, game0: int, n_games: int,
-    threads: int | None = None,
+    threads: int | None = None, source_offsets: np.ndarray | None = None,
 ) -> np.ndarray:
     """Rows ``out[n_games, row_width]`` (see ``sim.kernel.layout.ROW_FIELDS``) for one study cell.
 
     ``strategy`` is a built-in strategy object (``strategies.make(...)``); all seats play it.
     The games are split into one contiguous slice per thread; a game's row depends only
     on (seed, game index), so the result is the same for any thread count.
+    ``source_offsets[N_SOURCES]`` (:mod:`sim.luck`): game ``g``'s source ``s`` draws from
+    game ``g + source_offsets[s]`` (default: every source from game ``g``).
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -58,6 +60,12 @@ def run_batch(
     if n_games < 0:
         raise ValueError(f"n_games must be >= 0, got {n_games}")
     check_seed(seed, game0 + max(n_games - 1, 0))
+    offsets = np.zeros(N_SOURCES, np.int64)
+    if source_offsets is not None:
+        offsets[:] = np.asarray(source_offsets, dtype=np.int64)
+        if offsets.min() < 0:
+            raise ValueError("source_offsets must be non-negative")
+        check_seed(seed, game0 + max(n_games - 1, 0) + int(offsets.max()))
     threads = default_threads() if threads is None else int(threads)
     if threads < 1:
         raise ValueError(f"threads must be at least 1, got {threads}")
@@ -71,7 +79,7 @@ def run_batch(
     out = np.zeros((n_games, layout.row_width(pk)), dtype=np.int64)
     threads = max(1, min(threads, n_games))
     if threads == 1:
-        batch(kp, cfg, sid, prm, seed, game0, n_games, out)
+        batch(kp, cfg, sid, prm, seed, game0, n_games, out, offsets)
         return out
     bounds = [n_games * k // threads for k in range(threads + 1)]
 
@@ -79,7 +87,7 @@ def run_batch(
         """Play slice ``k`` of the games on this thread's own bundle."""
         _, kpk = bundle(content, k)
         lo, hi = bounds[k], bounds[k + 1]
-        batch(kpk, cfg.copy(), sid, prm.copy(), seed, game0 + lo, hi - lo, out[lo:hi])
+        batch(kpk, cfg.copy(), sid, prm.copy(), seed, game0 + lo, hi - lo, out[lo:hi], offsets)
 
     with ThreadPoolExecutor(max_workers=threads) as pool:
         for f in [pool.submit(work, k) for k in range(threads)]:

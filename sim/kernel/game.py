@@ -70,7 +70,7 @@ from sim.kernel.movement import movement_phase
 from sim.kernel.packref import new_context
 from sim.kernel.setup import setup_game
 from sim.kernel.villain import heal, villain_phase
-from sim.rng import STATE_SIZE, VILLAIN
+from sim.rng import N_SOURCES, OFFSETS, STATE_SIZE, VILLAIN
 
 jit = njit(**KERNEL_OPTIONS)
 
@@ -172,8 +172,10 @@ def record(ctx, seed, game, row):
 
 
 @njit(**JIT_OPTIONS)  # the one kernel function that allocates (the state, once per batch)
-def simulate_batch(pk, cfg, sid, prm, seed, game0, n_games, out):
+def simulate_batch(pk, cfg, sid, prm, seed, game0, n_games, out, offsets):
     """Play games ``game0 .. game0 + n_games - 1`` one after another; row i of ``out`` is game0 + i.
+
+    Source ``s`` of game ``g`` draws from game ``g + offsets[s]`` (all zero but in a luck study).
 
     Compiled without the GIL: :func:`sim.kernel.batch.run_batch` runs one call per
     thread on contiguous slices, each thread with its own copy of the bundle.
@@ -184,6 +186,7 @@ def simulate_batch(pk, cfg, sid, prm, seed, game0, n_games, out):
     cap = 1 + 5 * pk.scal[K_N_SPACES]
     st = np.zeros(size, np.int64)
     rs = np.zeros(STATE_SIZE, np.int64)
+    rs[OFFSETS:OFFSETS + N_SOURCES] = offsets
     moves = np.zeros((cap, 4), np.int64)
     ctx = new_context(pk, cfg, st, rs, sid, prm)
     for i in range(n_games):

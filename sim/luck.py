@@ -1,0 +1,157 @@
+"""Luck against skill: how much of a game's outcome each random source decides (``smersh-sim luck``).
+
+Every random draw of a game comes from its own stream per source (dice, the
+villain deck, the Fate deck, the encounter decks, tokens, gambles, ...), a pure
+function of (seed, game index, source). A game can therefore be played with one
+source's stream taken from game ``i`` and every other stream from game ``N + i``.
+
+First-order shares (pick-freeze Sobol indices). For each source group ``k``,
+play ``N`` games ``A_i`` (every stream from game ``i``) and ``N`` games ``B_i``
+whose group-``k`` streams come from game ``i`` and all others from game ``N + i``.
+The two games of a pair share only group ``k``'s draws, so the covariance of
+their outcomes is the variance that group decides on its own::
+
+    S_k = Cov(Y_A, Y_B) / Var(Y)
+
+estimated with Janon et al.'s (2014) estimator, whose mean and variance terms
+use both samples. ``1 - sum(S_k)`` is the share no single source decides: the
+interplay of sources (a die roll that matters only after a given villain card).
+The outcome ``Y`` is the win (0/1), so the estimator depends on the four counts
+of (``Y_A``, ``Y_B``) pairs only, and a 95% interval comes from a parametric
+bootstrap of those counts.
+
+Skill: decisions are deterministic given the draws, so they do not appear as a
+source. How much they matter shows as the spread of win rates across
+strategies on the same games; :func:`skill_spread` reports each strategy's win
+rate and the share of outcome variance between strategies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim import rng as R
+
+# source groups: a group's streams are held together (the six encounter decks are one group)
+GROUPS: dict[str, tuple[int, ...]] = {
+    "dice": (R.DICE,),
+    "villain deck": (R.VILLAIN,),
+    "Fate deck": (R.FATE,),
+    "encounter decks": tuple(R.ENCOUNTER + d for d in range(6)),
+    "tokens": (R.TOKENS,),
+    "gambles": (R.GAMBLE,),
+    "Top Secret deck": (R.TOP_SECRET,),
+    "set-up": (R.SETUP,),
+    "strategy": (R.STRATEGY,),
+}
+BOOTSTRAP = 2000
+
+
+class LuckError(ValueError):
+    """Bad arguments to the luck report."""
+
+
+# play(n, offsets[N_SOURCES]) -> wins[n] (0/1): games 0..n-1, source s of game g drawing from game g + offsets[s]
+Play = Callable[[int, np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Share:
+    """One group's first-order share of outcome variance, with its 95% bootstrap interval."""
+
+    group: str
+    share: float
+    low: float
+    high: float
+    pairs: int
+
+
+def _janon(n11: np.ndarray, n10: np.ndarray, n01: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Janon's first-order estimator for 0/1 outcomes from the pair counts (vectorised over resamples)."""
+    mean_a = (n11 + n10) / n
+    mean_b = (n11 + n01) / n
+    m = (mean_a + mean_b) / 2
+    cross = n11 / n
+    second = (mean_a + mean_b) / 2  # E[(Y_A^2 + Y_B^2) / 2] with Y^2 = Y
+    var = second - m * m
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(var > 0, (cross - m * m) / var, np.nan)
+
+
+def share_of(ya: np.ndarray, yb: np.ndarray, group: str, seed: int) -> Share:
+    """The first-order share from paired outcomes, with a 95% interval from resampling the pair counts."""
+    ya, yb = np.asarray(ya, bool), np.asarray(yb, bool)
+    n = ya.size
+    counts = np.array([np.sum(ya & yb), np.sum(ya & ~yb), np.sum(~ya & yb), np.sum(~ya & ~yb)], dtype=np.int64)
+    est = float(_janon(counts[0], counts[1], counts[2], n))
+    gen = np.random.default_rng([seed, len(group)])
+    boot = gen.multinomial(n, counts / n, size=BOOTSTRAP)
+    vals = _janon(boot[:, 0], boot[:, 1], boot[:, 2], n)
+    vals = vals[np.isfinite(vals)]
+    lo, hi = (np.quantile(vals, [0.025, 0.975]) if vals.size else (np.nan, np.nan))
+    return Share(group, est, float(lo), float(hi), n)
+
+
+def offsets_for(n: int, group: tuple[int, ...] | None) -> np.ndarray:
+    """Per-source game offsets: the A games (``group=None``) draw every source from game ``i``;
+    the B games of ``group`` draw its sources from game ``i`` and every other from game ``n + i``."""
+    out = np.zeros(R.N_SOURCES, np.int64)
+    if group is not None:
+        out[[s for s in range(R.N_SOURCES) if s not in group]] = n
+    return out
+
+
+def first_order_shares(play: Play, n: int, groups: dict[str, tuple[int, ...]] | None = None,
+                       seed: int = 1) -> tuple[list[Share], float]:
+    """Each group's first-order share over ``n`` pairs of games, and the win rate of the A games."""
+    if n < 2:
+        raise LuckError(f"need at least 2 pairs of games, got {n}")
+    groups = GROUPS if groups is None else groups
+    ya = np.asarray(play(n, offsets_for(n, None)), bool)
+    out = []
+    for name, group in groups.items():
+        yb = np.asarray(play(n, offsets_for(n, group)), bool)
+        out.append(share_of(ya, yb, name, seed))
+    return out, float(ya.mean())
+
+
+def kernel_play(players: int, strategy: str = "heuristic", params: dict | None = None, seed: int = 1,
+                content=None, threads: int | None = None) -> Play:
+    """A :data:`Play` on the kernel: the wins of games whose sources draw from the given game indices."""
+    from sim.kernel import ROW_FIELDS, run_batch
+    from sim.rules.state import Settings
+    from sim.run import _kernel_strategy, resolve_content
+
+    c = resolve_content(content)
+    settings = Settings.build(c, players)
+    strat = _kernel_strategy(strategy, params)
+    win = ROW_FIELDS.index("win")
+
+    def play(n: int, offsets: np.ndarray) -> np.ndarray:
+        rows = run_batch(c, settings, strat, seed, 0, n, threads=threads, source_offsets=offsets)
+        return rows[:, win] != 0
+
+    return play
+
+
+def skill_spread(players: int, strategies: list[str], games: int, seed: int = 1, content=None) -> dict:
+    """Win rate per strategy on the same games, and the share of outcome variance between strategies."""
+    import sim
+    from sim.results import wilson_interval
+
+    rates = {}
+    for s in strategies:
+        t = sim.run.simulate_tally(players=players, games=games, strategy=s, seed=seed, content=content)
+        lo, hi = wilson_interval(t.wins, t.n)
+        rates[s] = {"win_rate": t.wins / t.n, "ci_low": lo, "ci_high": hi, "games": t.n}
+    p = np.array([r["win_rate"] for r in rates.values()])
+    between = float(p.var())  # variance of the strategy's mean outcome, strategies equally weighted
+    within = float(np.mean(p * (1 - p)))  # luck: the outcome's variance given the strategy
+    return {"strategies": rates, "between_share": between / (between + within) if between + within > 0 else 0.0}
+
+
+__all__ = ["GROUPS", "LuckError", "Share", "first_order_shares", "kernel_play", "offsets_for", "share_of",
+           "skill_spread"]

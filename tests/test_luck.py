@@ -1,0 +1,86 @@
+"""Luck against skill: the variance shares on toys where each source's share is known exactly."""
+
+import numpy as np
+import pytest
+
+from sim import luck as L
+from sim import rng as R
+
+
+def uniforms(n: int, offsets: np.ndarray, source: int) -> np.ndarray:
+    """A toy stream: one uniform per (game index for this source, source), from a 64-bit mix."""
+    x = (np.arange(n) + offsets[source]).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(source * 0x632BE59BD9B4E019 + 1)
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return (x >> np.uint64(11)).astype(np.float64) / float(2**53)
+
+
+def both_halves(n, offsets):
+    """Won when the dice and the villain deck both fall right (p = 1/4): each decides 1/3 alone, 1/3 together."""
+    return (uniforms(n, offsets, R.DICE) < 0.5) & (uniforms(n, offsets, R.VILLAIN) < 0.5)
+
+
+def dice_only(n, offsets):
+    return uniforms(n, offsets, R.DICE) < 0.3
+
+
+N = 200_000
+
+
+def test_and_of_two_fair_coins_gives_a_third_each_and_a_third_together():
+    shares, p = L.first_order_shares(both_halves, N, seed=3)
+    by = {s.group: s for s in shares}
+    assert p == pytest.approx(0.25, abs=4 * np.sqrt(0.25 * 0.75 / N))
+    for g in ("dice", "villain deck"):
+        assert by[g].low <= 1 / 3 <= by[g].high, by[g]
+        assert by[g].high - by[g].low < 0.03
+    for g in ("Fate deck", "encounter decks", "tokens", "gambles", "strategy"):
+        assert by[g].low <= 0.0 <= by[g].high, by[g]
+    rest = 1 - sum(s.share for s in shares)
+    assert rest == pytest.approx(1 / 3, abs=0.03)
+
+
+def test_a_game_decided_by_the_dice_alone():
+    shares, _ = L.first_order_shares(dice_only, N, seed=4)
+    by = {s.group: s for s in shares}
+    assert by["dice"].share == pytest.approx(1.0, abs=1e-12)
+    assert by["villain deck"].low <= 0.0 <= by["villain deck"].high
+
+
+def test_offsets_pair_only_the_held_group():
+    assert (L.offsets_for(5, None) == 0).all()
+    b = L.offsets_for(5, L.GROUPS["encounter decks"])
+    held = list(L.GROUPS["encounter decks"])
+    assert (b[held] == 0).all()
+    assert (np.delete(b, held) == 5).all()
+
+
+def test_the_kernel_draws_each_source_from_its_offset_game():
+    """With every offset n, games 0..n-1 are exactly games n..2n-1; a held source changes the rows."""
+    import sim
+    from sim.content import load
+    from sim.kernel import ROW_FIELDS, run_batch
+    from sim.rules.state import Settings
+    from sim.run import _kernel_strategy
+
+    c = load()
+    s = Settings.build(c, 3)
+    h = _kernel_strategy("heuristic", None)
+    n = 200
+    shifted = run_batch(c, s, h, 5, 0, n, source_offsets=np.full(R.N_SOURCES, n))
+    later = run_batch(c, s, h, 5, n, n)
+    game = ROW_FIELDS.index("game")
+    cols = [i for i in range(shifted.shape[1]) if i != game]
+    assert np.array_equal(shifted[:, cols], later[:, cols])
+    held = run_batch(c, s, h, 5, 0, n, source_offsets=L.offsets_for(n, L.GROUPS["dice"]))
+    assert not np.array_equal(held[:, cols], later[:, cols])
+    assert sim.simulate(players=3, games=n, seed=5)["win"].to_list() == \
+        (run_batch(c, s, h, 5, 0, n)[:, ROW_FIELDS.index("win")] != 0).tolist()
+
+
+def test_too_few_pairs_is_refused():
+    with pytest.raises(L.LuckError):
+        L.first_order_shares(dice_only, 1)
