@@ -277,3 +277,38 @@ def tornado(table: pl.DataFrame, path: Path, players: int) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def luck_shares(rec: dict, path: Path) -> Path:
+    """One player count's luck report: each source group's share of outcome variance, and win rate by strategy."""
+    shares = rec["shares"]
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [3, 2]})
+    names = [s["group"] for s in shares] + ["no single source"]
+    vals = [100 * s["share"] for s in shares] + [100 * rec["rest"]]
+    lo = [100 * (s["share"] - s["low"]) for s in shares] + [0.0]
+    hi = [100 * (s["high"] - s["share"]) for s in shares] + [0.0]
+    y = np.arange(len(names))
+    ax.barh(y, vals, xerr=[np.maximum(lo, 0), np.maximum(hi, 0)], color=["tab:blue"] * len(shares) + ["tab:grey"],
+            capsize=2)
+    ax.set_yticks(y)
+    ax.set_yticklabels(names, fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_xlabel("share of the outcome's variance (%), 95% interval")
+    ax.set_title(f"{rec['players']} players, {rec['strategy']}: what each random source decides alone", fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
+    sk = rec["skill"]["strategies"]
+    xs = np.arange(len(sk))
+    p = np.array([v["win_rate"] for v in sk.values()]) * 100
+    err = [p - np.array([v["ci_low"] for v in sk.values()]) * 100, np.array([v["ci_high"] for v in sk.values()]) * 100 - p]
+    bx.bar(xs, p, yerr=np.maximum(err, 0), capsize=3, color="tab:green", alpha=0.7)
+    bx.set_xticks(xs)
+    bx.set_xticklabels(list(sk), rotation=30, ha="right", fontsize=8)
+    bx.set_ylabel("win rate (%)")
+    bx.set_title(f"decisions: win rate by strategy (between-strategy share "
+                 f"{100 * rec['skill']['between_share']:.1f}%)", fontsize=9)
+    bx.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

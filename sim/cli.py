@@ -464,6 +464,37 @@ def cmd_sensitivity(args) -> int:
     return 0
 
 
+def cmd_luck(args) -> int:
+    from pathlib import Path
+
+    from sim import luck as L
+
+    params = parse_params(args.param)
+    strategies_ = [x.strip() for x in args.strategies.split(",") if x.strip()]
+    progress = None if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
+    try:
+        table = L.luck_table(args.players, strategy=args.strategy, params=params, games=args.games, seed=args.seed,
+                             content=args.content, ladder=strategies_, progress=progress)
+    except (L.LuckError, ValueError) as e:
+        raise SystemExit(f"error: {e}") from None
+    files = L.write_outputs(table, Path(args.out)) if args.out else []
+    if args.json:
+        print(json.dumps(table, indent=2))
+        return 0
+    for rec in table["players"]:
+        print(f"{rec['players']} players, {args.strategy}: win rate {100 * rec['win_rate']:.2f}% "
+              f"({rec['pairs']:,} pairs of games per source; share of the outcome's variance, 95% interval)")
+        for sh in rec["shares"]:
+            print(f"  {sh['group']:<18}{100 * sh['share']:>7.2f}%  [{100 * sh['low']:.2f}%, {100 * sh['high']:.2f}%]")
+        print(f"  {'no single source':<18}{100 * rec['rest']:>7.2f}%  (sources together)")
+        sk = rec["skill"]
+        rates = ", ".join(f"{k} {100 * v['win_rate']:.1f}%" for k, v in sk["strategies"].items())
+        print(f"  strategies on the same games: {rates}; between-strategy share {100 * sk['between_share']:.1f}%")
+    for f in files:
+        print(f"wrote {f}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="smersh-sim", description="Monte Carlo balance simulator for Agents of SMERSH")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -585,6 +616,20 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--json", action="store_true", help="machine-readable output")
     se.set_defaults(func=cmd_sensitivity)
 
+    lu = sub.add_parser("luck", help="how much of the outcome each random source decides, and the spread across strategies")
+    lu.add_argument("--players", type=_players_list, default=[2, 4], metavar="1..6", help="player counts (default 2,4)")
+    lu.add_argument("--strategy", default="heuristic", help="registered strategy of every seat (default heuristic)")
+    lu.add_argument("--param", action="append", metavar="NAME=VALUE", help="strategy parameter (repeatable)")
+    lu.add_argument("--strategies", default="random,bold,heuristic,cautious",
+                    help="strategies whose win rates show the spread due to decisions (comma-separated)")
+    lu.add_argument("--games", type=_int_range(2, 10_000_000), default=100_000,
+                    help="pairs of games per source group (default 100,000)")
+    lu.add_argument("--seed", type=seed, default=1, help="seed (default 1)")
+    lu.add_argument("--content", default=None, help="content pack folder (default: the built-in pack)")
+    lu.add_argument("--out", default=None, help="folder for luck.json and one chart per player count")
+    lu.add_argument("--json", action="store_true", help="machine-readable output")
+    lu.set_defaults(func=cmd_luck)
+
     tr = sub.add_parser("trace", help="print one game turn by turn")
     game_args(tr, False)
     tr.set_defaults(func=cmd_trace)
@@ -593,7 +638,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _announce_compile(args) -> None:
     """Say why the first kernel command on a fresh checkout takes a minute before any output."""
-    if args.func not in (cmd_play, cmd_run, cmd_check, cmd_compare, cmd_tune, cmd_sensitivity) or getattr(args, "engine", "kernel") != "kernel":
+    if args.func not in (cmd_play, cmd_run, cmd_check, cmd_compare, cmd_tune, cmd_sensitivity, cmd_luck) or getattr(args, "engine", "kernel") != "kernel":
         return
     from sim._cache import is_compiled
 

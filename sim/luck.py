@@ -153,5 +153,43 @@ def skill_spread(players: int, strategies: list[str], games: int, seed: int = 1,
     return {"strategies": rates, "between_share": between / (between + within) if between + within > 0 else 0.0}
 
 
-__all__ = ["GROUPS", "LuckError", "Share", "first_order_shares", "kernel_play", "offsets_for", "share_of",
-           "skill_spread"]
+def luck_table(players: list[int], *, strategy: str = "heuristic", params: dict | None = None, games: int = 100_000,
+               seed: int = 1, content=None, ladder: list[str] | None = None, progress=None) -> dict:
+    """The luck report for each player count: source shares, the rest, and the spread across ``ladder``."""
+    if games < 2:
+        raise LuckError(f"games must be at least 2, got {games}")
+    out = []
+    for p in players:
+        play = kernel_play(p, strategy, params, seed, content)
+        shares, rate = first_order_shares(play, games, seed=seed)
+        if progress:
+            progress(f"{p} players: " + ", ".join(f"{s.group} {100 * s.share:.1f}%" for s in shares))
+        skill = skill_spread(p, list(ladder or [strategy]), games, seed=seed, content=content)
+        out.append({
+            "players": p, "strategy": strategy, "params": dict(params or {}), "pairs": games, "win_rate": rate,
+            "shares": [{"group": s.group, "share": s.share, "low": s.low, "high": s.high} for s in shares],
+            "rest": 1.0 - sum(s.share for s in shares),
+            "skill": skill,
+        })
+    return {"seed": seed, "method": "first-order pick-freeze shares (Janon), 95% bootstrap intervals",
+            "players": out}
+
+
+def write_outputs(table: dict, out) -> list:
+    """luck.json and one chart per player count under ``out``."""
+    import json
+    from pathlib import Path
+
+    from sim.charts import luck_shares
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    files = [out / "luck.json"]
+    files[0].write_text(json.dumps(table, indent=2) + "\n")
+    for rec in table["players"]:
+        files.append(luck_shares(rec, out / f"luck_{rec['players']}p.png"))
+    return files
+
+
+__all__ = ["GROUPS", "LuckError", "Share", "first_order_shares", "kernel_play", "luck_table", "offsets_for",
+           "share_of", "skill_spread", "write_outputs"]

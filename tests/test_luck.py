@@ -84,3 +84,21 @@ def test_the_kernel_draws_each_source_from_its_offset_game():
 def test_too_few_pairs_is_refused():
     with pytest.raises(L.LuckError):
         L.first_order_shares(dice_only, 1)
+
+
+def test_luck_report_on_the_game(tmp_path, capsys):
+    """The CLI's report: a source the heuristic never draws from (its strategy stream) decides nothing."""
+    import json
+
+    from sim.cli import main
+
+    assert main(["luck", "--players", "2", "--games", "3000", "--strategies", "bold,heuristic", "--json",
+                 "--out", str(tmp_path)]) == 0
+    rec = json.loads(capsys.readouterr().out)["players"][0]
+    by = {s["group"]: s for s in rec["shares"]}
+    assert by["strategy"]["low"] <= 0.0 <= by["strategy"]["high"]
+    assert by["dice"]["low"] > 0.0  # the dice clearly matter
+    assert rec["rest"] == pytest.approx(1 - sum(s["share"] for s in rec["shares"]))
+    assert set(rec["skill"]["strategies"]) == {"bold", "heuristic"}
+    assert rec["skill"]["strategies"]["heuristic"]["win_rate"] == pytest.approx(rec["win_rate"])
+    assert (tmp_path / "luck_2p.png").exists() and (tmp_path / "luck.json").exists()
