@@ -381,6 +381,16 @@ def _players_list(text: str) -> list[int]:
     return values
 
 
+def _runner(scheduler: str | None):
+    """The runner of ``--scheduler`` (here when None); a bad value or missing Dask ends in one line."""
+    from sim.distributed import SchedulerError, runner
+
+    try:
+        return runner(scheduler)
+    except SchedulerError as e:
+        raise SystemExit(f"error: {e}") from None
+
+
 def cmd_tune(args) -> int:
     from pathlib import Path
 
@@ -399,9 +409,10 @@ def cmd_tune(args) -> int:
                 raise T.TuneError("give --target LOW:HIGH (with --players) or --target-file bands.toml")
             targets = [T.parse_target(args.target, args.players)]
         progress = None if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
-        result, side = T.tune(knobs, targets, strategy=args.strategy, params=params, budget=args.budget,
-                              seed=args.seed, content=args.content, also_players=args.also_players,
-                              progress=progress)
+        with _runner(args.scheduler) as r:
+            result, side = T.tune(knobs, targets, strategy=args.strategy, params=params, budget=args.budget,
+                                  seed=args.seed, content=args.content, also_players=args.also_players,
+                                  progress=progress, runner=r)
     except (T.TuneError, BandsError) as e:
         raise SystemExit(f"error: {e}") from None
     except ValueError as e:
@@ -441,8 +452,10 @@ def cmd_sensitivity(args) -> int:
     params = parse_params(args.param)
     progress = None if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
     try:
-        table = S.sensitivity(args.players, args.knob or None, strategy=args.strategy, params=params,
-                              games=args.games, seed=args.seed, content=args.content, progress=progress)
+        with _runner(args.scheduler) as r:
+            table = S.sensitivity(args.players, args.knob or None, strategy=args.strategy, params=params,
+                                  games=args.games, seed=args.seed, content=args.content, progress=progress,
+                                  runner=r)
     except (S.SensitivityError, ContentError, ValueError) as e:
         raise SystemExit(f"error: {e}") from None
     files = S.write_outputs(table, Path(args.out)) if args.out else []
@@ -601,6 +614,8 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--content", default=None, help="content pack folder (default: the built-in pack)")
     tu.add_argument("--out", default=None, help="folder for tune.json, tuned_setup.toml and candidates.png")
     tu.add_argument("--json", action="store_true", help="machine-readable output")
+    tu.add_argument("--scheduler", default=None, metavar="local:N|tcp://HOST:PORT",
+                    help="play the games on a Dask cluster (needs pip install 'smersh-sim[distributed]'); same answer")
     tu.set_defaults(func=cmd_tune)
 
     se = sub.add_parser("sensitivity", help="paired change in win rate per step of each setup value (tornado chart)")
@@ -614,6 +629,8 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--content", default=None, help="content pack folder (default: the built-in pack)")
     se.add_argument("--out", default=None, help="folder for sensitivity.parquet/.csv and tornado charts")
     se.add_argument("--json", action="store_true", help="machine-readable output")
+    se.add_argument("--scheduler", default=None, metavar="local:N|tcp://HOST:PORT",
+                    help="play the games on a Dask cluster (needs pip install 'smersh-sim[distributed]'); same answer")
     se.set_defaults(func=cmd_sensitivity)
 
     lu = sub.add_parser("luck", help="how much of the outcome each random source decides, and the spread across strategies")

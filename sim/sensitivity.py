@@ -76,26 +76,39 @@ def _has(raw: dict, path: str) -> bool:
         return False
 
 
+def play_win_vector(job: tuple, shared=None, threads: int | None = None):
+    """The per-game wins of one (index, (pack, players, games, strategy, params, seed, engine)) job."""
+    import sim
+
+    _, (pack, players, games, strategy, params, seed, engine) = job
+    return sim.simulate(players=players, games=games, strategy=strategy, params=dict(params), seed=seed,
+                        content=pack, engine=engine, threads=threads)["win"].to_numpy()
+
+
 def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy: str = "heuristic",
                 params: dict | None = None, games: int = 20_000, seed: int = 1, content=None,
-                engine: str = "kernel", progress=None) -> pl.DataFrame:
-    """One row per (knob, player count, step): the paired change in win rate against the unchanged pack."""
-    import sim
+                engine: str = "kernel", progress=None, runner=None) -> pl.DataFrame:
+    """One row per (knob, player count, step): the paired change in win rate against the unchanged pack.
+
+    ``runner`` (:mod:`sim.distributed`) plays the settings: here by default, or on a Dask cluster.
+    """
     from sim.compare import paired_stats
     from sim.content import DEFAULT_PACK, ContentError, load_raw
     from sim.content.overrides import OverrideError, load_with_overrides
+    from sim.distributed import LocalRunner
     from sim.run import resolve_content
     from sim.tune import Knob, overrides_of
 
     if games < 1:
         raise SensitivityError(f"games must be positive, got {games}")
+    runner = runner if runner is not None else LocalRunner()
     path = DEFAULT_PACK if content is None else content
     raw = load_raw(path)
     base = resolve_content(path)
-    rows = []
+    prm = tuple(sorted((params or {}).items()))
+    rows, tasks = [], []  # tasks: (row index or -1 for a player count's unchanged pack, players)
     for p in players:
-        base_wins = sim.simulate(players=p, games=games, strategy=strategy, params=params, seed=seed,
-                                 content=base, engine=engine)["win"].to_numpy()
+        tasks.append((("base", p), (base, p, games, strategy, prm, seed, engine)))
         for given in knobs or default_knobs(p):
             knob = knob_for(given, p)
             try:
@@ -104,23 +117,26 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
                 raise SensitivityError(f"knob {knob}: {e}") from None
             for step in (-1, 1):
                 row = {"knob": knob, "players": p, "step": step, "from": value, "to": value + step, "games": games,
-                       "default_win_rate": float(base_wins.mean()), "win_rate": None, "diff": None,
+                       "default_win_rate": None, "win_rate": None, "diff": None,
                        "diff_low": None, "diff_high": None, "refused": None}
                 try:
                     pack = load_with_overrides(path, overrides_of([Knob(knob, (value + step,))], (value + step,)),
                                                f"sensitivity {knob}={value + step}")
+                    tasks.append((len(rows), (pack, p, games, strategy, prm, seed, engine)))
                 except ContentError as e:
                     row["refused"] = str(e)
-                    rows.append(row)
-                    continue
-                wins = sim.simulate(players=p, games=games, strategy=strategy, params=params, seed=seed,
-                                    content=pack, engine=engine)["win"].to_numpy()
-                st = paired_stats(base_wins, wins)
-                row.update(win_rate=st["win_rate"], diff=st["diff"], diff_low=st["paired_low"],
-                           diff_high=st["paired_high"])
                 rows.append(row)
-                if progress:
-                    progress(f"{p} players, {knob} {value}->{value + step}: {st['diff'] * 100:+.2f} points")
+    wins = {key: w for (key, _), w in runner.run(play_win_vector, tasks)}
+    for i, row in enumerate(rows):
+        base_wins = wins[("base", row["players"])]
+        row["default_win_rate"] = float(base_wins.mean())
+        if row["refused"]:
+            continue
+        st = paired_stats(base_wins, wins[i])
+        row.update(win_rate=st["win_rate"], diff=st["diff"], diff_low=st["paired_low"], diff_high=st["paired_high"])
+        if progress:
+            progress(f"{row['players']} players, {row['knob']} {row['from']}->{row['to']}: "
+                     f"{st['diff'] * 100:+.2f} points")
     schema = {"knob": pl.Utf8, "players": pl.Int64, "step": pl.Int64, "from": pl.Int64, "to": pl.Int64,
               "games": pl.Int64, "default_win_rate": pl.Float64, "win_rate": pl.Float64, "diff": pl.Float64,
               "diff_low": pl.Float64, "diff_high": pl.Float64, "refused": pl.Utf8}

@@ -52,9 +52,11 @@ class Knob:
     @staticmethod
     def parse(text: str) -> Knob:
         """``'lobo.track.start=-2..3'`` or ``'path=1,3,5'`` -> Knob."""
-        if "=" not in text:
+        from sim.content.overrides import split_assignment
+
+        path, spec = split_assignment(text)
+        if spec is None:
             raise TuneError(f"--knob {text!r}: expected PATH=LO..HI or PATH=V1,V2,...")
-        path, spec = (s.strip() for s in text.split("=", 1))
         if not path:
             raise TuneError(f"--knob {text!r}: the path is empty")
         m = re.fullmatch(r"(-?\d+)\s*\.\.\s*(-?\d+)", spec)
@@ -207,10 +209,11 @@ def race(
         n = min(round_size, (budget - played) // cost)
         if n < 1:
             break
-        for c in racing:
-            for t in targets:
-                c.wins[t.players] += int(evaluate(c.values, t.players, done, n))
-                c.games[t.players] += n
+        jobs = [(c.values, t.players, done, n) for c in racing for t in targets]
+        for (values, players, _, _), wins in zip(jobs, _evaluate_all(evaluate, jobs)):
+            c = next(x for x in racing if x.values == values)
+            c.wins[players] += int(wins)
+            c.games[players] += n
         played += n * cost
         done += n
         for c in racing:
@@ -225,6 +228,12 @@ def race(
         if c.state == "racing":
             c.state = "unresolved"
     return TuneResult(knobs, targets, cands, played, budget, seed)
+
+
+def _evaluate_all(evaluate: Evaluate, jobs: list[tuple]) -> list[int]:
+    """Wins of every (values, players, game0, games) job: all at once where the evaluator can (a cluster)."""
+    many = getattr(evaluate, "many", None)
+    return list(many(jobs)) if many is not None else [evaluate(*job) for job in jobs]
 
 
 EDGE_RESOLUTION = 20  # an interval this many times narrower than the band, still on its edge, stops racing
@@ -281,13 +290,26 @@ def _searched(knobs: list[Knob], targets: list[Target], evaluate: Evaluate, n: i
     return list(found.values()), spent
 
 
+def play_wins(job: tuple, shared=None, threads: int | None = None) -> int:
+    """Wins of one (index, (pack, players, game0, games, strategy, params, seed, engine)) job; here or on a worker."""
+    import sim
+
+    _, (pack, players, game0, games, strategy, params, seed, engine) = job
+    tally = sim.run.simulate_tally(players=players, games=games, strategy=strategy, params=dict(params), seed=seed,
+                                   content=pack, engine=engine, game0=game0, threads=threads)
+    return tally.wins
+
+
 class GameEvaluator:
     """Plays real games for :func:`race`: each candidate's pack is built and validated once, before any game."""
 
     def __init__(self, knobs: list[Knob], content_path, strategy: str, params: dict | None, seed: int,
-                 engine: str = "kernel", scheduler=None):
+                 engine: str = "kernel", runner=None):
+        from sim.distributed import LocalRunner
+
         self.knobs, self.content_path = list(knobs), content_path
         self.strategy, self.params, self.seed, self.engine = strategy, params, seed, engine
+        self.runner = runner if runner is not None else LocalRunner()
         self.packs: dict = {}
 
     def pack(self, values: tuple):
@@ -304,11 +326,14 @@ class GameEvaluator:
         return self.packs[values]
 
     def __call__(self, values: tuple, players: int, game0: int, games: int) -> int:
-        import sim
+        return self.many([(values, players, game0, games)])[0]
 
-        r = sim.simulate(players=players, games=games, strategy=self.strategy, params=self.params, seed=self.seed,
-                         content=self.pack(values), engine=self.engine, game0=game0, summary_only=True)
-        return int(r["wins"])
+    def many(self, jobs: list[tuple]) -> list[int]:
+        """Wins of each (values, players, game0, games) job, played by the runner (here, or on a cluster)."""
+        tasks = [(self.pack(values), players, game0, games, self.strategy, tuple(sorted((self.params or {}).items())),
+                  self.seed, self.engine) for values, players, game0, games in jobs]
+        wins = {job[0]: w for job, w in self.runner.run(play_wins, list(enumerate(tasks)))}
+        return [wins[i] for i in range(len(tasks))]
 
 
 SIDE_GAMES = 20_000
@@ -345,13 +370,16 @@ def side_games(side: list[dict]) -> int:
 
 def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic", params: dict | None = None,
          budget: int = 2_000_000, seed: int = 1, content=None, also_players: list[int] | None = None,
-         engine: str = "kernel", progress=None) -> tuple[TuneResult, list[dict]]:
-    """Race the knobs' settings against the targets; then play the best few at ``also_players``."""
+         engine: str = "kernel", progress=None, runner=None) -> tuple[TuneResult, list[dict]]:
+    """Race the knobs' settings against the targets; then play the best few at ``also_players``.
+
+    ``runner`` (:mod:`sim.distributed`) plays each round's games: here by default, or on a Dask cluster.
+    """
     from sim.content import DEFAULT_PACK
     from sim.run import resolve_content
 
     path = DEFAULT_PACK if content is None else content
-    evaluator = GameEvaluator(knobs, path, strategy, params, seed, engine)
+    evaluator = GameEvaluator(knobs, path, strategy, params, seed, engine, runner)
     grid_size = math.prod(len(k.values) for k in knobs)
     if grid_size <= MAX_CANDIDATES:  # refuse an off-board value before a single game is played
         for values in itertools.product(*(k.values for k in knobs)):

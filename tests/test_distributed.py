@@ -134,3 +134,17 @@ def test_a_job_failing_every_retry_stops_the_run_and_keeps_what_finished(cluster
             for job, result in r.run(fails_on_three, range(8), shared=10):
                 got.append((job, result))
     assert all(result == job * 10 for job, result in got) and 3 not in dict(got)
+
+
+def test_tune_and_sensitivity_on_a_cluster_give_the_same_answer(cluster):
+    from sim import sensitivity as S
+    from sim import tune as T
+
+    knobs = [T.Knob.parse("setup.player_count[players=2].lobo_start=0..2")]
+    target = [T.Target(2, 0.30, 0.40)]
+    here = T.report(*T.tune(knobs, target, budget=9000, seed=3))
+    with DaskRunner(cluster.scheduler_address) as r:
+        there = T.report(*T.tune(knobs, target, budget=9000, seed=3, runner=r))
+        sens = S.sensitivity([2], ["setup.player_count[players={players}].lobo_start"], games=1500, seed=2, runner=r)
+    assert here == there
+    assert sens.equals(S.sensitivity([2], ["setup.player_count[players={players}].lobo_start"], games=1500, seed=2))

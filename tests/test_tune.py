@@ -27,6 +27,8 @@ TARGET = [T.Target(4, 0.43, 0.47)]
 def test_knob_parsing():
     assert T.Knob.parse("lobo.track.start=-2..3").values == (-2, -1, 0, 1, 2, 3)
     assert T.Knob.parse("villain.counts.minus_one=1,3,5") == T.Knob("villain.counts.minus_one", (1, 3, 5))
+    assert T.Knob.parse("setup.player_count[players=4].lobo_start=0..2") == \
+        T.Knob("setup.player_count[players=4].lobo_start", (0, 1, 2))
     for bad in ("lobo.track.start", "x=3..1", "x=a..b", "x=1,1", "=1..2", "x=0..500"):
         with pytest.raises(T.TuneError):
             T.Knob.parse(bad)

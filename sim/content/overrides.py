@@ -195,6 +195,16 @@ def apply_overrides(raw: dict, overrides: dict) -> dict:
     return out
 
 
+def split_assignment(item: str) -> tuple[str, str | None]:
+    """``'setup.player_count[players=4].lobo_start=2'`` -> (path, '2'): split at the first '=' outside [...]."""
+    depth = 0
+    for i, ch in enumerate(item):
+        depth += (ch == "[") - (ch == "]")
+        if ch == "=" and depth == 0:
+            return item[:i].strip(), item[i + 1:].strip()
+    return item.strip(), None
+
+
 def parse_set(items: list[str] | None, option: str = "--set") -> dict:
     """``["lobo.track.start=2", "villain.counts={minus_one=4}"]`` -> overrides; values are read as TOML.
 
@@ -204,15 +214,8 @@ def parse_set(items: list[str] | None, option: str = "--set") -> dict:
 
     out: dict = {}
     for item in items or []:
-        depth, cut = 0, -1  # the first '=' outside a [key=value] selection
-        for i, ch in enumerate(item):
-            depth += (ch == "[") - (ch == "]")
-            if ch == "=" and depth == 0:
-                cut = i
-                break
-        sep = cut >= 0
-        path, text = (item[:cut].strip(), item[cut + 1:].strip()) if sep else (item.strip(), "")
-        if not sep or not path or not text:
+        path, text = split_assignment(item)
+        if text is None or not path or not text:
             raise OverrideError(f"{option} expects PATH=VALUE, e.g. lobo.track.start=2; got {item!r}")
         if path in out:
             raise OverrideError(f"{option} {path} given twice")
