@@ -153,6 +153,14 @@ def draw_token(st, off, n, where, rs):
 
 
 @jit
+def pick_on_space(st, off, n, space, rs):
+    """A blind pick among the face-down tokens at ``space`` (TOKENS stream; a lone token without a draw)."""
+    if count_at(st, off, n, space) <= 1:
+        return first_at(st, off, n, space)
+    return draw_token(st, off, n, space, rs)
+
+
+@jit
 def top_secret_card(pk, st, seat, effect):
     """Lowest-id Top Secret card with ``effect`` in the seat's hand, or -1."""
     b = player_base(pk, seat)

@@ -13,6 +13,7 @@ from sim.kernel.decks import (  # noqa: F401  (the reward helpers live in decks,
     first_at,
     gain_resolve,
     gain_un,
+    pick_on_space,
     player_base,
     raise_skill,
     work,
@@ -86,12 +87,12 @@ def encounter_phase(ctx, seat):
     space = st[player_base(pk, seat) + P_SPACE]
     n_h, n_i = pk.scal[K_N_HENCHMEN], pk.scal[K_N_INTEL]
     if choice == codes.T_HENCHMAN:
-        henchman_encounter(ctx, seat, first_at(st, pk.lay[L_GREEN], n_h, space))
+        henchman_encounter(ctx, seat, pick_on_space(st, pk.lay[L_GREEN], n_h, space, ctx.rs))
     elif choice == codes.T_POOL:
-        st[pk.lay[L_INTEL] + first_at(st, pk.lay[L_INTEL], n_i, space)] = codes.POOL
+        st[pk.lay[L_INTEL] + pick_on_space(st, pk.lay[L_INTEL], n_i, space, ctx.rs)] = codes.POOL
         encounter_card(ctx, seat, codes.WITH_INTEL)
     elif choice == codes.T_EXCHANGE:
-        exchange_intel(ctx, first_at(st, pk.lay[L_INTEL], n_i, space))
+        exchange_intel(ctx, pick_on_space(st, pk.lay[L_INTEL], n_i, space, ctx.rs))
         encounter_card(ctx, seat, codes.WITH_INTEL)
     else:
         encounter_card(ctx, seat, codes.NO_INTEL)

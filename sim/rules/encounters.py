@@ -8,7 +8,7 @@ from __future__ import annotations
 from sim.content import constants as K
 from sim.rng import ENCOUNTER, FATE, TOP_SECRET
 from sim.rules.choices import TestOption, TokenChoice
-from sim.rules.decks import draw_card, draw_token
+from sim.rules.decks import draw_card, draw_token, pick_on_space
 from sim.rules.endgame import check_henchmen, check_location
 from sim.rules.errors import RuleError, StrategyError
 from sim.rules.missions import flip_missions
@@ -44,14 +44,14 @@ def encounter_phase(g: GameState, seat: int) -> None:
         choice = choices[i]
     space = p.space
     if choice == TokenChoice.HENCHMAN:
-        henchman_encounter(g, seat, g.green_on(space)[0])
+        henchman_encounter(g, seat, pick_on_space(g, g.green_loc, space))
     elif choice == TokenChoice.POOL:
-        token = g.yellow_on(space)[0]
+        token = pick_on_space(g, g.intel_loc, space)
         g.intel_loc[token] = POOL
         g.say(f"  takes the Intel token into the Intel Pool (Pool: {len(g.intel_in(POOL))})")
         encounter_card(g, seat, K.WITH_INTEL)
     elif choice == TokenChoice.EXCHANGE:
-        exchange_intel(g, seat, g.yellow_on(space)[0])
+        exchange_intel(g, seat, pick_on_space(g, g.intel_loc, space))
         encounter_card(g, seat, K.WITH_INTEL)
     else:
         encounter_card(g, seat, K.NO_INTEL)
