@@ -29,6 +29,10 @@ class Strategy:
         """How many of ``n`` extra items to take as UN Transports (the rest are Top Secret)."""
         raise NotImplementedError
 
+    def setup_advanced_skill(self, view: PlayerView, skills: list[int]) -> int:
+        """Index into ``skills`` of the advanced skill to pick at set-up (asked once per pick)."""
+        raise NotImplementedError
+
     # 1. movement
     def rest(self, view: PlayerView) -> bool:
         raise NotImplementedError

@@ -18,7 +18,7 @@ from sim.content import constants as K
 from sim.odds import content_pass_table
 from sim.poker import HIGH_CARD, choose_exchange, hand_category, hand_value
 from sim.rules.choices import Means, Reward, TokenChoice
-from sim.rules.skill_tests import autopass_counts
+from sim.rules.skill_tests import autopass_counts, autopass_encounter_counts, autopass_level1_counts
 from strategies.base import Strategy
 
 MOVE_COST = {Means.STAY: 0, Means.WALK: 0, Means.PLANE: 0, Means.UN: 2, Means.UN_GIFT: 2, Means.TOP_SECRET_UN: 3}
@@ -200,6 +200,21 @@ class HeuristicStrategy(Strategy):
 
     def setup_extras(self, view, n, max_un):
         return min(1, n, max_un)
+
+    def setup_advanced_skill(self, view, skills):
+        """First pick: the skill that passes the most level-1 henchmen automatically and nobody
+        at the table holds yet; every other pick (and the first, when no such skill is left):
+        the skill that passes the most encounter sides automatically. Ties: the lower skill."""
+        first = not any(view.me.advanced)
+        held = [any(p.advanced[s] for p in view.players) for s in range(len(K.ADVANCED_SKILLS))]
+        h1 = autopass_level1_counts(view.content)
+        enc = autopass_encounter_counts(view.content)
+
+        def key(i):
+            s = skills[i]
+            return (h1[s] if first and not held[s] else 0, enc[s], -s)
+
+        return max(range(len(skills)), key=key)
 
     # --- movement ----------------------------------------------------------------------
     def rest(self, view):

@@ -72,6 +72,9 @@ class RandomStrategy(Strategy):
     def advanced_skill(self, view, skills):
         return view.random_below(len(skills))
 
+    def setup_advanced_skill(self, view, skills):
+        return view.random_below(len(skills))
+
     def play_auto_pass(self, view, test):
         return self._coin(view)
 

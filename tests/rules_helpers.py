@@ -163,6 +163,7 @@ class Scripted(Strategy):
     _default_mission_reward = 0
     _default_skill_up = 0
     _default_advanced_skill = 0
+    _default_setup_advanced_skill = 0
     _default_play_auto_pass = False
     _default_play_two_dice = False
     _default_cancel_advance = False
@@ -176,6 +177,9 @@ class Scripted(Strategy):
 
     def setup_extras(self, view, n, max_un):
         return self._answer("setup_extras", view, n, max_un)
+
+    def setup_advanced_skill(self, view, skills):
+        return self._answer("setup_advanced_skill", view, list(skills))
 
     def rest(self, view):
         return self._answer("rest", view)

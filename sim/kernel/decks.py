@@ -20,6 +20,7 @@ from sim.kernel.layout import (
     L_PSTRIDE,
     L_TS,
     L_TSCAP,
+    P_CHAR,
     P_N_TS,
     P_RESOLVE,
     P_RESOLVE_MAX,
@@ -217,10 +218,17 @@ def gain_un(pk, st, seat):
 
 
 @jit
+def skill_max(pk, st, seat):
+    """The highest basic skill level shown on the seat's Character Mat."""
+    return pk.character_skill_max[st[player_base(pk, seat) + P_CHAR]]
+
+
+@jit
 def raise_skill(pk, st, seat, skill, delta):
-    """Basic skills stay inside 0..5 (the mat's limits)."""
-    a = player_base(pk, seat) + P_SKILLS + skill
-    st[a] = min(5, max(0, st[a] + delta))
+    """Basic skills stay inside the limits shown on the Character Mat."""
+    b = player_base(pk, seat)
+    a = b + P_SKILLS + skill
+    st[a] = min(skill_max(pk, st, seat), max(pk.character_skill_min[st[b + P_CHAR]], st[a] + delta))
 
 
 @jit

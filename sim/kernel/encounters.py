@@ -16,10 +16,13 @@ from sim.kernel.decks import (  # noqa: F401  (the reward helpers live in decks,
     pick_on_space,
     player_base,
     raise_skill,
+    skill_max,
     work,
 )
 from sim.kernel.endgame import check_henchmen, check_location
 from sim.kernel.layout import (
+    C_PLAYERS,
+    K_N_ADV_TOKENS,
     K_N_HENCHMEN,
     K_N_INTEL,
     L_ECAP,
@@ -222,6 +225,17 @@ def encounter_card(ctx, seat, side):
 
 
 @jit
+def advanced_available(ctx, skill):
+    """A token of this advanced skill is left: fewer players hold it than the pack has tokens."""
+    pk, cfg, st = ctx.pk, ctx.cfg, ctx.st
+    held = 0
+    for seat in range(cfg[C_PLAYERS]):
+        if st[player_base(pk, seat) + P_ADV + skill]:
+            held += 1
+    return held < pk.scal[K_N_ADV_TOKENS]
+
+
+@jit
 def apply_effect(ctx, seat, effect, amount, skill):
     """One reward or penalty of the Appendix."""
     pk, st, rs = ctx.pk, ctx.st, ctx.rs
@@ -243,7 +257,7 @@ def apply_effect(ctx, seat, effect, amount, skill):
         options = work(pk, st, L_W_EFFECT)[:N_SKILLS]
         n = 0
         for s in range(N_SKILLS):
-            if st[b + P_SKILLS + s] < 5:
+            if st[b + P_SKILLS + s] < skill_max(pk, st, seat):
                 options[n] = s
                 n += 1
         if n:
@@ -259,7 +273,7 @@ def apply_effect(ctx, seat, effect, amount, skill):
         options = work(pk, st, L_W_EFFECT)[:N_ADV]
         n = 0
         for s in range(N_ADV):
-            if not st[b + P_ADV + s]:
+            if not st[b + P_ADV + s] and advanced_available(ctx, s):
                 options[n] = s
                 n += 1
         if n:
@@ -268,7 +282,8 @@ def apply_effect(ctx, seat, effect, amount, skill):
                 raise ValueError("strategy chose an illegal advanced skill")
             st[b + P_ADV + options[i]] = 1
     elif effect == codes.E_NAMED_ADVANCED_SKILL:
-        st[b + P_ADV + skill] = 1
+        if not st[b + P_ADV + skill] and advanced_available(ctx, skill):  # "if available"
+            st[b + P_ADV + skill] = 1
     elif effect == codes.E_V_MINUS_1:
         v_minus_1(ctx)
     elif effect == codes.E_LOSE_INTEL:

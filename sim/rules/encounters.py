@@ -180,10 +180,22 @@ def gain_un(g: GameState, seat: int) -> None:
         g.players[seat].un_tokens += 1
 
 
+def skill_max(g: GameState, seat: int) -> int:
+    """The highest basic skill level shown on the player's Character Mat (``skill_max``)."""
+    return int(g.content.character_skill_max[g.players[seat].character])
+
+
 def raise_skill(g: GameState, seat: int, skill: int, delta: int) -> None:
-    """Basic skills stay inside 0..5 (the mat's limits)."""
+    """Basic skills stay inside the limits shown on the Character Mat (``skill_min``..``skill_max``)."""
     p = g.players[seat]
-    p.skills[skill] = min(5, max(0, p.skills[skill] + delta))
+    lo = int(g.content.character_skill_min[p.character])
+    p.skills[skill] = min(skill_max(g, seat), max(lo, p.skills[skill] + delta))
+
+
+def advanced_available(g: GameState, skill: int) -> bool:
+    """A token of this advanced skill is left: fewer players hold it than the pack has tokens."""
+    held = sum(1 for p in g.players if p.advanced[skill])
+    return held < int(g.content.n_advanced_skill_tokens)
 
 
 def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) -> None:
@@ -210,7 +222,7 @@ def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) 
     elif effect == K.E_GAIN_RESOLVE:
         gain_resolve(g, seat, amount)
     elif effect == K.E_UP_ANY_SKILL:
-        options = [s for s in range(len(K.BASIC_SKILLS)) if p.skills[s] < 5]
+        options = [s for s in range(len(K.BASIC_SKILLS)) if p.skills[s] < skill_max(g, seat)]
         if options:
             i = strat.skill_up(g.view(seat), options)
             if not isinstance(i, int) or not 0 <= i < len(options):
@@ -222,7 +234,7 @@ def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) 
     elif effect == K.E_UN_TRANSPORT:
         gain_un(g, seat)
     elif effect == K.E_ADVANCED_SKILL:
-        options = [s for s in range(len(K.ADVANCED_SKILLS)) if not p.advanced[s]]
+        options = [s for s in range(len(K.ADVANCED_SKILLS)) if not p.advanced[s] and advanced_available(g, s)]
         if options:
             i = strat.advanced_skill(g.view(seat), options)
             if not isinstance(i, int) or not 0 <= i < len(options):
@@ -230,7 +242,11 @@ def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) 
             p.advanced[options[i]] = True
             g.say(f"    chooses {K.ADVANCED_SKILLS[options[i]]}")
     elif effect == K.E_NAMED_ADVANCED_SKILL:
-        p.advanced[skill] = True
+        if not p.advanced[skill]:
+            if advanced_available(g, skill):  # "Take the named Advanced Skill, if available"
+                p.advanced[skill] = True
+            else:
+                g.say("    no token of that advanced skill is left")
     elif effect == K.E_V_MINUS_1:
         v_minus_1(g)
     elif effect == K.E_LOSE_INTEL:
