@@ -48,6 +48,13 @@ class Strategy:
     def test_option(self, view: PlayerView, options: list[TestOption]) -> int:
         raise NotImplementedError
 
+    def use_auto_pass(self, view: PlayerView, skill: int, henchman: int, no_advance: bool) -> bool:
+        """Use the advanced skill ``skill`` to pass this test automatically (False: test it anyway).
+
+        ``henchman`` is the henchman tested (-1 for an encounter card); ``no_advance`` whether
+        the encounter says "do not advance villain"."""
+        raise NotImplementedError
+
     # 4. dice
     def draw_die(self, view: PlayerView, test: Test, drawn: list[int]) -> bool:
         raise NotImplementedError

@@ -64,7 +64,8 @@ class HeuristicParams:
     auto_pass_below: float = 0.75
     # cancel a villain advancement of at least this value (or any that would reach 9)
     cancel_at: int = 2
-    # with the Watch showing a -1 card, fail an ordinary test on purpose (roll no bag die)
+    # with the Watch showing a -1 card, fail an ordinary test on purpose (roll no bag die,
+    # decline an automatic pass)
     watch_fail: bool = True
 
     def __post_init__(self):
@@ -266,6 +267,11 @@ class HeuristicStrategy(Strategy):
             else:
                 scores.append(self._p_pass(view, me.skills[o.skill] + o.modifier, o.successes))
         return max(range(len(options)), key=lambda i: (scores[i], -i))
+
+    def use_auto_pass(self, view, skill, henchman, no_advance):
+        """Always, except where ``watch_fail`` fails an ordinary test on purpose (the Watch shows -1)."""
+        return not (self.p.watch_fail and view.watched_advance is not None and view.watched_advance < 0
+                    and henchman < 0 and not no_advance)
 
     def draw_die(self, view, test, drawn):
         if self._watch_fail(view, test):

@@ -92,3 +92,6 @@ class RandomStrategy(Strategy):
 
     def use_watch(self, view):
         return self._coin(view)
+
+    def use_auto_pass(self, view, skill, henchman, no_advance):
+        return self._coin(view)

@@ -170,6 +170,7 @@ class Scripted(Strategy):
     _default_heal_all = False
     _default_intel_to_pool = False
     _default_use_watch = False
+    _default_use_auto_pass = True
 
     # --- the Strategy interface ----------------------------------------------------
     def setup_level2_henchmen(self, view, k):
@@ -231,6 +232,9 @@ class Scripted(Strategy):
 
     def use_watch(self, view):
         return self._answer("use_watch", view)
+
+    def use_auto_pass(self, view, skill, henchman, no_advance):
+        return self._answer("use_auto_pass", view, skill, henchman, no_advance)
 
 
 def moves_to(moves: list[Move], dest: int, means: Means | None = None, resolve: bool | None = None) -> list[Move]:

@@ -138,7 +138,7 @@ def henchman_encounter(ctx, seat, tok):
     st[pk.lay[L_GREEN] + tok] = codes.SUPPLY  # the token leaves the board whatever happens
     b = player_base(pk, seat)
     auto = pk.henchman_autopass[h, level - 1]
-    if auto >= 0 and st[b + P_ADV + auto]:
+    if auto >= 0 and st[b + P_ADV + auto] and decide.use_auto_pass(ctx, seat, auto, h, False):
         st[ST_TESTS_ATTEMPTED] += 1
         st[ST_TESTS_PASSED] += 1
         passed = True
@@ -185,7 +185,7 @@ def encounter_card(ctx, seat, side):
     discard(st, base, cap, card)
     no_advance = pk.encounter_no_advance[card, side] != 0
     auto = pk.encounter_autopass[card, side]
-    if auto >= 0 and st[b + P_ADV + auto]:
+    if auto >= 0 and st[b + P_ADV + auto] and decide.use_auto_pass(ctx, seat, auto, -1, no_advance):
         st[ST_TESTS_ATTEMPTED] += 1
         st[ST_TESTS_PASSED] += 1
         passed = True

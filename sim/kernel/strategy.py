@@ -226,6 +226,14 @@ def play_two_dice(ctx, allowed, henchman):
 
 
 @jit
+def use_auto_pass(ctx, seat, skill, henchman, no_advance):
+    """Use an advanced skill's automatic pass (``use_auto_pass``)?"""
+    if ctx.sid == RANDOM:
+        return coin(ctx)
+    return not watch_fail(ctx, henchman, no_advance)
+
+
+@jit
 def draw_die(ctx, seat, successes, henchman, no_advance, n_drawn):
     """Draw one more die from the bag for this test?"""
     pk, st, sid, prm = ctx.pk, ctx.st, ctx.sid, ctx.prm

@@ -5,6 +5,8 @@ Field manual "2 Encounters", Appendix "Rewards and Penalties"; docs/RULES.md "En
 
 from __future__ import annotations
 
+import numpy as np
+
 from sim.content import constants as K
 from sim.rng import ENCOUNTER, FATE, TOP_SECRET
 from sim.rules.choices import TestOption, TokenChoice
@@ -73,6 +75,21 @@ def exchange_intel(g: GameState, seat: int, token: int) -> None:
     g.say(f"  exchanges the Intel token: a Location token goes to {c.space_names[city]}")
 
 
+def use_auto_pass(g: GameState, seat: int, skill: int, henchman: int, no_advance: bool) -> bool:
+    """The player holds the test's auto-pass advanced skill: use it, or test anyway?
+
+    "It may be to that character's advantage to fail the encounter" (Additional Rules:
+    Villain Advancement), so the player may decline.
+    """
+    strat = g.strategy(seat)
+    use = strat.use_auto_pass(g.view(seat), skill, henchman, no_advance)
+    if not isinstance(use, (bool, np.bool_)):
+        raise StrategyError(f"strategy {strat.name!r} answered use_auto_pass with {use!r}, not true or false")
+    if not use:
+        g.say(f"  declines the automatic pass with {K.ADVANCED_SKILLS[skill]}")
+    return bool(use)
+
+
 def henchman_encounter(g: GameState, seat: int, token: int) -> None:
     """Reveal the Location token and test its henchman at his current level."""
     c = g.content
@@ -83,7 +100,7 @@ def henchman_encounter(g: GameState, seat: int, token: int) -> None:
     g.say(f"  reveals the Location token: {c.henchman_names[h]} (level {level})")
     g.green_loc[token] = SUPPLY  # the token leaves the board whatever happens
     auto = int(c.henchman_autopass[h, level - 1])
-    if auto >= 0 and p.advanced[auto]:
+    if auto >= 0 and p.advanced[auto] and use_auto_pass(g, seat, auto, h, False):
         g.stats.tests_attempted += 1
         g.stats.tests_passed += 1
         g.say(f"  passes automatically with {K.ADVANCED_SKILLS[auto]}")
@@ -139,7 +156,7 @@ def encounter_card(g: GameState, seat: int, side: int) -> None:
     no_advance = bool(c.encounter_no_advance[card, side])
     g.say(f"  {K.DECKS[deck]} encounter card {card} ({'With Intel' if side else 'No Intel'})")
     auto = int(c.encounter_autopass[card, side])
-    if auto >= 0 and p.advanced[auto]:
+    if auto >= 0 and p.advanced[auto] and use_auto_pass(g, seat, auto, -1, no_advance):
         g.stats.tests_attempted += 1
         g.stats.tests_passed += 1
         g.say(f"  passes automatically with {K.ADVANCED_SKILLS[auto]}")
