@@ -209,15 +209,25 @@ def last_skill(ctx, seat, skills, n):
     return n - 1
 
 
+@njit
+def never_auto(ctx, seat, skill, henchman, no_advance):
+    return False
+
+
 class LastSkill(HeuristicStrategy):
+    """The readable twin of the two kernel decisions above."""
+
     def setup_advanced_skill(self, view, skills):
         return len(skills) - 1
+
+    def use_auto_pass(self, view, skill, henchman, no_advance):
+        return False
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(NO_JIT, reason="custom decisions are compiled code")
 def test_kernel_strategy_replaces_the_set_up_pick():
-    ks = KernelStrategy("heuristic", setup_advanced_skill=last_skill, name="last")
+    ks = KernelStrategy("heuristic", setup_advanced_skill=last_skill, use_auto_pass=never_auto, name="last")
     got = sim.simulate(players=4, games=200, seed=3, strategy=ks)
     want = sim.simulate(players=4, games=200, seed=3, strategy=[LastSkill(name="last") for _ in range(4)],
                         engine="reference")
