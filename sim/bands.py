@@ -14,6 +14,7 @@ A bands file (``experiments/bands.toml``)::
     strategy = "heuristic"           # registered name
     params = {}                      # strategy parameters (optional)
     variant = "standard"             # optional
+    skills = "pick"                  # optional: "fixed" = each character's own advanced skills
     overrides = {}                   # content overrides by path (optional)
     win_rate = [0.30, 0.45]          # the band designers agreed
     mean_turns = [20.0, 28.0]        # optional bands on other metrics:
@@ -52,12 +53,12 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from sim.results import Z95, wilson_interval
-from sim.rules.state import OUTCOME_NAMES
+from sim.rules.state import OUTCOME_NAMES, Settings
 from sim.tally import Tally
 
 METRICS = ("win_rate", "mean_turns") + tuple(f"share_{o}" for o in OUTCOME_NAMES.values())
@@ -115,6 +116,7 @@ class CellSection(_M):
     strategy: str = Field(default="heuristic", min_length=1)
     params: dict[str, Any] = {}
     variant: str = Field(default="standard", pattern=r"\S")  # "" would silently mean standard
+    skills: Literal["pick", "fixed"] = "pick"  # advanced skills at set-up (the players pick, or fixed pairs)
     characters: str = Field(default="default", pattern=r"\S")  # "" would silently mean default
     overrides: dict[str, Any] = {}
     win_rate: tuple[float, float]
@@ -243,7 +245,8 @@ def judge(est: Estimate, band: tuple[float, float]) -> tuple[str, float]:
     return "edge", 0.0
 
 
-def check_cell(cell: CellSection, check: CheckSection, content_path, source: str, extra: dict | None = None) -> CellResult:
+def check_cell(cell: CellSection, check: CheckSection, content_path, source: str, extra: dict | None = None,
+               skills: str | None = None) -> CellResult:
     from sim.content import ContentError
     from sim.content.overrides import load_with_overrides
     from sim.run import simulate_tally
@@ -253,7 +256,7 @@ def check_cell(cell: CellSection, check: CheckSection, content_path, source: str
     except ContentError as e:
         raise BandsError(source, f"cell[{cell.name}].overrides", str(e)) from None
     tally = simulate_tally(players=cell.players, games=check.games, strategy=cell.strategy, params=cell.params,
-                           seed=check.seed, variant=cell.variant,
+                           seed=check.seed, variant=Settings.with_skills(cell.variant, skills or cell.skills),
                            characters=None if cell.characters == "default" else cell.characters,
                            content=content, batch=check.batch)
     est = estimates_of(tally)
@@ -276,7 +279,6 @@ def validate_bands(model: BandsModel, source: str, content_path) -> None:
     import strategies
     from sim.content import ContentError
     from sim.content.overrides import load_with_overrides
-    from sim.rules.state import Settings
 
     try:
         base = load_with_overrides(content_path, {}, source)
@@ -327,17 +329,18 @@ def check_baselines(model: BandsModel, file: str) -> None:
 
 
 def run_check(path: str | Path, content: str | Path | None = None, update: bool = False,
-              overrides: dict | None = None) -> list[CellResult]:
+              overrides: dict | None = None, skills: str | None = None) -> list[CellResult]:
     """Play every cell; with ``update`` (recording new baselines) the stored baselines are not required.
 
-    ``overrides`` (``check --set``) apply to every cell's pack, under the cell's own overrides.
+    ``overrides`` (``check --set``) apply to every cell's pack, under the cell's own overrides;
+    ``skills`` (``check --skills``) sets up every cell's advanced skills that way.
     """
     model, p = load_bands(path)
     content_path = content or (None if model.check.content is None else (p.parent / model.check.content).resolve())
     validate_bands(model, p.name, content_path)
     if not update:
         check_baselines(model, p.name)
-    return [check_cell(c, model.check, content_path, p.name, overrides or {}) for c in model.cell]
+    return [check_cell(c, model.check, content_path, p.name, overrides or {}, skills) for c in model.cell]
 
 
 # ------------------------------------------------------------------ text: percent and points everywhere

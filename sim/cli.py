@@ -134,6 +134,7 @@ def _settings_and_strategies(args, content):
     import strategies
     from sim.rules.state import Settings
 
+    args.variant = Settings.with_skills(args.variant, args.skills)  # --skills fixed = variant word fixed-skills
     try:
         settings = Settings.build(content, args.players, args.characters, args.variant)
     except ValueError as e:
@@ -235,7 +236,7 @@ def cmd_run(args) -> int:
         spec = load_spec(args.spec)
         if args.games is not None:
             spec = spec.with_games(args.games)
-        spec = spec.with_overrides(_sets(args.set))
+        spec = spec.with_overrides(_sets(args.set)).with_skills(args.skills)
     except SpecError as e:
         raise SystemExit(f"spec error: {e}") from None
     from sim.distributed import BatchFailed, SchedulerError
@@ -332,8 +333,12 @@ def cmd_check(args) -> int:
     if sets and args.update:
         raise SystemExit("error: --set with --update would record baselines of a changed pack; "
                          "change the pack (or the cells' overrides) instead")
+    if args.skills is not None and args.update:
+        raise SystemExit("error: --skills with --update would record baselines of other games; "
+                         "set the cells' skills instead")
     try:
-        results = run_check(args.bands, content=args.content, update=args.update, overrides=sets)
+        results = run_check(args.bands, content=args.content, update=args.update, overrides=sets,
+                            skills=args.skills)
         if args.update:
             diff = update_bands(args.bands, results, args.margin)
             print(diff or "bands and baselines unchanged")
@@ -534,7 +539,10 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("--param", action="append", metavar="NAME=VALUE", help="strategy parameter (repeatable)")
         q.add_argument("--seed", type=seed, default=1, help="seed, 0 to 2**63-1 (default 1)")
         q.add_argument("--characters", default=None, help="comma-separated character names, one per seat, or 'random'")
-        q.add_argument("--variant", default=None, help="easier, dirty-lobo, dirty-location, dirty (comma-separated)")
+        q.add_argument("--variant", default=None,
+                       help="easier, dirty-lobo, dirty-location, dirty, fixed-skills (comma-separated)")
+        q.add_argument("--skills", choices=["pick", "fixed"], default=None,
+                       help="advanced skills at set-up: pick (the players pick, default) or fixed (each character's own)")
         q.add_argument("--content", default=None, help="content pack folder (default: the built-in pack)")
         q.add_argument("--set", action="append", metavar="PATH=VALUE",
                        help="override a content value, e.g. lobo.track.start=1 or 'villain.counts={minus_one=4}' (repeatable)")
@@ -563,6 +571,9 @@ def build_parser() -> argparse.ArgumentParser:
     ru.add_argument("--quiet", action="store_true", help="no progress bar")
     ru.add_argument("--set", action="append", metavar="PATH=VALUE",
                     help="override a content value in every cell's pack (repeatable; part of the spec's hash)")
+    ru.add_argument("--skills", choices=["pick", "fixed"], default=None,
+                    help="advanced skills at set-up in every cell, overriding the spec's experiment.skills "
+                         "(part of the spec's hash)")
     ru.add_argument("--scheduler", default=None, metavar="local:N|tcp://HOST:PORT",
                     help="play the batches on a Dask cluster: N local worker processes, or an existing scheduler "
                          "(needs pip install 'smersh-sim[distributed]'); the results are the same")
@@ -579,6 +590,8 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument("--content", default=None, help="content pack folder to check (default: the file's or built-in)")
     ch.add_argument("--set", action="append", metavar="PATH=VALUE",
                     help="override a content value in every cell's pack (repeatable): does the change stay in the bands?")
+    ch.add_argument("--skills", choices=["pick", "fixed"], default=None,
+                    help="advanced skills at set-up in every cell, overriding the cells' skills")
     ch.add_argument("--update", action="store_true",
                     help="record today's results as the baselines and re-centre the bands on them; prints the diff")
     ch.add_argument("--margin", type=_margin, default=0.03,

@@ -7,11 +7,12 @@ A spec file (``experiments/<name>.toml``)::
     seed = 1
     games = 40000          # games per cell
     batch = 10000          # games per batch: the unit of progress, aggregation and resume
+    skills = "pick"        # advanced skills: "pick" (default) or "fixed" (each character's own pair)
 
     [grid]                 # every combination is one cell
     players = [1, 2, 3, 4, 5, 6]
     strategies = ["heuristic", "cautious", "bold"]   # registered names or [strategy.X] below
-    variants = ["standard"]                          # or "easier", "dirty-lobo", ...
+    variants = ["standard"]                          # or "easier", "dirty-lobo", "fixed-skills", ...
     characters = ["default"]                         # "default", "random" or "Calli Dagger,Rocko Jurgen"
     setups = ["default"]                             # "default" or names of [setup.X] below
 
@@ -37,9 +38,17 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    field_validator,
+)
 
 DIMENSIONS = ("players", "strategy", "variant", "characters", "setup")
 MAX_BATCH = 1_000_000  # games held in memory at once by one batch
@@ -78,6 +87,9 @@ class ExperimentSection(_M):
     games_table_limit: StrictInt = Field(default=5_000_000, ge=0)
     content: StrictStr | None = None  # pack folder, relative to the spec file
     overrides: dict[str, Any] = {}  # applied to every cell's pack, under each setup's own (`run --set`)
+    # advanced skills at set-up: "pick" (the players pick) or "fixed" (each character's own pair;
+    # `run --skills`); the variant word "fixed-skills" sets it per cell
+    skills: Literal["pick", "fixed"] = "pick"
 
 
 class GridSection(_M):
@@ -223,6 +235,17 @@ class Spec:
         """The overrides of a setup's pack: the experiment's own (``--set``), then the setup's."""
         own = {} if setup == "default" else dict(self.model.setup[setup].overrides)
         return {**self.model.experiment.overrides, **own}
+
+    def with_skills(self, skills: str | None) -> Spec:
+        """The same spec with every cell's advanced skills set up as ``skills`` (``run --skills``)."""
+        if skills is None:
+            return self
+        raw = json.loads(json.dumps(self.raw))
+        raw["experiment"]["skills"] = skills
+        try:
+            return Spec(self.path, SpecModel.model_validate(raw), raw)
+        except ValidationError:
+            raise SpecError(self.path.name, "experiment.skills", f"must be 'pick' or 'fixed', got {skills!r}") from None
 
     def with_overrides(self, overrides: dict) -> Spec:
         """The same spec with ``overrides`` applied to every cell's pack (``run --set``); validated."""

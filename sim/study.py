@@ -339,17 +339,19 @@ class BatchJob:
     params: tuple
     seed: int
     engine: str
+    skills: str = "pick"  # the spec's advanced-skill set-up (experiment.skills)
 
 
 def play_batch(job: BatchJob, contents: dict, threads: int | None = None) -> pl.DataFrame:
     """The games of one batch as the per-game table (labelled with the cell); runs here or on a worker."""
+    from sim.rules.state import Settings
     from sim.run import simulate
 
     cell = job.cell
     df = simulate(
         players=cell.players, games=job.size, strategy=job.strategy, params=dict(job.params), seed=job.seed,
         characters=None if cell.characters == "default" else cell.characters,
-        variant=cell.variant, content=contents[cell.setup], engine=job.engine, game0=job.game0, threads=threads,
+        variant=Settings.with_skills(cell.variant, job.skills), content=contents[cell.setup], engine=job.engine, game0=job.game0, threads=threads,
     )
     return df.with_columns(pl.lit(cell.id).alias("cell"), pl.lit(cell.strategy).alias("strategy"),
                            pl.lit(cell.setup).alias("setup"))
@@ -422,7 +424,8 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
                 _notice(report, f"{why}; replaying batch {b} of {cell.id}")
                 report.replayed.append((cell.id, b))
             paths[2].unlink(missing_ok=True)
-            job = BatchJob(cell, b, game0, size, base, tuple(sorted(params.items())), spec.seed, engine)
+            job = BatchJob(cell, b, game0, size, base, tuple(sorted(params.items())), spec.seed, engine,
+                           spec.model.experiment.skills)
             todo.append((job, paths, expect))
     stopped = max_batches is not None and len(todo) + len(report.skipped) < total
     saving = {job: (paths, expect) for job, paths, expect in todo}

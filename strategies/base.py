@@ -29,6 +29,10 @@ class Strategy:
         """How many of ``n`` extra items to take as UN Transports (the rest are Top Secret)."""
         raise NotImplementedError
 
+    def setup_advanced_skill(self, view: PlayerView, skills: list[int]) -> int:
+        """Index into ``skills`` of the advanced skill to pick at set-up (asked once per pick)."""
+        raise NotImplementedError
+
     # 1. movement
     def rest(self, view: PlayerView) -> bool:
         raise NotImplementedError
@@ -42,6 +46,13 @@ class Strategy:
 
     # 3. test option (skill tests and Gamble)
     def test_option(self, view: PlayerView, options: list[TestOption]) -> int:
+        raise NotImplementedError
+
+    def use_auto_pass(self, view: PlayerView, skill: int, henchman: int, no_advance: bool) -> bool:
+        """Use the advanced skill ``skill`` to pass this test automatically (False: test it anyway).
+
+        ``henchman`` is the henchman tested (-1 for an encounter card); ``no_advance`` whether
+        the encounter says "do not advance villain"."""
         raise NotImplementedError
 
     # 4. dice

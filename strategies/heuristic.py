@@ -18,7 +18,7 @@ from sim.content import constants as K
 from sim.odds import content_pass_table
 from sim.poker import HIGH_CARD, choose_exchange, hand_category, hand_value
 from sim.rules.choices import Means, Reward, TokenChoice
-from sim.rules.skill_tests import autopass_counts
+from sim.rules.skill_tests import autopass_counts, autopass_encounter_counts, autopass_level1_counts
 from strategies.base import Strategy
 
 MOVE_COST = {Means.STAY: 0, Means.WALK: 0, Means.PLANE: 0, Means.UN: 2, Means.UN_GIFT: 2, Means.TOP_SECRET_UN: 3}
@@ -64,7 +64,8 @@ class HeuristicParams:
     auto_pass_below: float = 0.75
     # cancel a villain advancement of at least this value (or any that would reach 9)
     cancel_at: int = 2
-    # with the Watch showing a -1 card, fail an ordinary test on purpose (roll no bag die)
+    # with the Watch showing a -1 card, fail an ordinary test on purpose (roll no bag die,
+    # decline an automatic pass)
     watch_fail: bool = True
 
     def __post_init__(self):
@@ -201,6 +202,21 @@ class HeuristicStrategy(Strategy):
     def setup_extras(self, view, n, max_un):
         return min(1, n, max_un)
 
+    def setup_advanced_skill(self, view, skills):
+        """First pick: the skill that passes the most level-1 henchmen automatically and nobody
+        at the table holds yet; every other pick (and the first, when no such skill is left):
+        the skill that passes the most encounter sides automatically. Ties: the lower skill."""
+        first = not any(view.me.advanced)
+        held = [any(p.advanced[s] for p in view.players) for s in range(len(K.ADVANCED_SKILLS))]
+        h1 = autopass_level1_counts(view.content)
+        enc = autopass_encounter_counts(view.content)
+
+        def key(i):
+            s = skills[i]
+            return (h1[s] if first and not held[s] else 0, enc[s], -s)
+
+        return max(range(len(skills)), key=key)
+
     # --- movement ----------------------------------------------------------------------
     def rest(self, view):
         me = view.me
@@ -251,6 +267,11 @@ class HeuristicStrategy(Strategy):
             else:
                 scores.append(self._p_pass(view, me.skills[o.skill] + o.modifier, o.successes))
         return max(range(len(options)), key=lambda i: (scores[i], -i))
+
+    def use_auto_pass(self, view, skill, henchman, no_advance):
+        """Always, except where ``watch_fail`` fails an ordinary test on purpose (the Watch shows -1)."""
+        return not (self.p.watch_fail and view.watched_advance is not None and view.watched_advance < 0
+                    and henchman < 0 and not no_advance)
 
     def draw_die(self, view, test, drawn):
         if self._watch_fail(view, test):

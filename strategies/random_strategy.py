@@ -72,6 +72,9 @@ class RandomStrategy(Strategy):
     def advanced_skill(self, view, skills):
         return view.random_below(len(skills))
 
+    def setup_advanced_skill(self, view, skills):
+        return view.random_below(len(skills))
+
     def play_auto_pass(self, view, test):
         return self._coin(view)
 
@@ -88,4 +91,7 @@ class RandomStrategy(Strategy):
         return self._coin(view)
 
     def use_watch(self, view):
+        return self._coin(view)
+
+    def use_auto_pass(self, view, skill, henchman, no_advance):
         return self._coin(view)

@@ -17,7 +17,7 @@ from sim.rules.setup import setup_game
 # Under NUMBA_DISABLE_JIT=1 the kernel runs as plain Python: keep the samples small.
 NO_JIT = os.environ.get("NUMBA_DISABLE_JIT", "") not in ("", "0")
 STRATEGY_NAMES = ("heuristic", "cautious", "bold", "random")
-VARIANTS = (None, "easier", "dirty", "easier,dirty-lobo")
+VARIANTS = (None, "easier", "dirty", "easier,dirty-lobo", "fixed-skills")
 
 _CONTENT = None
 _PACK = None

@@ -163,12 +163,14 @@ class Scripted(Strategy):
     _default_mission_reward = 0
     _default_skill_up = 0
     _default_advanced_skill = 0
+    _default_setup_advanced_skill = 0
     _default_play_auto_pass = False
     _default_play_two_dice = False
     _default_cancel_advance = False
     _default_heal_all = False
     _default_intel_to_pool = False
     _default_use_watch = False
+    _default_use_auto_pass = True
 
     # --- the Strategy interface ----------------------------------------------------
     def setup_level2_henchmen(self, view, k):
@@ -176,6 +178,9 @@ class Scripted(Strategy):
 
     def setup_extras(self, view, n, max_un):
         return self._answer("setup_extras", view, n, max_un)
+
+    def setup_advanced_skill(self, view, skills):
+        return self._answer("setup_advanced_skill", view, list(skills))
 
     def rest(self, view):
         return self._answer("rest", view)
@@ -227,6 +232,9 @@ class Scripted(Strategy):
 
     def use_watch(self, view):
         return self._answer("use_watch", view)
+
+    def use_auto_pass(self, view, skill, henchman, no_advance):
+        return self._answer("use_auto_pass", view, skill, henchman, no_advance)
 
 
 def moves_to(moves: list[Move], dest: int, means: Means | None = None, resolve: bool | None = None) -> list[Move]:

@@ -188,7 +188,7 @@ def test_setup(content):
     for p in range(1, 7):
         assert (c.setup_lineup[p, :p] >= 0).all() and (c.setup_lineup[p, p:] == -1).all()
     assert c.setup_lineup[6].tolist() == [0, 1, 2, 3, 4, 0]
-    assert c.easier_extra_choice.tolist() == [0, 0, 0, 1, 1, 0, 0]
+    assert c.easier_extra_choice.tolist() == [0, 0, 0, 1, 1, 1, 1]
     assert c.easier_extra_top_secret.tolist() == [0, 0, 1, 0, 0, 0, 0]
     assert c.easier_henchmen_level1.tolist() == [False, True, False, False, False, False, False]
     assert c.dirty_lobo_start == 2 and c.dirty_location_delta == 1
@@ -302,6 +302,9 @@ def test_assumed_tags(content):
     assert "encounters.toml:card 'africa-07'" in a
     assert "setup.toml:simulation" in a
     assert any(x.startswith("dice.toml:die 'black'") for x in a)
+    # the faces the rulebook does not print: Black and Green's sixth, Red, Blue and Brown's blanks
+    for die in ("black", "red", "green", "blue", "brown"):
+        assert any(x.startswith(f"dice.toml:die '{die}' (faces") for x in a), die
     assert not any(x.startswith("dice.toml:die 'yellow'") for x in a)
     assert any(x.startswith("characters.toml:character 'Agent Five' (name") for x in a)
     # every file carries its [meta] tag and a header comment

@@ -48,8 +48,9 @@ CALLI, ROCKO, DEXTER, NIKA, FIVE = range(5)
 EUROPE = K.DECKS.index("europe")
 
 
-def table(players=4, characters=None, **kw):
-    g = clear_table(new_game(players, characters, **kw))
+def table(players=4, characters=None, variant="fixed-skills", **kw):
+    """A cleared table; the characters hold their fixed advanced skills (characters.toml)."""
+    g = clear_table(new_game(players, characters, variant, **kw))
     rng = install_rng(g)
     return g, rng
 

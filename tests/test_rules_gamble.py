@@ -22,7 +22,7 @@ from tests.rules_helpers import (
 
 
 def table():
-    g = clear_table(new_game(4))
+    g = clear_table(new_game(4, variant="fixed-skills"))  # the characters' own advanced skills
     rng = install_rng(g, strict=True)
     return g, rng, g.players[0], g.strategies[0]
 

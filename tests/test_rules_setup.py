@@ -232,9 +232,29 @@ def test_easier_solo_all_henchmen_level_one():
     assert not s.asked("setup_level2_henchmen")
 
 
-def test_easier_changes_nothing_for_five_players():
-    g = new_game(5, variant="easier")
-    assert all(len(p.top_secret) == 0 for p in g.players)
+@pytest.mark.parametrize("players", [5, 6])
+def test_five_and_six_players_play_the_four_player_easier_variant(players):
+    """5 Player Variant: "All other rules are the same as if you are playing a 4-player game"."""
+    strats = [Scripted() for _ in range(players)]
+    strats[1].push("setup_extras", 1)  # Rocko takes a UN Transport
+    g = new_game(players, variant="easier", strategies=strats)
+    for s in strats:
+        assert s.asked("setup_extras") == [(1, 1)]
+    assert [(p.un_tokens, len(p.top_secret)) for p in g.players[:3]] == [(1, 1), (1, 0), (0, 1)]
+    plain = new_game(players)
+    assert all(len(p.top_secret) == 0 for p in plain.players)
+
+
+@pytest.mark.parametrize("players", [5, 6])
+def test_five_and_six_player_rows_copy_the_four_player_row(players):
+    """Every set-up number of rows 5 and 6 equals row 4, apart from the Resolve cuts and the line-up."""
+    c = content()
+    names = [f for f in dir(c) if (f.startswith("setup_") or f.startswith("easier_"))
+             and f not in ("setup_resolve_cut", "setup_resolve_cut_reduced", "setup_lineup")]
+    assert len(names) > 10
+    for f in names:
+        arr = getattr(c, f)
+        assert arr[players].tolist() == arr[4].tolist(), f
 
 
 @pytest.mark.parametrize(

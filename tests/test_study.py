@@ -22,11 +22,11 @@ batch = 16
 
 [grid]
 players = [2, 3]
-strategies = ["heuristic", "gamble_happy"]
+strategies = ["heuristic", "cancel_early"]
 
-[strategy.gamble_happy]
+[strategy.cancel_early]     # differs from heuristic in a few moves only: the paired games stay close
 base = "heuristic"
-params = { gamble_p = 0.99 }
+params = { cancel_at = 1 }
 
 [compare]
 baseline = { strategy = "heuristic" }
@@ -54,15 +54,15 @@ def finished_run(tmp_path_factory):
         (("games = 48", "games = 0"), "experiment.games", "greater than or equal to 1"),
         (("players = [2, 3]", "players = [2, 7]"), "grid.players", "1..6"),
         (("seed = 5", "seed = 5\nsede = 3"), "experiment.sede", "unknown key"),
-        (('strategies = ["heuristic", "gamble_happy"]', 'strategies = ["heuristic", "nope"]'), "grid.strategies", "unknown strategy 'nope'"),
-        (("gamble_p = 0.99", "gamble_q = 0.99"), "strategy.gamble_happy.params", "unknown heuristic parameter"),
+        (('strategies = ["heuristic", "cancel_early"]', 'strategies = ["heuristic", "nope"]'), "grid.strategies", "unknown strategy 'nope'"),
+        (("cancel_at = 1", "cancel_ta = 1"), "strategy.cancel_early.params", "unknown heuristic parameter"),
         (('[compare]', '[setup.odd]\noverrides = { "lobo.track.strat" = 2 }\n[compare]'), None, None),
     ],
 )
 def test_bad_specs_name_file_key_and_reason(tmp_path, patch, key, reason):
     text = SPEC.replace(*patch)
     if key is None:  # an unknown setup named in the grid, and a bad override path
-        text = text.replace('strategies = ["heuristic", "gamble_happy"]', 'strategies = ["heuristic"]\nsetups = ["odd"]')
+        text = text.replace('strategies = ["heuristic", "cancel_early"]', 'strategies = ["heuristic"]\nsetups = ["odd"]')
         with pytest.raises(SpecError) as e:
             load_spec(write_spec(tmp_path, text))
         assert "mini.toml" in str(e.value) and "setup.odd.overrides" in str(e.value) and "'strat'" in str(e.value)
@@ -135,7 +135,7 @@ def test_paired_comparison_is_narrower_than_unpaired(finished_run):
 
 
 def test_content_overrides_change_the_game(tmp_path):
-    text = SPEC.replace('strategies = ["heuristic", "gamble_happy"]', 'strategies = ["heuristic"]\nsetups = ["default", "lobo2"]')
+    text = SPEC.replace('strategies = ["heuristic", "cancel_early"]', 'strategies = ["heuristic"]\nsetups = ["default", "lobo2"]')
     text = text.replace("[compare]", '[setup.lobo2]\noverrides = { "lobo.track.start" = 2 }\n[compare]')
     text = text.replace('baseline = { strategy = "heuristic" }', 'baseline = { setup = "default" }')
     spec = load_spec(write_spec(tmp_path, text))

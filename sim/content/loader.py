@@ -368,6 +368,12 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
     for i, c in enumerate(chars.character):
         for s in c.advanced:
             c_adv[i, K.ADVANCED_SKILLS.index(s)] = True
+    c_choices = np.ones((len(char_names), len(K.ADVANCED_SKILLS)), dtype=np.bool_)
+    for i, c in enumerate(chars.character):
+        if c.advanced_choices is not None:
+            c_choices[i] = False
+            for s in c.advanced_choices:
+                c_choices[i, K.ADVANCED_SKILLS.index(s)] = True
 
     # ---------------------------------------------------------------- setup
     P = K.MAX_PLAYERS + 1
@@ -505,6 +511,10 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
         character_resolve_max=_i64([c.resolve_max for c in chars.character]),
         character_life=_i64([c.life for c in chars.character]),
         character_advanced=_ro(c_adv),
+        character_advanced_choices=_ro(c_choices),
+        character_skill_min=_i64([c.skill_min for c in chars.character]),
+        character_skill_max=_i64([c.skill_max for c in chars.character]),
+        n_advanced_skill_tokens=intel.components.advanced_skill_tokens,
         character_start_space=_i64(c_start),
         character_start_un=_i64([c.start_un for c in chars.character]),
         character_watch=_b([c.watch for c in chars.character]),

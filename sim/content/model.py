@@ -78,7 +78,11 @@ class Content:
     character_resolve_start: np.ndarray  # [n_char]
     character_resolve_max: np.ndarray  # [n_char]
     character_life: np.ndarray  # [n_char]
-    character_advanced: np.ndarray  # [n_char, 11] bool
+    character_advanced: np.ndarray  # [n_char, 11] bool: the mat's fixed advanced skills (how many to pick)
+    character_advanced_choices: np.ndarray  # [n_char, 11] bool: the skills a player may pick at set-up
+    character_skill_min: np.ndarray  # [n_char] lowest basic skill level on the mat
+    character_skill_max: np.ndarray  # [n_char] highest basic skill level on the mat
+    n_advanced_skill_tokens: int  # tokens of each advanced skill
     character_start_space: np.ndarray  # [n_char] space index
     character_start_un: np.ndarray  # [n_char]
     character_watch: np.ndarray  # [n_char] bool

@@ -36,6 +36,7 @@ RANK_VALUES = {r: i + 4 for i, r in enumerate(RANKS)}  # 4..14
 SUITS = ("clubs", "diamonds", "hearts", "spades")
 AMOUNT_EFFECTS = frozenset({"gain_intel", "gain_resolve", "lose_intel", "injuries"})
 MAX_SKILL = 5
+MAX_SKILL_LIMIT = 9  # a mat's skill limit (skill_max) may lie above the printed 5, up to this
 MAX_MODIFIER = 5
 
 # Dr. Lobo's printed track (field manual p.4-9, reference manual "Place Mats"): the pawn
@@ -174,6 +175,8 @@ class Tokens(Model):
 class Components(Model):
     un_transport: Count
     close_airport_tokens: Count
+    # advanced-skill tokens of each skill ("Take the named Advanced Skill, if available")
+    advanced_skill_tokens: int = Field(default=4, ge=1, le=MAX_COUNT)
 
 
 class IntelFile(FileModel):
@@ -369,6 +372,11 @@ class Character(Entry):
     resolve_max: int = Field(ge=0, le=MAX_STAT)
     life: int
     advanced: list[str] = Field(default_factory=list)
+    # the advanced skills a player of this character may pick at set-up (default: all)
+    advanced_choices: list[str] | None = None
+    # the limits of the basic skills shown on the mat: no reward or penalty goes beyond them
+    skill_min: int = Field(default=0, ge=0, le=MAX_SKILL_LIMIT)
+    skill_max: int = Field(default=MAX_SKILL, ge=0, le=MAX_SKILL_LIMIT)
     start: str
     start_un: int = Field(default=0, ge=0, le=MAX_STAT)
 
@@ -402,6 +410,30 @@ class Character(Entry):
         for d in _duplicates(v):
             raise ValueError(f"advanced skill {d!r} listed twice")
         return v
+
+    @field_validator("advanced_choices")
+    @classmethod
+    def _choices(cls, v):
+        if v is None:
+            return v
+        for s in v:
+            _advanced(s)
+        for d in _duplicates(v):
+            raise ValueError(f"advanced_choices lists {d!r} twice")
+        return v
+
+    @model_validator(mode="after")
+    def _skill_limits(self):
+        if self.skill_min > self.skill_max:
+            raise ValueError(f"skill_min {self.skill_min} is above skill_max {self.skill_max}")
+        for s, level in self.skills.items():
+            if not self.skill_min <= level <= self.skill_max:
+                raise ValueError(f"{s} = {level} is outside the mat's limits skill_min..skill_max "
+                                 f"({self.skill_min}..{self.skill_max})")
+        if self.advanced_choices is not None and len(self.advanced_choices) < len(self.advanced):
+            raise ValueError(f"advanced_choices lists {len(self.advanced_choices)} skills, fewer than the "
+                             f"{len(self.advanced)} advanced skills the character picks at set-up")
+        return self
 
     @field_validator("life")
     @classmethod

@@ -37,7 +37,7 @@ from sim.jit import njit
 KERNEL_MODULES = ("decks", "villain", "endgame", "setup", "skill_tests", "gamble", "movement", "missions",
                   "encounters", "game")
 DECISIONS = (
-    "setup_level2_henchmen", "setup_extras", "rest", "move", "token", "test_option", "draw_die",
+    "setup_level2_henchmen", "setup_extras", "setup_advanced_skill", "rest", "move", "token", "use_auto_pass", "test_option", "draw_die",
     "resolve_plus_one", "reroll", "gamble_exchange", "mission_reward", "skill_up", "advanced_skill",
     "play_auto_pass", "play_two_dice", "cancel_advance", "heal_all", "intel_to_pool", "use_watch",
 )

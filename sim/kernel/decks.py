@@ -20,6 +20,7 @@ from sim.kernel.layout import (
     L_PSTRIDE,
     L_TS,
     L_TSCAP,
+    P_CHAR,
     P_N_TS,
     P_RESOLVE,
     P_RESOLVE_MAX,
@@ -153,6 +154,14 @@ def draw_token(st, off, n, where, rs):
 
 
 @jit
+def pick_on_space(st, off, n, space, rs):
+    """A blind pick among the face-down tokens at ``space`` (TOKENS stream; a lone token without a draw)."""
+    if count_at(st, off, n, space) <= 1:
+        return first_at(st, off, n, space)
+    return draw_token(st, off, n, space, rs)
+
+
+@jit
 def top_secret_card(pk, st, seat, effect):
     """Lowest-id Top Secret card with ``effect`` in the seat's hand, or -1."""
     b = player_base(pk, seat)
@@ -209,10 +218,17 @@ def gain_un(pk, st, seat):
 
 
 @jit
+def skill_max(pk, st, seat):
+    """The highest basic skill level shown on the seat's Character Mat."""
+    return pk.character_skill_max[st[player_base(pk, seat) + P_CHAR]]
+
+
+@jit
 def raise_skill(pk, st, seat, skill, delta):
-    """Basic skills stay inside 0..5 (the mat's limits)."""
-    a = player_base(pk, seat) + P_SKILLS + skill
-    st[a] = min(5, max(0, st[a] + delta))
+    """Basic skills stay inside the limits shown on the Character Mat."""
+    b = player_base(pk, seat)
+    a = b + P_SKILLS + skill
+    st[a] = min(skill_max(pk, st, seat), max(pk.character_skill_min[st[b + P_CHAR]], st[a] + delta))
 
 
 @jit

@@ -13,12 +13,16 @@ from sim.kernel.decks import (  # noqa: F401  (the reward helpers live in decks,
     first_at,
     gain_resolve,
     gain_un,
+    pick_on_space,
     player_base,
     raise_skill,
+    skill_max,
     work,
 )
 from sim.kernel.endgame import check_henchmen, check_location
 from sim.kernel.layout import (
+    C_PLAYERS,
+    K_N_ADV_TOKENS,
     K_N_HENCHMEN,
     K_N_INTEL,
     L_ECAP,
@@ -86,12 +90,12 @@ def encounter_phase(ctx, seat):
     space = st[player_base(pk, seat) + P_SPACE]
     n_h, n_i = pk.scal[K_N_HENCHMEN], pk.scal[K_N_INTEL]
     if choice == codes.T_HENCHMAN:
-        henchman_encounter(ctx, seat, first_at(st, pk.lay[L_GREEN], n_h, space))
+        henchman_encounter(ctx, seat, pick_on_space(st, pk.lay[L_GREEN], n_h, space, ctx.rs))
     elif choice == codes.T_POOL:
-        st[pk.lay[L_INTEL] + first_at(st, pk.lay[L_INTEL], n_i, space)] = codes.POOL
+        st[pk.lay[L_INTEL] + pick_on_space(st, pk.lay[L_INTEL], n_i, space, ctx.rs)] = codes.POOL
         encounter_card(ctx, seat, codes.WITH_INTEL)
     elif choice == codes.T_EXCHANGE:
-        exchange_intel(ctx, first_at(st, pk.lay[L_INTEL], n_i, space))
+        exchange_intel(ctx, pick_on_space(st, pk.lay[L_INTEL], n_i, space, ctx.rs))
         encounter_card(ctx, seat, codes.WITH_INTEL)
     else:
         encounter_card(ctx, seat, codes.NO_INTEL)
@@ -134,7 +138,7 @@ def henchman_encounter(ctx, seat, tok):
     st[pk.lay[L_GREEN] + tok] = codes.SUPPLY  # the token leaves the board whatever happens
     b = player_base(pk, seat)
     auto = pk.henchman_autopass[h, level - 1]
-    if auto >= 0 and st[b + P_ADV + auto]:
+    if auto >= 0 and st[b + P_ADV + auto] and decide.use_auto_pass(ctx, seat, auto, h, False):
         st[ST_TESTS_ATTEMPTED] += 1
         st[ST_TESTS_PASSED] += 1
         passed = True
@@ -181,7 +185,7 @@ def encounter_card(ctx, seat, side):
     discard(st, base, cap, card)
     no_advance = pk.encounter_no_advance[card, side] != 0
     auto = pk.encounter_autopass[card, side]
-    if auto >= 0 and st[b + P_ADV + auto]:
+    if auto >= 0 and st[b + P_ADV + auto] and decide.use_auto_pass(ctx, seat, auto, -1, no_advance):
         st[ST_TESTS_ATTEMPTED] += 1
         st[ST_TESTS_PASSED] += 1
         passed = True
@@ -221,6 +225,17 @@ def encounter_card(ctx, seat, side):
 
 
 @jit
+def advanced_available(ctx, skill):
+    """A token of this advanced skill is left: fewer players hold it than the pack has tokens."""
+    pk, cfg, st = ctx.pk, ctx.cfg, ctx.st
+    held = 0
+    for seat in range(cfg[C_PLAYERS]):
+        if st[player_base(pk, seat) + P_ADV + skill]:
+            held += 1
+    return held < pk.scal[K_N_ADV_TOKENS]
+
+
+@jit
 def apply_effect(ctx, seat, effect, amount, skill):
     """One reward or penalty of the Appendix."""
     pk, st, rs = ctx.pk, ctx.st, ctx.rs
@@ -242,7 +257,7 @@ def apply_effect(ctx, seat, effect, amount, skill):
         options = work(pk, st, L_W_EFFECT)[:N_SKILLS]
         n = 0
         for s in range(N_SKILLS):
-            if st[b + P_SKILLS + s] < 5:
+            if st[b + P_SKILLS + s] < skill_max(pk, st, seat):
                 options[n] = s
                 n += 1
         if n:
@@ -258,7 +273,7 @@ def apply_effect(ctx, seat, effect, amount, skill):
         options = work(pk, st, L_W_EFFECT)[:N_ADV]
         n = 0
         for s in range(N_ADV):
-            if not st[b + P_ADV + s]:
+            if not st[b + P_ADV + s] and advanced_available(ctx, s):
                 options[n] = s
                 n += 1
         if n:
@@ -267,7 +282,8 @@ def apply_effect(ctx, seat, effect, amount, skill):
                 raise ValueError("strategy chose an illegal advanced skill")
             st[b + P_ADV + options[i]] = 1
     elif effect == codes.E_NAMED_ADVANCED_SKILL:
-        st[b + P_ADV + skill] = 1
+        if not st[b + P_ADV + skill] and advanced_available(ctx, skill):  # "if available"
+            st[b + P_ADV + skill] = 1
     elif effect == codes.E_V_MINUS_1:
         v_minus_1(ctx)
     elif effect == codes.E_LOSE_INTEL:

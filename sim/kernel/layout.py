@@ -171,6 +171,7 @@ SETTINGS = (
     Field("C_OVERFLOW"),
     Field("C_CHARS", size=codes.MAX_PLAYERS),  # character indices by seat, -1 pad
     Field("C_RANDOM_LINEUP"),  # 1: draw each game's line-up from its SETUP stream
+    Field("C_FIXED_SKILLS"),  # 1: characters take their fixed advanced skills (no set-up pick)
 )
 
 # --- content scalars and counts in pk.scal (a name of sizes() or a Content attribute) ---
@@ -178,6 +179,7 @@ SCALARS = (
     ("K_ALWAYS_DIE", "always_die"),
     ("K_N_UN", "n_un_transport"),
     ("K_N_CLOSE", "n_close_airport_tokens"),
+    ("K_N_ADV_TOKENS", "n_advanced_skill_tokens"),
     ("K_LOBO_START", "lobo_start"),
     ("K_LOBO_LOSS", "lobo_loss"),
     ("K_DIRTY_LOBO", "dirty_lobo_start"),
@@ -218,6 +220,9 @@ BUNDLE = (
     ("character_resolve_max", "int64", 1),
     ("character_life", "int64", 1),
     ("character_advanced", "int64", 2),
+    ("character_advanced_choices", "int64", 2),
+    ("character_skill_min", "int64", 1),
+    ("character_skill_max", "int64", 1),
     ("character_start_space", "int64", 1),
     ("character_start_un", "int64", 1),
     ("character_watch", "int64", 1),
@@ -271,6 +276,8 @@ BUNDLE = (
     ("steps_start", "int64", 1),  # [n_spaces + 1] CSR of spaces one MP away (connections + train hops)
     ("steps_list", "int64", 1),
     ("autopass_counts", "int64", 1),  # [11] automatic passes per advanced skill (heuristic's advanced_skill)
+    ("autopass_level1_counts", "int64", 1),  # [11] level-1 henchmen each skill passes (heuristic's set-up pick)
+    ("autopass_encounter_counts", "int64", 1),  # [11] encounter sides each skill passes (heuristic's set-up pick)
     ("deck_base", "int64", 1),  # [6] state offset of each encounter deck block
     ("scal", "int64", 1),  # content scalars K_*
     ("lay", "int64", 1),  # state layout L_* (region offsets, deck capacities)
@@ -401,7 +408,11 @@ def pack(c: Content) -> Pack:
     """The content pack as the kernel's argument bundle (:data:`BUNDLE`'s arrays, in its dtypes)."""
     from sim.odds import content_pass_table
     from sim.rules.movement import steps_table
-    from sim.rules.skill_tests import autopass_counts
+    from sim.rules.skill_tests import (
+        autopass_counts,
+        autopass_encounter_counts,
+        autopass_level1_counts,
+    )
 
     content_fields = {f.name for f in dataclass_fields(Content)}
     arrays = {name: getattr(c, name) for name, _, _ in BUNDLE if name in content_fields}
@@ -412,6 +423,8 @@ def pack(c: Content) -> Pack:
     arrays["steps_start"] = start
     arrays["steps_list"] = np.array([t for row in table for t in row], dtype=np.int64)
     arrays["autopass_counts"] = np.array(autopass_counts(c), dtype=np.int64)
+    arrays["autopass_level1_counts"] = np.array(autopass_level1_counts(c), dtype=np.int64)
+    arrays["autopass_encounter_counts"] = np.array(autopass_encounter_counts(c), dtype=np.int64)
     lay, region_size = layout(c)
     ecap = int(lay[OFFSETS["L_ECAP"]])
     arrays["deck_base"] = np.array(
@@ -493,6 +506,7 @@ def settings_vector(c: Content, s) -> np.ndarray:
     )
     cfg[OFFSETS["C_OVERFLOW"]] = int(c.setup_overflow_limit[n])
     cfg[OFFSETS["C_RANDOM_LINEUP"]] = int(getattr(s, "random_lineup", False))
+    cfg[OFFSETS["C_FIXED_SKILLS"]] = int(getattr(s, "fixed_skills", False))
     if not cfg[OFFSETS["C_RANDOM_LINEUP"]]:
         lineup = s.characters or tuple(int(x) for x in c.setup_lineup[n] if x >= 0)
         for i, ch in enumerate(lineup):

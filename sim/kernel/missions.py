@@ -14,6 +14,7 @@ from sim.kernel.decks import (
     gain_un,
     player_base,
     raise_skill,
+    skill_max,
     work,
 )
 from sim.kernel.layout import (
@@ -86,7 +87,7 @@ def mission_reward(ctx, seat):
         opts[n, 0] = codes.R_UN
         n += 1
     for s in range(N_SKILLS):
-        if st[b + P_SKILLS + s] < 5:
+        if st[b + P_SKILLS + s] < skill_max(pk, st, seat):
             opts[n, 0] = codes.R_SKILL
             opts[n, 1] = s
             n += 1

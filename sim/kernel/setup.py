@@ -20,9 +20,11 @@ from sim.kernel.decks import (
     player_base,
     work,
 )
+from sim.kernel.encounters import advanced_available
 from sim.kernel.layout import (
     C_CHARS,
     C_EASIER,
+    C_FIXED_SKILLS,
     C_LOBO_START,
     C_LOC_TARGET,
     C_OVERFLOW,
@@ -51,6 +53,7 @@ from sim.kernel.layout import (
     L_W_CARDS,
     L_W_CHOSEN,
     L_W_CUT,
+    L_W_EFFECT,
     L_W_KEPT,
     L_W_LEFT,
     L_W_LINEUP,
@@ -197,9 +200,38 @@ def make_player(ctx, seat, character):
     st[b + P_RESOLVE_MAX] = pk.character_resolve_max[character]
     st[b + P_LIFE] = pk.character_life[character]
     for s in range(N_ADV):
-        st[b + P_ADV + s] = pk.character_advanced[character, s]
+        st[b + P_ADV + s] = 0  # taken in setup_game (choose_advanced_skills)
     st[b + P_WATCH] = pk.character_watch[character]
     st[b + P_GIVES] = pk.character_gives_un[character]
+
+
+@jit
+def choose_advanced_skills(ctx, seat):
+    """Set-up step 2: pick as many advanced skills as the mat lists (or take the fixed ones)."""
+    pk, cfg, st = ctx.pk, ctx.cfg, ctx.st
+    b = player_base(pk, seat)
+    ch = st[b + P_CHAR]
+    n_own = 0
+    for s in range(N_ADV):
+        if pk.character_advanced[ch, s]:
+            n_own += 1
+            if cfg[C_FIXED_SKILLS] and advanced_available(ctx, s):
+                st[b + P_ADV + s] = 1
+    if cfg[C_FIXED_SKILLS]:
+        return
+    options = work(pk, st, L_W_EFFECT)[:N_ADV]
+    for _ in range(n_own):
+        n = 0
+        for s in range(N_ADV):
+            if pk.character_advanced_choices[ch, s] and not st[b + P_ADV + s] and advanced_available(ctx, s):
+                options[n] = s
+                n += 1
+        if n == 0:
+            return
+        i = decide.setup_advanced_skill(ctx, seat, options, n)
+        if i < 0 or i >= n:
+            raise ValueError("strategy chose an illegal advanced skill at set-up")
+        st[b + P_ADV + options[i]] = 1
 
 
 @jit
@@ -249,6 +281,8 @@ def setup_game(ctx, seed, game):
     for seat in range(n):
         for _ in range(pk.character_start_un[lineup[seat]]):
             gain_un(pk, st, seat)
+    for seat in range(n):
+        choose_advanced_skills(ctx, seat)
     # henchmen starting at level 2 (the players choose which)
     k = 0 if (cfg[C_EASIER] and pk.easier_henchmen_level1[n]) else pk.setup_henchmen_level2[n]
     if k:

@@ -14,6 +14,7 @@ from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel.decks import airport_open, lobo, player_base, top_secret_card, work
 from sim.kernel.layout import (
+    C_PLAYERS,
     H_AUTO_PASS_BELOW,
     H_CANCEL_AT,
     H_DICE_STOP,
@@ -41,6 +42,8 @@ from sim.kernel.layout import (
     L_W_L2_POOL,
     L_W_L2_SCORES,
     L_W_L2_TAKEN,
+    N_ADV,
+    P_ADV,
     P_FLIPPED,
     P_INJ,
     P_LIFE,
@@ -164,6 +167,32 @@ def setup_extras(ctx, n, max_un):
     return min(1, n, max_un)
 
 
+@jit
+def setup_advanced_skill(ctx, seat, skills, n):
+    """Index into ``skills[:n]`` of the advanced skill to pick at set-up (``setup_advanced_skill``)."""
+    pk, cfg, st, rs, sid = ctx.pk, ctx.cfg, ctx.st, ctx.rs, ctx.sid
+    if sid == RANDOM:
+        return next_below_nb(rs, STRATEGY, n)
+    b = player_base(pk, seat)
+    first = True
+    for s in range(N_ADV):
+        if st[b + P_ADV + s]:
+            first = False
+    best, k0, k1 = 0, -1, -1
+    for i in range(n):
+        s = skills[i]
+        held = False
+        for seat2 in range(cfg[C_PLAYERS]):
+            if st[player_base(pk, seat2) + P_ADV + s]:
+                held = True
+        a = pk.autopass_level1_counts[s] if first and not held else 0
+        e = pk.autopass_encounter_counts[s]
+        # the highest (a, e), ties to the lower skill (skills ascend, so the first one)
+        if a > k0 or (a == k0 and e > k1):
+            best, k0, k1 = i, a, e
+    return best
+
+
 # --- villain ------------------------------------------------------------------------------
 @jit
 def cancel_advance(ctx, seat, card):
@@ -194,6 +223,14 @@ def play_two_dice(ctx, allowed, henchman):
     if sid == RANDOM:
         return coin(ctx)
     return henchman >= 0 and allowed < 5
+
+
+@jit
+def use_auto_pass(ctx, seat, skill, henchman, no_advance):
+    """Use an advanced skill's automatic pass (``use_auto_pass``)?"""
+    if ctx.sid == RANDOM:
+        return coin(ctx)
+    return not watch_fail(ctx, henchman, no_advance)
 
 
 @jit

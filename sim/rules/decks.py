@@ -6,6 +6,8 @@
   ("shuffle to make a new draw pile"), then drawn the same way.
 * A token drawn from a supply (or the Pool) is a uniformly random one among the
   token ids lying there, in ascending id order.
+* A face-down token picked from a space (``pick_on_space``) is drawn the same way
+  when the space holds several of that colour; a lone token is taken without a draw.
 """
 
 from __future__ import annotations
@@ -47,4 +49,16 @@ def draw_token(g: GameState, locations: list[int], where: int) -> int:
     candidates = [t for t, loc in enumerate(locations) if loc == where]
     if not candidates:
         return -1
+    return candidates[g.rng.below(len(candidates), TOKENS)]
+
+
+def pick_on_space(g: GameState, locations: list[int], space: int) -> int:
+    """A blind pick among the face-down tokens of one colour on ``space`` (TOKENS stream).
+
+    The tokens are face down, so the pick is uniform among them; a lone token is taken
+    without a draw. -1 if none lies there.
+    """
+    candidates = [t for t, loc in enumerate(locations) if loc == space]
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else -1
     return candidates[g.rng.below(len(candidates), TOKENS)]

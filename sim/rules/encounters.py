@@ -5,10 +5,12 @@ Field manual "2 Encounters", Appendix "Rewards and Penalties"; docs/RULES.md "En
 
 from __future__ import annotations
 
+import numpy as np
+
 from sim.content import constants as K
 from sim.rng import ENCOUNTER, FATE, TOP_SECRET
 from sim.rules.choices import TestOption, TokenChoice
-from sim.rules.decks import draw_card, draw_token
+from sim.rules.decks import draw_card, draw_token, pick_on_space
 from sim.rules.endgame import check_henchmen, check_location
 from sim.rules.errors import RuleError, StrategyError
 from sim.rules.missions import flip_missions
@@ -44,14 +46,14 @@ def encounter_phase(g: GameState, seat: int) -> None:
         choice = choices[i]
     space = p.space
     if choice == TokenChoice.HENCHMAN:
-        henchman_encounter(g, seat, g.green_on(space)[0])
+        henchman_encounter(g, seat, pick_on_space(g, g.green_loc, space))
     elif choice == TokenChoice.POOL:
-        token = g.yellow_on(space)[0]
+        token = pick_on_space(g, g.intel_loc, space)
         g.intel_loc[token] = POOL
         g.say(f"  takes the Intel token into the Intel Pool (Pool: {len(g.intel_in(POOL))})")
         encounter_card(g, seat, K.WITH_INTEL)
     elif choice == TokenChoice.EXCHANGE:
-        exchange_intel(g, seat, g.yellow_on(space)[0])
+        exchange_intel(g, seat, pick_on_space(g, g.intel_loc, space))
         encounter_card(g, seat, K.WITH_INTEL)
     else:
         encounter_card(g, seat, K.NO_INTEL)
@@ -73,6 +75,21 @@ def exchange_intel(g: GameState, seat: int, token: int) -> None:
     g.say(f"  exchanges the Intel token: a Location token goes to {c.space_names[city]}")
 
 
+def use_auto_pass(g: GameState, seat: int, skill: int, henchman: int, no_advance: bool) -> bool:
+    """The player holds the test's auto-pass advanced skill: use it, or test anyway?
+
+    "It may be to that character's advantage to fail the encounter" (Additional Rules:
+    Villain Advancement), so the player may decline.
+    """
+    strat = g.strategy(seat)
+    use = strat.use_auto_pass(g.view(seat), skill, henchman, no_advance)
+    if not isinstance(use, (bool, np.bool_)):
+        raise StrategyError(f"strategy {strat.name!r} answered use_auto_pass with {use!r}, not true or false")
+    if not use:
+        g.say(f"  declines the automatic pass with {K.ADVANCED_SKILLS[skill]}")
+    return bool(use)
+
+
 def henchman_encounter(g: GameState, seat: int, token: int) -> None:
     """Reveal the Location token and test its henchman at his current level."""
     c = g.content
@@ -83,7 +100,7 @@ def henchman_encounter(g: GameState, seat: int, token: int) -> None:
     g.say(f"  reveals the Location token: {c.henchman_names[h]} (level {level})")
     g.green_loc[token] = SUPPLY  # the token leaves the board whatever happens
     auto = int(c.henchman_autopass[h, level - 1])
-    if auto >= 0 and p.advanced[auto]:
+    if auto >= 0 and p.advanced[auto] and use_auto_pass(g, seat, auto, h, False):
         g.stats.tests_attempted += 1
         g.stats.tests_passed += 1
         g.say(f"  passes automatically with {K.ADVANCED_SKILLS[auto]}")
@@ -139,7 +156,7 @@ def encounter_card(g: GameState, seat: int, side: int) -> None:
     no_advance = bool(c.encounter_no_advance[card, side])
     g.say(f"  {K.DECKS[deck]} encounter card {card} ({'With Intel' if side else 'No Intel'})")
     auto = int(c.encounter_autopass[card, side])
-    if auto >= 0 and p.advanced[auto]:
+    if auto >= 0 and p.advanced[auto] and use_auto_pass(g, seat, auto, -1, no_advance):
         g.stats.tests_attempted += 1
         g.stats.tests_passed += 1
         g.say(f"  passes automatically with {K.ADVANCED_SKILLS[auto]}")
@@ -180,10 +197,22 @@ def gain_un(g: GameState, seat: int) -> None:
         g.players[seat].un_tokens += 1
 
 
+def skill_max(g: GameState, seat: int) -> int:
+    """The highest basic skill level shown on the player's Character Mat (``skill_max``)."""
+    return int(g.content.character_skill_max[g.players[seat].character])
+
+
 def raise_skill(g: GameState, seat: int, skill: int, delta: int) -> None:
-    """Basic skills stay inside 0..5 (the mat's limits)."""
+    """Basic skills stay inside the limits shown on the Character Mat (``skill_min``..``skill_max``)."""
     p = g.players[seat]
-    p.skills[skill] = min(5, max(0, p.skills[skill] + delta))
+    lo = int(g.content.character_skill_min[p.character])
+    p.skills[skill] = min(skill_max(g, seat), max(lo, p.skills[skill] + delta))
+
+
+def advanced_available(g: GameState, skill: int) -> bool:
+    """A token of this advanced skill is left: fewer players hold it than the pack has tokens."""
+    held = sum(1 for p in g.players if p.advanced[skill])
+    return held < int(g.content.n_advanced_skill_tokens)
 
 
 def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) -> None:
@@ -210,7 +239,7 @@ def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) 
     elif effect == K.E_GAIN_RESOLVE:
         gain_resolve(g, seat, amount)
     elif effect == K.E_UP_ANY_SKILL:
-        options = [s for s in range(len(K.BASIC_SKILLS)) if p.skills[s] < 5]
+        options = [s for s in range(len(K.BASIC_SKILLS)) if p.skills[s] < skill_max(g, seat)]
         if options:
             i = strat.skill_up(g.view(seat), options)
             if not isinstance(i, int) or not 0 <= i < len(options):
@@ -222,7 +251,7 @@ def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) 
     elif effect == K.E_UN_TRANSPORT:
         gain_un(g, seat)
     elif effect == K.E_ADVANCED_SKILL:
-        options = [s for s in range(len(K.ADVANCED_SKILLS)) if not p.advanced[s]]
+        options = [s for s in range(len(K.ADVANCED_SKILLS)) if not p.advanced[s] and advanced_available(g, s)]
         if options:
             i = strat.advanced_skill(g.view(seat), options)
             if not isinstance(i, int) or not 0 <= i < len(options):
@@ -230,7 +259,11 @@ def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) 
             p.advanced[options[i]] = True
             g.say(f"    chooses {K.ADVANCED_SKILLS[options[i]]}")
     elif effect == K.E_NAMED_ADVANCED_SKILL:
-        p.advanced[skill] = True
+        if not p.advanced[skill]:
+            if advanced_available(g, skill):  # "Take the named Advanced Skill, if available"
+                p.advanced[skill] = True
+            else:
+                g.say("    no token of that advanced skill is left")
     elif effect == K.E_V_MINUS_1:
         v_minus_1(g)
     elif effect == K.E_LOSE_INTEL:

@@ -70,9 +70,14 @@ def check_invariants(g: GameState) -> None:
     for s, is_closed in enumerate(g.airport_closed):
         if is_closed and (not c.space_airport[s] or c.space_red_airport[s]):
             raise AssertionError(f"closed airport at {c.space_names[s]} which cannot close")
+    for skill, tokens in enumerate(K.ADVANCED_SKILLS):
+        held = sum(1 for p in g.players if p.advanced[skill])
+        if held > c.n_advanced_skill_tokens:
+            raise AssertionError(f"advanced skill {tokens}: {held} holders, {c.n_advanced_skill_tokens} tokens")
     for p in g.players:
-        if not all(0 <= x <= 5 for x in p.skills):
-            raise AssertionError(f"seat {p.seat}: skills {p.skills} outside 0..5")
+        lo, hi = int(c.character_skill_min[p.character]), int(c.character_skill_max[p.character])
+        if not all(lo <= x <= hi for x in p.skills):
+            raise AssertionError(f"seat {p.seat}: skills {p.skills} outside the mat's {lo}..{hi}")
         if not 0 <= p.resolve <= p.resolve_max:
             raise AssertionError(f"seat {p.seat}: Resolve {p.resolve} outside 0..{p.resolve_max}")
         if not 0 <= p.injuries < p.life:

@@ -37,6 +37,7 @@ def flip_missions(g: GameState, seat: int) -> None:
 
 def reward_options(g: GameState, seat: int) -> list[MissionReward]:
     from sim.content.constants import BASIC_SKILLS
+    from sim.rules.encounters import skill_max
 
     p = g.players[seat]
     options = []
@@ -47,7 +48,7 @@ def reward_options(g: GameState, seat: int) -> list[MissionReward]:
     if g.un_supply > 0:
         options.append(MissionReward(Reward.UN_TRANSPORT))
     for s in range(len(BASIC_SKILLS)):
-        if p.skills[s] < 5:
+        if p.skills[s] < skill_max(g, seat):
             options.append(MissionReward(Reward.SKILL, s))
     return options
 

@@ -11,7 +11,7 @@ from sim.content import Content
 from sim.content import constants as K
 from sim.rng import FATE, SETUP, VILLAIN, Streams
 from sim.rules.decks import draw_card, draw_token
-from sim.rules.encounters import draw_top_secret, gain_un
+from sim.rules.encounters import advanced_available, draw_top_secret, gain_un
 from sim.rules.errors import RuleError, StrategyError
 from sim.rules.missions import deal_missions
 from sim.rules.state import SUPPLY, Deck, GameState, Player, Settings
@@ -66,10 +66,39 @@ def make_player(c: Content, s: Settings, seat: int, character: int) -> Player:
         resolve=max(0, int(c.character_resolve_start[character]) - int(cut_row[s.players])),
         resolve_max=int(c.character_resolve_max[character]),
         life=int(c.character_life[character]),
-        advanced=[bool(x) for x in c.character_advanced[character]],
+        advanced=[False] * len(K.ADVANCED_SKILLS),  # taken in setup_game (choose_advanced_skills)
         watch=bool(c.character_watch[character]),
         gives_un=bool(c.character_gives_un[character]),
     )
+
+
+def choose_advanced_skills(g: GameState, seat: int) -> None:
+    """Set-up step 2: the player picks as many advanced skills as the character's mat lists.
+
+    Options: the character's ``advanced_choices`` whose tokens are not all taken. With
+    ``fixed_skills`` the character takes its own skills instead, each while a token is left.
+    """
+    c = g.content
+    p = g.players[seat]
+    own = [s for s in range(len(K.ADVANCED_SKILLS)) if c.character_advanced[p.character, s]]
+    if g.settings.fixed_skills:
+        for s in own:
+            if advanced_available(g, s):
+                p.advanced[s] = True
+    else:
+        strat = g.strategy(seat)
+        for _ in own:
+            options = [s for s in range(len(K.ADVANCED_SKILLS))
+                       if c.character_advanced_choices[p.character, s] and not p.advanced[s]
+                       and advanced_available(g, s)]
+            if not options:
+                break
+            i = strat.setup_advanced_skill(g.view(seat), options)
+            if not isinstance(i, int) or not 0 <= i < len(options):
+                raise StrategyError(f"strategy {strat.name!r} chose advanced skill {i!r} of {len(options)} at set-up")
+            p.advanced[options[i]] = True
+    g.say(f"  {name(g, seat)} {'takes' if g.settings.fixed_skills else 'picks'} advanced skills: "
+          + (", ".join(K.ADVANCED_SKILLS[s] for s in range(len(K.ADVANCED_SKILLS)) if p.advanced[s]) or "none"))
 
 
 def choose_extras(g: GameState, seat: int, n: int, max_un: int) -> tuple[int, int]:
@@ -119,6 +148,8 @@ def setup_game(c: Content, s: Settings, strategies: list, seed: int, game: int, 
     for p in players:
         for _ in range(int(c.character_start_un[p.character])):
             gain_un(g, p.seat)
+    for p in players:
+        choose_advanced_skills(g, p.seat)
     # henchmen starting at level 2 (the players choose which)
     k = 0 if (s.easier and c.easier_henchmen_level1[n]) else int(c.setup_henchmen_level2[n])
     if k:

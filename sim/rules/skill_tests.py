@@ -170,3 +170,15 @@ def autopass_counts(content) -> tuple:
     """How often each advanced skill passes a henchman level or an encounter side automatically."""
     autos = tuple(int(x) for x in content.henchman_autopass.ravel()) + tuple(int(x) for x in content.encounter_autopass.ravel())
     return _autopass_counts(content.hash, autos)
+
+
+@functools.lru_cache(maxsize=8)
+def autopass_level1_counts(content) -> tuple:
+    """How many henchmen each advanced skill passes automatically at level 1."""
+    return _autopass_counts(content.hash + ":level1", tuple(int(x) for x in content.henchman_autopass[:, 0]))
+
+
+@functools.lru_cache(maxsize=8)
+def autopass_encounter_counts(content) -> tuple:
+    """How many encounter sides each advanced skill passes automatically."""
+    return _autopass_counts(content.hash + ":encounters", tuple(int(x) for x in content.encounter_autopass.ravel()))

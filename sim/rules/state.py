@@ -55,12 +55,19 @@ class Settings:
     easier: bool = False
     dirty_lobo: bool = False  # Dirty Intel: Dr. Lobo starts at 2
     dirty_location: bool = False  # Dirty Intel: Location target +1
+    fixed_skills: bool = False  # each character takes its fixed advanced skills instead of picking
 
-    VARIANTS = ("easier", "dirty-lobo", "dirty-location", "dirty")
+    VARIANTS = ("easier", "dirty-lobo", "dirty-location", "dirty", "fixed-skills")
+    SKILLS = ("pick", "fixed")  # how advanced skills are set up (``skills`` argument / --skills)
 
     @classmethod
-    def build(cls, content: Content, players: int, characters=None, variant=None) -> Settings:
-        """Validate user input (names, counts, variant words) into Settings."""
+    def build(cls, content: Content, players: int, characters=None, variant=None, skills=None) -> Settings:
+        """Validate user input (names, counts, variant words, skills mode) into Settings.
+
+        ``skills``: "pick" (the players pick their advanced skills, the default) or "fixed"
+        (each character's fixed skills of characters.toml), the same as the variant word
+        "fixed-skills".
+        """
         if not isinstance(players, int) or not 1 <= players <= K.MAX_PLAYERS:
             raise ValueError(f"players must be an integer from 1 to {K.MAX_PLAYERS}, got {players!r}")
         random_lineup = isinstance(characters, str) and characters.strip() == "random"
@@ -85,7 +92,9 @@ class Settings:
             for c in lineup:
                 if not 0 <= c < len(content.character_names):
                     raise ValueError(f"characters: no character with index {c}")
-        flags = {"easier": False, "dirty_lobo": False, "dirty_location": False}
+        if skills is not None and skills not in cls.SKILLS:
+            raise ValueError(f"skills: must be one of {', '.join(cls.SKILLS)}, got {skills!r}")
+        flags = {"easier": False, "dirty_lobo": False, "dirty_location": False, "fixed_skills": skills == "fixed"}
         words = variant
         if isinstance(variant, str):
             words = [w.strip() for w in variant.split(",") if w.strip()]
@@ -98,6 +107,8 @@ class Settings:
                 flags["dirty_location"] = True
             elif w == "dirty":
                 flags["dirty_lobo"] = flags["dirty_location"] = True
+            elif w == "fixed-skills":
+                flags["fixed_skills"] = True
             elif w in ("", "none", "standard"):
                 pass
             else:
@@ -105,6 +116,22 @@ class Settings:
                     f"variant: unknown variant {w!r}; choose from {', '.join(cls.VARIANTS)}"
                 )
         return cls(players=players, characters=lineup, random_lineup=random_lineup, **flags)
+
+    @classmethod
+    def with_skills(cls, variant, skills: str | None):
+        """``variant`` (None, a string or a list of words) with the skills mode folded in.
+
+        ``skills`` "fixed" adds the variant word "fixed-skills"; "pick" or None leaves it as is.
+        """
+        if skills is not None and skills not in cls.SKILLS:
+            raise ValueError(f"skills: must be one of {', '.join(cls.SKILLS)}, got {skills!r}")
+        if skills != "fixed":
+            return variant
+        if variant is None:
+            return "fixed-skills"
+        if isinstance(variant, str):
+            return f"{variant},fixed-skills" if variant.strip() else "fixed-skills"
+        return [*variant, "fixed-skills"]
 
     @property
     def variant_label(self) -> str:
@@ -114,6 +141,7 @@ class Settings:
                 ("easier", self.easier),
                 ("dirty-lobo", self.dirty_lobo),
                 ("dirty-location", self.dirty_location),
+                ("fixed-skills", self.fixed_skills),
             )
             if on
         ]

@@ -1,0 +1,123 @@
+"""``--skills fixed`` (and ``skills = "fixed"`` in specs and band cells) keeps the fixed advanced-skill
+pairs of characters.toml, so designers can compare them with picked skills. It is the variant word
+``fixed-skills`` underneath, so results label it in their variant column."""
+
+import json
+import textwrap
+
+import polars as pl
+import pytest
+
+import sim
+from sim.bands import run_check
+from sim.cli import main
+from sim.experiments import SpecError, load_spec
+from sim.rules.state import Settings
+from sim.study import run_study
+from tests.rules_helpers import content
+
+
+def _cli(argv, capsys):
+    code = main([str(a) for a in argv])
+    return code, capsys.readouterr().out
+
+
+def test_with_skills_folds_the_mode_into_the_variant():
+    assert Settings.with_skills(None, None) is None
+    assert Settings.with_skills("easier", "pick") == "easier"
+    assert Settings.with_skills(None, "fixed") == "fixed-skills"
+    assert Settings.with_skills("dirty", "fixed") == "dirty,fixed-skills"
+    assert Settings.with_skills(["easier"], "fixed") == ["easier", "fixed-skills"]
+    s = Settings.build(content(), 3, None, Settings.with_skills("dirty", "fixed"))
+    assert s.fixed_skills and s.dirty_lobo and s.variant_label == "dirty-lobo,dirty-location,fixed-skills"
+    with pytest.raises(ValueError, match="skills"):
+        Settings.with_skills(None, "some")
+
+
+def test_play_skills_fixed_plays_the_fixed_pairs(capsys):
+    code, out = _cli(["play", "--players", "3", "--games", "300", "--skills", "fixed", "--json"], capsys)
+    assert code == 0
+    fixed = json.loads(out)
+    assert fixed["variant"] == "fixed-skills"
+    want = sim.simulate(players=3, games=300, seed=1, variant="fixed-skills")
+    assert fixed["wins"] == int(want["win"].sum())
+    picked = sim.simulate(players=3, games=300, seed=1)
+    assert not picked.equals(want)  # picking changes the games
+
+
+def test_trace_skills_fixed(capsys):
+    code, out = _cli(["trace", "--players", "2", "--seed", "3", "--skills", "fixed"], capsys)
+    assert code == 0
+    assert "P1 Calli Dagger takes advanced skills: seduction, disguise" in out
+    code, out = _cli(["trace", "--players", "2", "--seed", "3"], capsys)
+    assert "P1 Calli Dagger picks advanced skills:" in out
+
+
+SPEC = """
+[experiment]
+name = "skills"
+seed = 5
+games = 40
+batch = 20
+{skills}
+
+[grid]
+players = [2]
+variants = ["standard", "fixed-skills"]
+"""
+
+
+def test_spec_skills_fixed_applies_to_every_cell(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_text(textwrap.dedent(SPEC.format(skills='skills = "fixed"')))
+    spec = load_spec(p)
+    assert spec.model.experiment.skills == "fixed"
+    run_study(spec, tmp_path / "out", progress=False, charts=False)
+    s = pl.read_parquet(tmp_path / "out" / "summary.parquet")
+    assert s["games"].to_list() == [40, 40]
+    wins = s["wins"].to_list()
+    # both cells play the fixed pairs: the same games, the same wins
+    assert wins[0] == wins[1] == int(sim.simulate(players=2, games=40, seed=5, variant="fixed-skills")["win"].sum())
+    # without the key, the standard cell picks: a grid compares the two readings
+    p.write_text(textwrap.dedent(SPEC.format(skills="")))
+    spec = load_spec(p)
+    assert spec.model.experiment.skills == "pick"
+    assert spec.with_skills("fixed").hash != spec.hash
+    with pytest.raises(SpecError, match="experiment.skills"):
+        spec.with_skills("sometimes")
+    p.write_text(textwrap.dedent(SPEC.format(skills='skills = "sometimes"')))
+    with pytest.raises(SpecError, match="skills"):
+        load_spec(p)
+
+
+def test_band_cells_take_skills(tmp_path):
+    p = tmp_path / "bands.toml"
+    p.write_text(textwrap.dedent("""
+        [check]
+        seed = 7
+        games = 300
+        batch = 100
+        tolerance = 0.01
+
+        [[cell]]
+        name = "fixed"
+        players = 3
+        skills = "fixed"
+        win_rate = [0.0, 1.0]
+
+        [[cell]]
+        name = "pick"
+        players = 3
+        win_rate = [0.0, 1.0]
+    """))
+    fixed, picked = run_check(p, update=True)
+    want_fixed = int(sim.simulate(players=3, games=300, seed=7, variant="fixed-skills")["win"].sum())
+    want_pick = int(sim.simulate(players=3, games=300, seed=7)["win"].sum())
+    assert fixed.tally.wins == want_fixed and picked.tally.wins == want_pick
+    both = run_check(p, update=True, skills="fixed")
+    assert [r.tally.wins for r in both] == [want_fixed, want_fixed]
+    p.write_text(p.read_text().replace('skills = "fixed"', 'skills = "fix"'))
+    from sim.bands import BandsError
+
+    with pytest.raises(BandsError, match="skills"):
+        run_check(p, update=True)
