@@ -432,6 +432,8 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
     e_pen_amt = np.zeros((ne, 2), dtype=np.int64)
     e_pen_skill = np.full((ne, 2), -1, dtype=np.int64)
     e_noadv = np.zeros((ne, 2), dtype=np.bool_)
+    e_hench = np.full((ne, 2), -1, dtype=np.int64)
+    hench_names = [h.name for h in hench.henchman]
 
     def skill_code(eff) -> int:
         if eff.effect == "named_advanced_skill":
@@ -456,6 +458,14 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
             e_pen_amt[i, s] = sd.penalty.value
             e_pen_skill[i, s] = skill_code(sd.penalty)
             e_noadv[i, s] = sd.no_advance
+            if sd.henchman is not None:
+                if sd.henchman not in hench_names:
+                    raise ContentError(
+                        "encounters.toml", f"card {q(card.id)}",
+                        f"{('no_intel', 'with_intel')[s]}.henchman names unknown henchman {sd.henchman!r} "
+                        f"(henchmen.toml has {', '.join(map(repr, hench_names))})",
+                    )
+                e_hench[i, s] = hench_names.index(sd.henchman)
 
     # ---------------------------------------------------------------- fate
     f_city = [city_ref("fate.toml", f"card {q(c.city)}", "city", c.city) for c in fate.card]
@@ -549,6 +559,8 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
         encounter_penalty_amount=_ro(e_pen_amt),
         encounter_penalty_skill=_ro(e_pen_skill),
         encounter_no_advance=_ro(e_noadv),
+        encounter_henchman=_ro(e_hench),
+        lost_intel_to_supply=enc.readings.lost_intel == "supply",
         fate_city=_i64(f_city),
         fate_rank=_i64([RANK_VALUES[c.rank] for c in fate.card]),
         fate_suit=_i64([SUITS.index(c.suit) for c in fate.card]),

@@ -131,6 +131,8 @@ class Content:
     encounter_penalty_amount: np.ndarray  # [n_enc, 2]
     encounter_penalty_skill: np.ndarray  # [n_enc, 2] basic (lower_skill) / -1
     encounter_no_advance: np.ndarray  # [n_enc, 2] bool
+    encounter_henchman: np.ndarray  # [n_enc, 2] henchman the side tests (FAQ 6) or -1
+    lost_intel_to_supply: bool  # encounters.toml [readings] lost_intel: "supply" (True) or "removed"
 
     # Fate deck
     fate_city: np.ndarray  # [n_fate] space index

@@ -586,6 +586,7 @@ class Side(Model):
     reward: Effect = NONE_EFFECT
     penalty: Effect = NONE_EFFECT
     no_advance: bool = False
+    henchman: str | None = None  # a test against this henchman (FAQ 6); checked in the loader
 
     _autopass = field_validator("autopass")(_advanced)
 
@@ -623,9 +624,25 @@ class DecksDecl(Model):
     cards_per_deck: int = Field(ge=1, le=MAX_COUNT)
 
 
+LOST_INTEL_READINGS = ("supply", "removed")
+
+
+class Readings(Model):
+    """Readings of the encounter rules where the rulebook allows more than one (docs/RULES.md)."""
+
+    # "Lose 1 or 2 Intel from Pool": the tokens go back to the supply ("They can be
+    # redrawn unless they are removed from the game") or leave the game (the old reading)
+    lost_intel: str = "supply"
+
+    _lost_intel = field_validator("lost_intel")(
+        lambda v: _known(v, LOST_INTEL_READINGS, "lost_intel reading")
+    )
+
+
 class EncountersFile(FileModel):
     decks: DecksDecl
     card: list[EncounterCard]
+    readings: Readings = Readings()
 
     @model_validator(mode="after")
     def _decks(self):

@@ -19,6 +19,7 @@ from sim.kernel.decks import (  # noqa: F401  (the reward helpers live in decks,
 )
 from sim.kernel.endgame import check_henchmen, check_location
 from sim.kernel.layout import (
+    K_LOST_INTEL_SUPPLY,
     K_N_HENCHMEN,
     K_N_INTEL,
     L_ECAP,
@@ -29,6 +30,7 @@ from sim.kernel.layout import (
     L_INTEL,
     L_W_CHOICES,
     L_W_EFFECT,
+    L_W_GREENS,
     L_W_OPTS,
     N_ADV,
     N_SKILLS,
@@ -37,6 +39,8 @@ from sim.kernel.layout import (
     P_SPACE,
     S_LOC_TRACK,
     S_OUTCOME,
+    ST_CARD_HENCHMAN_PASSED,
+    ST_CARD_HENCHMAN_TESTS,
     ST_HENCHMAN_PASSED,
     ST_HENCHMAN_TESTS,
     ST_TESTS_ATTEMPTED,
@@ -45,7 +49,7 @@ from sim.kernel.layout import (
 from sim.kernel.missions import flip_missions
 from sim.kernel.skill_tests import run_test
 from sim.kernel.villain import take_injuries, v_minus_1, villain_advancement
-from sim.rng import ENCOUNTER, FATE
+from sim.rng import ENCOUNTER, FATE, TOKENS, next_below_nb
 
 jit = njit(**KERNEL_OPTIONS)
 
@@ -125,47 +129,91 @@ def _choose_option(ctx, seat, opts, n):
 
 @jit
 def henchman_encounter(ctx, seat, tok):
-    """Reveal the Location token and test its henchman at his current level."""
+    """Reveal the Location token and test its henchman at his current level.
+
+    On a pass the Location Track advances first (the game may end there), then the
+    henchman levels up or, at level 3, is defeated (Field Manual, 2.3).
+    """
     pk, st = ctx.pk, ctx.st
     h = tok  # Location token t belongs to henchman t
-    hl = pk.lay[L_HLEVEL] + h
-    level = st[hl]
     st[ST_HENCHMAN_TESTS] += 1
     st[pk.lay[L_GREEN] + tok] = codes.SUPPLY  # the token leaves the board whatever happens
+    passed = henchman_test(ctx, seat, h, False)
+    if st[S_OUTCOME] >= 0:
+        return
+    if not passed:
+        villain_advancement(ctx)
+        return
+    st[ST_HENCHMAN_PASSED] += 1
+    st[S_LOC_TRACK] += 1
+    check_location(pk, st)
+    if st[S_OUTCOME] >= 0:
+        return
+    henchman_level_up(ctx, h, False)
+
+
+@jit
+def henchman_test(ctx, seat, h, no_advance):
+    """The test printed on a henchman's card for his current level (his auto-pass skill included)."""
+    pk, st = ctx.pk, ctx.st
+    level = st[pk.lay[L_HLEVEL] + h]
     b = player_base(pk, seat)
     auto = pk.henchman_autopass[h, level - 1]
     if auto >= 0 and st[b + P_ADV + auto]:
         st[ST_TESTS_ATTEMPTED] += 1
         st[ST_TESTS_PASSED] += 1
-        passed = True
-    else:
-        opts = work(pk, st, L_W_OPTS)[: codes.MAX_OPTIONS * 4].reshape((codes.MAX_OPTIONS, 4))
-        opts[:] = 0
-        n = 0
-        for i in range(codes.MAX_OPTIONS):
-            if pk.henchman_option_skill[h, level - 1, i] >= 0:
-                opts[n, 0] = pk.henchman_option_skill[h, level - 1, i]
-                opts[n, 1] = pk.henchman_option_modifier[h, level - 1, i]
-                opts[n, 2] = pk.henchman_option_successes[h, level - 1, i]
-                n += 1
-        i = _choose_option(ctx, seat, opts, n)
-        passed = run_test(ctx, seat, opts[i, 0], opts[i, 1], opts[i, 2], False, h, level, False)
-        if st[S_OUTCOME] >= 0:
-            return
-    if not passed:
-        villain_advancement(ctx)
-        return
-    st[ST_HENCHMAN_PASSED] += 1
-    if level == 3:
-        st[hl] = codes.DEFEATED
-        st[pk.lay[L_GREEN] + tok] = codes.REMOVED
-        check_henchmen(pk, st)
-        if st[S_OUTCOME] >= 0:
-            return
-    else:
+        return True
+    opts = work(pk, st, L_W_OPTS)[: codes.MAX_OPTIONS * 4].reshape((codes.MAX_OPTIONS, 4))
+    opts[:] = 0
+    n = 0
+    for i in range(codes.MAX_OPTIONS):
+        if pk.henchman_option_skill[h, level - 1, i] >= 0:
+            opts[n, 0] = pk.henchman_option_skill[h, level - 1, i]
+            opts[n, 1] = pk.henchman_option_modifier[h, level - 1, i]
+            opts[n, 2] = pk.henchman_option_successes[h, level - 1, i]
+            n += 1
+    i = _choose_option(ctx, seat, opts, n)
+    return run_test(ctx, seat, opts[i, 0], opts[i, 1], opts[i, 2], False, h, level, no_advance)
+
+
+@jit
+def henchman_level_up(ctx, h, reshuffle):
+    """A passed henchman test: level up, or at level 3 defeat (FAQ 8 reshuffle inside an encounter card)."""
+    pk, st = ctx.pk, ctx.st
+    hl = pk.lay[L_HLEVEL] + h
+    level = st[hl]
+    if level < 3:
         st[hl] = level + 1
-    st[S_LOC_TRACK] += 1
-    check_location(pk, st)
+        return
+    st[hl] = codes.DEFEATED
+    if reshuffle:
+        reshuffle_locations(ctx, h)
+    st[pk.lay[L_GREEN] + h] = codes.REMOVED
+    check_henchmen(pk, st)
+
+
+@jit
+def reshuffle_locations(ctx, h):
+    """FAQ 8: take henchman ``h``'s token out and deal the other board tokens anew onto their places."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
+    off, n_h = pk.lay[L_GREEN], pk.scal[K_N_HENCHMEN]
+    greens = work(pk, st, L_W_GREENS)
+    tokens, places = greens[:n_h], greens[n_h:]
+    n = 0
+    for t in range(n_h):
+        if st[off + t] >= 0 and t != h:
+            tokens[n] = t
+            n += 1
+    st[off + h] = codes.REMOVED
+    # the places are the tokens' own, read in the same ascending order before any is dealt
+    for k in range(n):
+        places[k] = st[off + tokens[k]]
+    left = n
+    for k in range(n):
+        j = next_below_nb(rs, TOKENS, left) if left > 1 else 0
+        st[off + tokens[j]] = places[k]
+        tokens[j] = tokens[left - 1]
+        left -= 1
 
 
 @jit
@@ -181,7 +229,19 @@ def encounter_card(ctx, seat, side):
     discard(st, base, cap, card)
     no_advance = pk.encounter_no_advance[card, side] != 0
     auto = pk.encounter_autopass[card, side]
-    if auto >= 0 and st[b + P_ADV + auto]:
+    h = pk.encounter_henchman[card, side]
+    if h >= 0 and st[pk.lay[L_HLEVEL] + h] != codes.DEFEATED:
+        # FAQ 6: a test against the henchman; a pass levels him up, the Location Track stays
+        st[ST_CARD_HENCHMAN_TESTS] += 1
+        passed = henchman_test(ctx, seat, h, no_advance)
+        if st[S_OUTCOME] >= 0:
+            return
+        if passed:
+            st[ST_CARD_HENCHMAN_PASSED] += 1
+            henchman_level_up(ctx, h, True)
+            if st[S_OUTCOME] >= 0:
+                return
+    elif auto >= 0 and st[b + P_ADV + auto]:
         st[ST_TESTS_ATTEMPTED] += 1
         st[ST_TESTS_PASSED] += 1
         passed = True
@@ -271,11 +331,13 @@ def apply_effect(ctx, seat, effect, amount, skill):
     elif effect == codes.E_V_MINUS_1:
         v_minus_1(ctx)
     elif effect == codes.E_LOSE_INTEL:
+        # back to the supply, or out of the game (encounters.toml [readings] lost_intel)
+        to = codes.SUPPLY if pk.scal[K_LOST_INTEL_SUPPLY] != 0 else codes.REMOVED
         for _ in range(amount):
             t = draw_token(st, off, n_i, codes.POOL, rs)
             if t < 0:
                 break
-            st[off + t] = codes.REMOVED
+            st[off + t] = to
     elif effect == codes.E_INJURIES:
         take_injuries(ctx, seat, amount)
     elif effect == codes.E_LOWER_SKILL:

@@ -150,6 +150,7 @@ REGIONS = (
     Field("L_W_L2_POOL", size="n_henchmen", kind="scratch"),  # level-2 choice: henchmen left
     Field("L_W_L2_SCORES", size="n_henchmen", kind="scratch"),  # level-2 choice: scores
     Field("L_W_L2_TAKEN", size="n_henchmen", kind="scratch"),  # level-2 choice: taken flags
+    Field("L_W_GREENS", size="2 * n_henchmen", kind="scratch"),  # FAQ 8: Location tokens to deal anew, their places
 )
 LAY_EXTRA = ("L_SIZE",)  # pk.lay's last slot: the state vector's length
 
@@ -183,6 +184,7 @@ SCALARS = (
     ("K_DIRTY_LOBO", "dirty_lobo_start"),
     ("K_DIRTY_DELTA", "dirty_location_delta"),
     ("K_TURN_CAP", "turn_cap"),
+    ("K_LOST_INTEL_SUPPLY", "lost_intel_to_supply"),
     ("K_N_SPACES", "n_spaces"),
     ("K_N_CITIES", "n_cities"),
     # counts, named (the sizes of :func:`sizes`)
@@ -258,6 +260,7 @@ BUNDLE = (
     ("encounter_penalty_amount", "int64", 2),
     ("encounter_penalty_skill", "int64", 2),
     ("encounter_no_advance", "int64", 2),
+    ("encounter_henchman", "int64", 2),
     ("fate_city", "int64", 1),
     ("fate_rank", "int64", 1),
     ("fate_suit", "int64", 1),

@@ -175,6 +175,8 @@ class Stats:
     villain_drawn: int = 0
     henchman_tests: int = 0
     henchman_passed: int = 0
+    card_henchman_tests: int = 0  # henchman tests called for by encounter cards (FAQ 6)
+    card_henchman_passed: int = 0
     top_secret_played: int = 0
 
 
