@@ -170,3 +170,42 @@ def test_some_cases_reach_each_branch():
         elif g.henchman_level[h] == before + 1:
             seen["level_up"] += 1
     assert all(v > 0 for v in seen.values()), seen
+
+
+def test_encounter_henchman_tests_with_his_card_consequences_match_reference():
+    """The reading consequences_in_encounters = true (and other consequences) in both engines."""
+    import strategies
+    from sim.content import build, load_raw
+    from sim.kernel import layout
+    from sim.kernel.packref import kernel_pack
+    from sim.rules import Settings
+    from sim.rules.setup import setup_game
+
+    raw = load_raw()
+    raw["henchmen.toml"]["readings"]["consequences_in_encounters"] = True
+    for hm in raw["henchmen.toml"]["henchman"]:
+        hm["level"][0]["reward"] = {"effect": "top_secret"}
+        hm["level"][1]["penalty"] = {"effect": "injuries", "amount": 2}
+        hm["level"][2]["penalty"] = {"effect": "lose_intel", "amount": 2}
+    c = build(raw)
+    kp = kernel_pack(layout.pack(c))
+    for case in range(n_cases(200, 3)):
+        name = STRATEGY_NAMES[case % len(STRATEGY_NAMES)]
+        s = Settings.build(c, 4, None, None)
+        g = setup_game(c, s, [strategies.make(name) for _ in range(4)], 43, case)
+        sid, prm = layout.strategy_vector(strategies.make(name))
+        script = random.Random(case)
+        seat = _shake(g, script)
+        deck = int(c.space_deck[g.players[seat].space])
+        card = _henchman_card(g, script, deck)
+        d = g.encounters[deck]
+        (d.pile if card in d.pile else d.discard).remove(card)
+        d.top = card
+        st, rs = kernel_copy(g)
+        ctx = kernel_context(pk=kp, cfg=layout.settings_vector(c, s), st=st, rs=rs, sid=sid, prm=prm)
+        KE.encounter_card(ctx, seat, K.NO_INTEL)
+        try:
+            RE.encounter_card(g, seat, K.NO_INTEL)
+        except GameOver:
+            pass
+        assert_same(g, st, rs, f"{name}, case {case}")

@@ -256,3 +256,67 @@ def test_lost_intel_leaves_the_game_with_the_removed_reading():
 def test_an_unknown_lost_intel_reading_is_refused():
     with pytest.raises(ContentError, match=r"encounters\.toml.*lost_intel.*'gone'"):
         content_with(lambda raw: raw["encounters.toml"]["readings"].update(lost_intel="gone"))
+
+
+# ------------------------------------------------------------------ henchman cards' consequences
+def test_a_location_pass_gives_the_henchman_cards_reward_after_the_level_up():
+    g, rng = table()
+    c = g.content
+    put(g, 0, "Paris")
+    h = put_green(g, "Fedor", "Paris")
+    assert c.henchman_reward[h, 0] == K.E_GAIN_RESOLVE  # the default pack's (assumed) pass consequence
+    g.players[0].resolve = 0
+    yellow(rng, "S")
+    henchman_encounter(g, 0, h)
+    assert g.henchman_level[h] == 2 and g.players[0].resolve == int(c.henchman_reward_amount[h, 0])
+
+
+def test_a_location_fail_gives_the_villain_advancement_then_the_henchman_cards_penalty():
+    g, rng = table()
+    c = g.content
+    put(g, 0, "Paris")
+    h = put_green(g, "Fedor", "Paris")
+    plus2 = villain_cards(g, advance=2)[0]
+    stack_villain(g, plus2)
+    yellow(rng, "-")
+    henchman_encounter(g, 0, h)
+    assert g.lobo == 2 and g.players[0].injuries == int(c.henchman_penalty_amount[h, 0])
+
+
+def consequence_pack(level_reward, level_penalty, in_encounters):
+    def patch(raw):
+        for hm in raw["henchmen.toml"]["henchman"]:
+            for lv in hm["level"]:
+                lv["reward"], lv["penalty"] = dict(level_reward), dict(level_penalty)
+        raw["henchmen.toml"]["readings"]["consequences_in_encounters"] = in_encounters
+        card = next(x for x in raw["encounters.toml"]["card"] if x["id"] == EUROPE_CARD)
+        card["no_intel"].update(henchman="Fedor", reward={"effect": "gain_resolve", "amount": 1},
+                                penalty={"effect": "injuries", "amount": 1}, no_advance=True)
+        card["no_intel"].pop("autopass", None)
+    return content_with(patch)
+
+
+@pytest.mark.parametrize("in_encounters", [False, True])
+def test_an_encounter_henchman_test_applies_his_card_only_with_the_reading(in_encounters):
+    c = consequence_pack({"effect": "top_secret"}, {"effect": "lower_skill", "skill": "athletics"}, in_encounters)
+    for code, want in (("S", "pass"), ("-", "fail")):
+        g, rng = table(c)
+        p = g.players[0]
+        p.resolve, hand, athletics = 0, len(p.top_secret), p.skills[K.BASIC_SKILLS.index("athletics")]
+        put(g, 0, "Paris")
+        stack_encounter(g, _card_index(c, EUROPE_CARD))
+        yellow(rng, code)
+        encounter_card(g, 0, K.NO_INTEL)
+        if want == "pass":
+            assert p.resolve == 1  # the card's reward always
+            assert len(p.top_secret) == hand + int(in_encounters)
+        else:
+            assert p.injuries == 1  # the card's penalty always
+            assert p.skills[K.BASIC_SKILLS.index("athletics")] == athletics - int(in_encounters)
+
+
+def test_a_henchman_level_with_a_penalty_as_reward_is_refused():
+    def patch(raw):
+        raw["henchmen.toml"]["henchman"][0]["level"][0]["reward"] = {"effect": "injuries", "amount": 1}
+    with pytest.raises(ContentError, match=r"henchmen\.toml.*Darling.*is a penalty, not a reward"):
+        content_with(patch)

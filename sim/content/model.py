@@ -71,6 +71,13 @@ class Content:
     henchman_option_modifier: np.ndarray  # [n_h, 3, 2]
     henchman_option_successes: np.ndarray  # [n_h, 3, 2] 0 pad
     henchman_autopass: np.ndarray  # [n_h, 3] advanced skill code or -1
+    henchman_reward: np.ndarray  # [n_h, 3] EFFECTS code applied on a pass
+    henchman_reward_amount: np.ndarray  # [n_h, 3]
+    henchman_reward_skill: np.ndarray  # [n_h, 3] as encounter_reward_skill
+    henchman_penalty: np.ndarray  # [n_h, 3] EFFECTS code applied on a fail
+    henchman_penalty_amount: np.ndarray  # [n_h, 3]
+    henchman_penalty_skill: np.ndarray  # [n_h, 3]
+    henchman_consequences_in_encounters: bool  # henchmen.toml [readings]
 
     # characters
     character_names: tuple[str, ...]

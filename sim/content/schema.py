@@ -321,11 +321,69 @@ def _advanced(v):
     return None if v is None else _known(v, K.ADVANCED_SKILLS, "advanced skill")
 
 
+# --------------------------------------------------------------------- effects
+class Effect(Model):
+    effect: str
+    amount: int | None = None
+    skill: str | None = None
+
+    @field_validator("effect")
+    @classmethod
+    def _effect(cls, v):
+        return _known(v, K.EFFECTS, "effect")
+
+    @model_validator(mode="after")
+    def _details(self):
+        e = self.effect
+        if e == "none":
+            if self.amount not in (None, 0):
+                raise ValueError("effect 'none' takes no amount")
+        elif self.amount is not None and not 1 <= self.amount <= 2:
+            raise ValueError(f"amount must be 1 or 2, got {self.amount}")
+        if e in ("up_skill", "lower_skill"):
+            if self.skill is None:
+                raise ValueError(f"effect {e!r} needs a named basic skill (skill = ...)")
+            _known(self.skill, K.BASIC_SKILLS, "basic skill")
+        elif e == "named_advanced_skill":
+            if self.skill is None:
+                raise ValueError(f"effect {e!r} needs a named advanced skill (skill = ...)")
+            _known(self.skill, K.ADVANCED_SKILLS, "advanced skill")
+        elif self.skill is not None:
+            raise ValueError(f"effect {e!r} takes no skill")
+        return self
+
+    @property
+    def value(self) -> int:
+        if self.effect == "none":
+            return 0
+        return 1 if self.amount is None else self.amount
+
+
+NONE_EFFECT = Effect(effect="none")
+
+
+def _reward(v):
+    if v.effect not in K.REWARD_EFFECTS:
+        raise ValueError(f"effect {v.effect!r} is a penalty, not a reward")
+    return v
+
+
+def _penalty(v):
+    if v.effect not in K.PENALTY_EFFECTS:
+        raise ValueError(f"effect {v.effect!r} is a reward, not a penalty")
+    return v
+
+
 # --------------------------------------------------------------------- henchmen
 class HenchmanLevel(Model):
     level: int
     options: list[Option]
     autopass: str | None = None
+    reward: Effect = NONE_EFFECT  # on a pass ("the Pass/Fail consequences are visible to everyone")
+    penalty: Effect = NONE_EFFECT  # on a fail, after the villain advancement
+
+    _reward = field_validator("reward")(_reward)
+    _penalty = field_validator("penalty")(_penalty)
 
     @field_validator("options")
     @classmethod
@@ -351,8 +409,17 @@ class Henchman(Entry):
         return v
 
 
+class HenchmanReadings(Model):
+    """Readings of the henchman rules where the rulebook allows more than one (docs/RULES.md)."""
+
+    # a henchman test called for by an encounter card (FAQ 6): does the henchman card's
+    # own pass/fail consequence apply besides the encounter card's reward/penalty?
+    consequences_in_encounters: bool = False
+
+
 class HenchmenFile(FileModel):
     henchman: list[Henchman] = Field(min_length=1)
+    readings: HenchmanReadings = HenchmanReadings()
 
     @model_validator(mode="after")
     def _names(self):
@@ -539,44 +606,6 @@ class TopSecretFile(FileModel):
 
 
 # --------------------------------------------------------------------- encounters
-class Effect(Model):
-    effect: str
-    amount: int | None = None
-    skill: str | None = None
-
-    @field_validator("effect")
-    @classmethod
-    def _effect(cls, v):
-        return _known(v, K.EFFECTS, "effect")
-
-    @model_validator(mode="after")
-    def _details(self):
-        e = self.effect
-        if e == "none":
-            if self.amount not in (None, 0):
-                raise ValueError("effect 'none' takes no amount")
-        elif self.amount is not None and not 1 <= self.amount <= 2:
-            raise ValueError(f"amount must be 1 or 2, got {self.amount}")
-        if e in ("up_skill", "lower_skill"):
-            if self.skill is None:
-                raise ValueError(f"effect {e!r} needs a named basic skill (skill = ...)")
-            _known(self.skill, K.BASIC_SKILLS, "basic skill")
-        elif e == "named_advanced_skill":
-            if self.skill is None:
-                raise ValueError(f"effect {e!r} needs a named advanced skill (skill = ...)")
-            _known(self.skill, K.ADVANCED_SKILLS, "advanced skill")
-        elif self.skill is not None:
-            raise ValueError(f"effect {e!r} takes no skill")
-        return self
-
-    @property
-    def value(self) -> int:
-        if self.effect == "none":
-            return 0
-        return 1 if self.amount is None else self.amount
-
-
-NONE_EFFECT = Effect(effect="none")
 
 
 class Side(Model):
@@ -590,19 +619,8 @@ class Side(Model):
 
     _autopass = field_validator("autopass")(_advanced)
 
-    @field_validator("reward")
-    @classmethod
-    def _reward(cls, v):
-        if v.effect not in K.REWARD_EFFECTS:
-            raise ValueError(f"effect {v.effect!r} is a penalty, not a reward")
-        return v
-
-    @field_validator("penalty")
-    @classmethod
-    def _penalty(cls, v):
-        if v.effect not in K.PENALTY_EFFECTS:
-            raise ValueError(f"effect {v.effect!r} is a reward, not a penalty")
-        return v
+    _reward = field_validator("reward")(_reward)
+    _penalty = field_validator("penalty")(_penalty)
 
     @model_validator(mode="after")
     def _something(self):

@@ -19,6 +19,7 @@ from sim.kernel.decks import (  # noqa: F401  (the reward helpers live in decks,
 )
 from sim.kernel.endgame import check_henchmen, check_location
 from sim.kernel.layout import (
+    K_HENCHMAN_CONSEQ_IN_ENC,
     K_LOST_INTEL_SUPPLY,
     K_N_HENCHMEN,
     K_N_INTEL,
@@ -136,6 +137,7 @@ def henchman_encounter(ctx, seat, tok):
     """
     pk, st = ctx.pk, ctx.st
     h = tok  # Location token t belongs to henchman t
+    level = st[pk.lay[L_HLEVEL] + h]
     st[ST_HENCHMAN_TESTS] += 1
     st[pk.lay[L_GREEN] + tok] = codes.SUPPLY  # the token leaves the board whatever happens
     passed = henchman_test(ctx, seat, h, False)
@@ -143,6 +145,9 @@ def henchman_encounter(ctx, seat, tok):
         return
     if not passed:
         villain_advancement(ctx)
+        if st[S_OUTCOME] >= 0:
+            return
+        henchman_consequence(ctx, seat, h, level, False)
         return
     st[ST_HENCHMAN_PASSED] += 1
     st[S_LOC_TRACK] += 1
@@ -150,6 +155,21 @@ def henchman_encounter(ctx, seat, tok):
     if st[S_OUTCOME] >= 0:
         return
     henchman_level_up(ctx, h, False)
+    if st[S_OUTCOME] >= 0:
+        return
+    henchman_consequence(ctx, seat, h, level, True)
+
+
+@jit
+def henchman_consequence(ctx, seat, h, level, passed):
+    """The pass or fail consequence printed on the henchman's card for the level tested."""
+    pk = ctx.pk
+    if passed:
+        apply_effect(ctx, seat, pk.henchman_reward[h, level - 1], pk.henchman_reward_amount[h, level - 1],
+                     pk.henchman_reward_skill[h, level - 1])
+    else:
+        apply_effect(ctx, seat, pk.henchman_penalty[h, level - 1], pk.henchman_penalty_amount[h, level - 1],
+                     pk.henchman_penalty_skill[h, level - 1])
 
 
 @jit
@@ -230,7 +250,9 @@ def encounter_card(ctx, seat, side):
     no_advance = pk.encounter_no_advance[card, side] != 0
     auto = pk.encounter_autopass[card, side]
     h = pk.encounter_henchman[card, side]
-    if h >= 0 and st[pk.lay[L_HLEVEL] + h] != codes.DEFEATED:
+    level = st[pk.lay[L_HLEVEL] + h] if h >= 0 else 0
+    henchman_card = h >= 0 and level != codes.DEFEATED
+    if henchman_card:
         # FAQ 6: a test against the henchman; a pass levels him up, the Location Track stays
         st[ST_CARD_HENCHMAN_TESTS] += 1
         passed = henchman_test(ctx, seat, h, no_advance)
@@ -264,7 +286,13 @@ def encounter_card(ctx, seat, side):
         passed = run_test(ctx, seat, opts[i, 0], opts[i, 1], opts[i, 2], opts[i, 3] != 0, -1, 0, no_advance)
         if st[S_OUTCOME] >= 0:
             return
+    # the henchman card's own consequence too? (henchmen.toml [readings] consequences_in_encounters)
+    henchman_too = henchman_card and pk.scal[K_HENCHMAN_CONSEQ_IN_ENC] != 0
     if passed:
+        if henchman_too:
+            henchman_consequence(ctx, seat, h, level, True)
+            if st[S_OUTCOME] >= 0:
+                return
         apply_effect(
             ctx, seat, pk.encounter_reward[card, side], pk.encounter_reward_amount[card, side],
             pk.encounter_reward_skill[card, side],
@@ -272,6 +300,10 @@ def encounter_card(ctx, seat, side):
     else:
         if not no_advance:
             villain_advancement(ctx)
+            if st[S_OUTCOME] >= 0:
+                return
+        if henchman_too:
+            henchman_consequence(ctx, seat, h, level, False)
             if st[S_OUTCOME] >= 0:
                 return
         apply_effect(

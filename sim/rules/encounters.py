@@ -81,19 +81,33 @@ def henchman_encounter(g: GameState, seat: int, token: int) -> None:
     """
     c = g.content
     h = token  # Location token t belongs to henchman t
+    level = g.henchman_level[h]
     g.stats.henchman_tests += 1
-    g.say(f"  reveals the Location token: {c.henchman_names[h]} (level {g.henchman_level[h]})")
+    g.say(f"  reveals the Location token: {c.henchman_names[h]} (level {level})")
     g.green_loc[token] = SUPPLY  # the token leaves the board whatever happens
     passed = henchman_test(g, seat, h)
     if not passed:
         g.say(f"  {c.henchman_names[h]} wins")
         villain_advancement(g)
+        henchman_consequence(g, seat, h, level, False)
         return
     g.stats.henchman_passed += 1
     g.location_track += 1
     g.say(f"  Location Track {g.location_track}/{g.location_target}")
     check_location(g)
     henchman_level_up(g, h, reshuffle=False)
+    henchman_consequence(g, seat, h, level, True)
+
+
+def henchman_consequence(g: GameState, seat: int, h: int, level: int, passed: bool) -> None:
+    """The pass or fail consequence printed on the henchman's card for the level tested."""
+    c = g.content
+    if passed:
+        apply_effect(g, seat, int(c.henchman_reward[h, level - 1]), int(c.henchman_reward_amount[h, level - 1]),
+                     int(c.henchman_reward_skill[h, level - 1]))
+    else:
+        apply_effect(g, seat, int(c.henchman_penalty[h, level - 1]), int(c.henchman_penalty_amount[h, level - 1]),
+                     int(c.henchman_penalty_skill[h, level - 1]))
 
 
 def henchman_test(g: GameState, seat: int, h: int, no_advance: bool = False) -> bool:
@@ -187,7 +201,9 @@ def encounter_card(g: GameState, seat: int, side: int) -> None:
     g.say(f"  {K.DECKS[deck]} encounter card {card} ({'With Intel' if side else 'No Intel'})")
     auto = int(c.encounter_autopass[card, side])
     h = int(c.encounter_henchman[card, side])
-    if h >= 0 and g.henchman_level[h] != DEFEATED:
+    level = g.henchman_level[h] if h >= 0 else 0
+    henchman_card = h >= 0 and level != DEFEATED
+    if henchman_card:
         # FAQ 6: a test against the henchman; a pass levels him up, the Location Track stays
         g.stats.card_henchman_tests += 1
         g.say(f"  the encounter calls for a test against {c.henchman_names[h]} (level {g.henchman_level[h]})")
@@ -204,7 +220,11 @@ def encounter_card(g: GameState, seat: int, side: int) -> None:
         option = choose_option(g, seat, encounter_options(g, card, side))
         g.say(f"  tests {describe_option(g, option)}")
         passed = run_test(g, seat, option, no_advance=no_advance)
+    # the henchman card's own consequence too? (henchmen.toml [readings] consequences_in_encounters)
+    henchman_too = henchman_card and c.henchman_consequences_in_encounters
     if passed:
+        if henchman_too:
+            henchman_consequence(g, seat, h, level, True)
         apply_effect(g, seat, int(c.encounter_reward[card, side]),
                      int(c.encounter_reward_amount[card, side]), int(c.encounter_reward_skill[card, side]))
     else:
@@ -212,6 +232,8 @@ def encounter_card(g: GameState, seat: int, side: int) -> None:
             g.say("  failed, but the encounter says: do not advance villain")
         else:
             villain_advancement(g)
+        if henchman_too:
+            henchman_consequence(g, seat, h, level, False)
         apply_effect(g, seat, int(c.encounter_penalty[card, side]),
                      int(c.encounter_penalty_amount[card, side]), int(c.encounter_penalty_skill[card, side]))
 
