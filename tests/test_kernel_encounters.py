@@ -209,3 +209,35 @@ def test_encounter_henchman_tests_with_his_card_consequences_match_reference():
         except GameOver:
             pass
         assert_same(g, st, rs, f"{name}, case {case}")
+
+
+@pytest.mark.parametrize("reading", ["pool", "board"])
+def test_flip_up_matches_reference(reading):
+    import strategies
+    from sim.content import build, load_raw
+    from sim.kernel import layout
+    from sim.kernel.packref import kernel_pack
+    from sim.rules import Settings
+    from sim.rules.setup import setup_game
+
+    raw = load_raw()
+    raw["encounters.toml"]["readings"]["flip_anywhere"] = reading
+    c = build(raw)
+    kp = kernel_pack(layout.pack(c))
+    for case in range(n_cases(100, 3)):
+        s = Settings.build(c, 4, None, None)
+        g = setup_game(c, s, [strategies.make("heuristic") for _ in range(4)], 47, case)
+        script = random.Random(case)
+        _shake(g, script)
+        for t in range(len(g.intel_loc)):
+            if g.intel_loc[t] == SUPPLY and script.random() < 0.15:
+                g.intel_loc[t] = script.randrange(int(c.n_cities))
+            g.intel_face_up[t] = script.random() < 0.3
+        st, rs = kernel_copy(g)
+        ctx = kernel_context(pk=kp, st=st, rs=rs)
+        for _ in range(3):
+            effect = script.choice((K.E_FLIP_POOL, K.E_FLIP_ANYWHERE))
+            amount = script.choice((1, 2))
+            KE.apply_effect(ctx, 0, effect, amount, -1)
+            RE.apply_effect(g, 0, effect, amount, -1)
+            assert_same(g, st, rs, f"{reading}, case {case}")

@@ -27,6 +27,7 @@ from tests.rules_helpers import (
     pool,
     put,
     put_green,
+    put_intel,
     sp,
     stack_encounter,
     stack_villain,
@@ -320,3 +321,50 @@ def test_a_henchman_level_with_a_penalty_as_reward_is_refused():
         raw["henchmen.toml"]["henchman"][0]["level"][0]["reward"] = {"effect": "injuries", "amount": 1}
     with pytest.raises(ContentError, match=r"henchmen\.toml.*Darling.*is a penalty, not a reward"):
         content_with(patch)
+
+
+# ------------------------------------------------------------------ Flip Up Intel
+def test_flip_up_in_the_pool_flips_random_face_down_tokens_there_only():
+    g, rng = table()
+    w, t = pool(g, "weapon", "tech")
+    rng.push(TOKENS, (2, 1))  # the second face-down Pool token by id
+    apply_effect(g, 0, K.E_FLIP_POOL, 2, -1)  # the second flip takes the last one
+    assert g.intel_face_up[w] and g.intel_face_up[t]
+    assert sum(g.intel_face_up) == 2  # nothing flipped outside the Pool
+    apply_effect(g, 0, K.E_FLIP_POOL, 1, -1)  # none face down left: nothing happens
+    assert sum(g.intel_face_up) == 2
+
+
+@pytest.mark.parametrize("reading, first", [("pool", "pool"), ("board", "board")])
+def test_flip_up_anywhere_follows_the_reading(reading, first):
+    c = content_with(lambda raw: raw["encounters.toml"]["readings"].update(flip_anywhere=reading))
+    g, rng = table(c)
+    (in_pool,) = pool(g, "atomic")
+    on_map = put_intel(g, "Paris", "weapon")
+    apply_effect(g, 0, K.E_FLIP_ANYWHERE, 1, -1)
+    assert g.intel_face_up[in_pool if first == "pool" else on_map]
+    apply_effect(g, 0, K.E_FLIP_ANYWHERE, 1, -1)
+    assert g.intel_face_up[in_pool] and g.intel_face_up[on_map]
+    apply_effect(g, 0, K.E_FLIP_ANYWHERE, 1, -1)  # then the supply
+    assert sum(g.intel_face_up) == 3 and any(
+        up and loc == SUPPLY for loc, up in zip(g.intel_loc, g.intel_face_up))
+
+
+def test_a_face_up_token_stays_face_up_in_the_supply_and_the_view_shows_only_face_up_ones():
+    g, rng = table()
+    w, t = pool(g, "weapon", "tech")
+    rng.push(TOKENS, (2, 0))
+    apply_effect(g, 0, K.E_FLIP_POOL, 1, -1)
+    assert g.intel_face_up[w] and not g.intel_face_up[t]
+    view = g.view(1)
+    assert view.face_up_intel() == [(POOL, K.INTEL_TYPES.index("weapon"))]
+    assert view.pool_face_up() == [1, 0, 0, 0] and view.pool_size == 2
+    g.intel_loc[w] = SUPPLY  # e.g. lost from the Pool: back to the supply, still face up
+    assert g.intel_face_up[w]
+    assert view.face_up_intel() == [(SUPPLY, K.INTEL_TYPES.index("weapon"))]
+    assert view.pool_face_up() == [0, 0, 0, 0]
+
+
+def test_an_unknown_flip_reading_is_refused():
+    with pytest.raises(ContentError, match=r"encounters\.toml.*flip_anywhere.*'map'"):
+        content_with(lambda raw: raw["encounters.toml"]["readings"].update(flip_anywhere="map"))

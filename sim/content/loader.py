@@ -577,6 +577,7 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
         encounter_no_advance=_ro(e_noadv),
         encounter_henchman=_ro(e_hench),
         lost_intel_to_supply=enc.readings.lost_intel == "supply",
+        flip_anywhere_first=K.FLIP_ANYWHERE_READINGS.index(enc.readings.flip_anywhere),
         fate_city=_i64(f_city),
         fate_rank=_i64([RANK_VALUES[c.rank] for c in fate.card]),
         fate_suit=_i64([SUITS.index(c.suit) for c in fate.card]),

@@ -140,6 +140,7 @@ class Content:
     encounter_no_advance: np.ndarray  # [n_enc, 2] bool
     encounter_henchman: np.ndarray  # [n_enc, 2] henchman the side tests (FAQ 6) or -1
     lost_intel_to_supply: bool  # encounters.toml [readings] lost_intel: "supply" (True) or "removed"
+    flip_anywhere_first: int  # encounters.toml [readings] flip_anywhere: FLIP_POOL_FIRST / FLIP_BOARD_FIRST
 
     # Fate deck
     fate_city: np.ndarray  # [n_fate] space index

@@ -651,9 +651,16 @@ class Readings(Model):
     # "Lose 1 or 2 Intel from Pool": the tokens go back to the supply ("They can be
     # redrawn unless they are removed from the game") or leave the game (the old reading)
     lost_intel: str = "supply"
+    # "Flip Up 1 or 2 Intel Anywhere" ("in either Pool, Map or Supply"): where the flip
+    # looks first: "pool" (the Pool, then the map, then the supply) or "board" (the map,
+    # then the Pool, then the supply)
+    flip_anywhere: str = "pool"
 
     _lost_intel = field_validator("lost_intel")(
         lambda v: _known(v, LOST_INTEL_READINGS, "lost_intel reading")
+    )
+    _flip_anywhere = field_validator("flip_anywhere")(
+        lambda v: _known(v, K.FLIP_ANYWHERE_READINGS, "flip_anywhere reading")
     )
 
 

@@ -19,11 +19,13 @@ from sim.kernel.decks import (  # noqa: F401  (the reward helpers live in decks,
 )
 from sim.kernel.endgame import check_henchmen, check_location
 from sim.kernel.layout import (
+    K_FLIP_ANYWHERE,
     K_HENCHMAN_CONSEQ_IN_ENC,
     K_LOST_INTEL_SUPPLY,
     K_N_HENCHMEN,
     K_N_INTEL,
     L_ECAP,
+    L_FACEUP,
     L_FATE,
     L_FCAP,
     L_GREEN,
@@ -313,6 +315,35 @@ def encounter_card(ctx, seat, side):
 
 
 @jit
+def flip_up(ctx, amount, first, second, third):
+    """Flip up to ``amount`` face-down Intel tokens face up: each from the first place that has one.
+
+    A place is POOL, SUPPLY or 0 for the map (any space); a place may repeat.
+    """
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
+    off, up, n_i = pk.lay[L_INTEL], pk.lay[L_FACEUP], pk.scal[K_N_INTEL]
+    for _ in range(amount):
+        for k in range(3):
+            where = first if k == 0 else second if k == 1 else third
+            n = 0
+            for t in range(n_i):
+                loc = st[off + t]
+                if st[up + t] == 0 and (loc == where if where < 0 else loc >= 0):
+                    n += 1
+            if n == 0:
+                continue
+            j = next_below_nb(rs, TOKENS, n)
+            for t in range(n_i):
+                loc = st[off + t]
+                if st[up + t] == 0 and (loc == where if where < 0 else loc >= 0):
+                    if j == 0:
+                        st[up + t] = 1
+                        break
+                    j -= 1
+            break
+
+
+@jit
 def apply_effect(ctx, seat, effect, amount, skill):
     """One reward or penalty of the Appendix."""
     pk, st, rs = ctx.pk, ctx.st, ctx.rs
@@ -362,6 +393,13 @@ def apply_effect(ctx, seat, effect, amount, skill):
         st[b + P_ADV + skill] = 1
     elif effect == codes.E_V_MINUS_1:
         v_minus_1(ctx)
+    elif effect == codes.E_FLIP_POOL:
+        flip_up(ctx, amount, codes.POOL, codes.POOL, codes.POOL)
+    elif effect == codes.E_FLIP_ANYWHERE:
+        if pk.scal[K_FLIP_ANYWHERE] == codes.FLIP_POOL_FIRST:
+            flip_up(ctx, amount, codes.POOL, 0, codes.SUPPLY)
+        else:
+            flip_up(ctx, amount, 0, codes.POOL, codes.SUPPLY)
     elif effect == codes.E_LOSE_INTEL:
         # back to the supply, or out of the game (encounters.toml [readings] lost_intel)
         to = codes.SUPPLY if pk.scal[K_LOST_INTEL_SUPPLY] != 0 else codes.REMOVED

@@ -173,6 +173,27 @@ def reshuffle_locations(g: GameState, h: int) -> None:
         g.say(f"  the {len(places)} other Location token(s) are reshuffled face down onto their places")
 
 
+def flip_up(g: GameState, amount: int, places: tuple[int, ...]) -> None:
+    """Flip up to ``amount`` face-down Intel tokens face up, for the rest of the game.
+
+    Each flip takes a random face-down token (ascending ids, TOKENS stream) of the first
+    place in ``places`` that holds one: POOL, SUPPLY, or any space (the value 0 stands
+    for the map). Nothing happens when no face-down token is left there.
+    """
+    for _ in range(amount):
+        for where in places:
+            cands = [t for t, loc in enumerate(g.intel_loc)
+                     if not g.intel_face_up[t] and (loc == where if where < 0 else loc >= 0)]
+            if cands:
+                t = cands[g.rng.below(len(cands), TOKENS)]
+                g.intel_face_up[t] = True
+                kind = K.INTEL_TYPES[int(g.content.intel_token_type[t])]
+                loc = g.intel_loc[t]
+                at = "the Pool" if loc == POOL else "the supply" if loc == SUPPLY else g.content.space_names[loc]
+                g.say(f"    flips up a {kind} Intel token in {at}")
+                break
+
+
 def skill_options(skills, modifiers, successes) -> list[TestOption]:
     """The printed test options (skill, modifier, successes needed); -1 skill pads."""
     return [TestOption(int(skills[i]), int(modifiers[i]), int(successes[i]))
@@ -311,6 +332,12 @@ def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) 
         p.advanced[skill] = True
     elif effect == K.E_V_MINUS_1:
         v_minus_1(g)
+    elif effect == K.E_FLIP_POOL:
+        flip_up(g, amount, (POOL,))
+    elif effect == K.E_FLIP_ANYWHERE:
+        board = K.SUPPLY + 1  # any space (a location >= 0)
+        first = (POOL, board) if g.content.flip_anywhere_first == K.FLIP_POOL_FIRST else (board, POOL)
+        flip_up(g, amount, first + (SUPPLY,))
     elif effect == K.E_LOSE_INTEL:
         # back to the supply, or out of the game (encounters.toml [readings] lost_intel)
         to = SUPPLY if g.content.lost_intel_to_supply else REMOVED
