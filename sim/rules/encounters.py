@@ -142,10 +142,10 @@ def henchman_level_up(g: GameState, h: int, *, reshuffle: bool) -> None:
         g.say(f"  {c.henchman_names[h]} levels up to {level + 1}")
         return
     g.henchman_level[h] = DEFEATED
+    g.say(f"  {c.henchman_names[h]} is DEFEATED: his token leaves the game")
     if reshuffle:
         reshuffle_locations(g, h)
     g.green_loc[h] = REMOVED
-    g.say(f"  {c.henchman_names[h]} is DEFEATED: his token leaves the game")
     check_henchmen(g)
 
 
