@@ -203,7 +203,7 @@ def test_encounter_shape_of_content(content):
     assert set(c.encounter_option_modifier[opts].tolist()) <= set(range(-2, 3))
     assert (c.encounter_option_skill[~opts] == -1).all()
     ocean = c.encounter_deck == K.OCEAN_DECK
-    for arr in (c.encounter_option_skill, c.encounter_reward, c.encounter_penalty):
+    for arr in (c.encounter_option_skill, c.encounter_reward, c.encounter_penalty, c.encounter_henchman):
         assert (arr[ocean, 0] == arr[ocean, 1]).all()
     for code in c.encounter_reward.ravel():
         assert K.EFFECTS[code] in K.REWARD_EFFECTS
