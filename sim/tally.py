@@ -36,6 +36,7 @@ WIN_OUTCOMES = ("win_location", "win_henchmen")
 SUM_COLUMNS = (
     "turns", "lobo", "location_track", "henchmen_defeated", "pool_weapon", "pool_tech",
     "pool_double_agent", "pool_atomic", "tests_attempted", "tests_passed", "henchman_tests", "henchman_passed",
+    "card_henchman_tests", "card_henchman_passed",
     "gambles_played", "gambles_won", "injuries", "knockouts", "resolve_spent", "un_used", "overflows",
     "airports_closed", "missions_completed", "villain_drawn", "top_secret_played", "rounds",
 )

@@ -100,7 +100,7 @@ def test_counts(content):
     assert content.space_red_airport[content.villain_close_city].sum() >= 3
     n_add = (content.villain_add_intel >= 0).sum(axis=1)
     assert set(n_add.tolist()) == {1, 2} and (n_add == 2).sum() == 14
-    assert (content.villain_remove_region >= 0).sum() == 14
+    assert (content.villain_remove_region >= 0).sum() == 18  # "most" End of Turn events remove Intel
     assert (content.villain_remove_region == K.USSR_REGION).any() or True
     # fate 44: 44 distinct cities, 11 x 4 distinct cards
     assert content.fate_city.shape == (44,)
@@ -203,7 +203,7 @@ def test_encounter_shape_of_content(content):
     assert set(c.encounter_option_modifier[opts].tolist()) <= set(range(-2, 3))
     assert (c.encounter_option_skill[~opts] == -1).all()
     ocean = c.encounter_deck == K.OCEAN_DECK
-    for arr in (c.encounter_option_skill, c.encounter_reward, c.encounter_penalty):
+    for arr in (c.encounter_option_skill, c.encounter_reward, c.encounter_penalty, c.encounter_henchman):
         assert (arr[ocean, 0] == arr[ocean, 1]).all()
     for code in c.encounter_reward.ravel():
         assert K.EFFECTS[code] in K.REWARD_EFFECTS

@@ -504,13 +504,15 @@ def test_effect_v_minus_1():
     assert sorted([a, b])[0] in g.villain.discard
 
 
-def test_effect_lose_intel_from_pool():
+def test_effect_lose_intel_from_pool_back_to_the_supply():
     g, _, _ = effect_table()
+    supply = len(g.intel_in(SUPPLY))
     pool(g, "weapon", "tech", "atomic")
     apply_effect(g, 0, K.E_LOSE_INTEL, 2, -1)
-    assert len(g.intel_in(POOL)) == 1 and len(g.intel_in(REMOVED)) == 2
+    assert len(g.intel_in(POOL)) == 1 and len(g.intel_in(SUPPLY)) == supply - 1
     apply_effect(g, 0, K.E_LOSE_INTEL, 2, -1)  # only one left: lose what is there
-    assert len(g.intel_in(POOL)) == 0 and len(g.intel_in(REMOVED)) == 3
+    assert len(g.intel_in(POOL)) == 0 and len(g.intel_in(SUPPLY)) == supply
+    assert not g.intel_in(REMOVED)
 
 
 def test_effect_injuries():

@@ -38,6 +38,10 @@ SPACE_KINDS = ("city", "ocean", "regional")
 # Die faces.
 FACE_CODES = ("S", "I", "II", "H", "-")
 
+# Where "Flip Up 1 or 2 Intel Anywhere" looks first (encounters.toml [readings] flip_anywhere).
+FLIP_ANYWHERE_READINGS = ("pool", "board")
+FLIP_POOL_FIRST, FLIP_BOARD_FIRST = range(2)
+
 # Encounter sides.
 NO_INTEL, WITH_INTEL = 0, 1
 
@@ -53,6 +57,8 @@ EFFECTS = (
     "advanced_skill",  # player chooses an advanced skill
     "named_advanced_skill",  # the named advanced skill
     "v_minus_1",  # shuffle the cards next to Dr. Lobo, discard one at random
+    "flip_pool",  # amount 1-2 face-down Intel tokens in the Pool flipped face up
+    "flip_anywhere",  # amount 1-2 face-down Intel tokens in the Pool, on the map or in the supply
     "lose_intel",  # amount 1-2 Intel removed from the Pool (out of the game)
     "injuries",  # amount 1-2 injuries
     "lower_skill",  # named basic skill -1
@@ -69,6 +75,8 @@ REWARD_EFFECTS = frozenset(
         "advanced_skill",
         "named_advanced_skill",
         "v_minus_1",
+        "flip_pool",
+        "flip_anywhere",
     }
 )
 PENALTY_EFFECTS = frozenset({"none", "lose_intel", "injuries", "lower_skill"})
@@ -83,6 +91,8 @@ PENALTY_EFFECTS = frozenset({"none", "lose_intel", "injuries", "lower_skill"})
     E_ADVANCED_SKILL,
     E_NAMED_ADVANCED_SKILL,
     E_V_MINUS_1,
+    E_FLIP_POOL,
+    E_FLIP_ANYWHERE,
     E_LOSE_INTEL,
     E_INJURIES,
     E_LOWER_SKILL,

@@ -172,6 +172,15 @@ def _assumed(raw: dict[str, dict]) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
+def _effect_skill(eff) -> int:
+    """The skill code an effect names: advanced (named_advanced_skill), basic (up/lower_skill) or -1."""
+    if eff.effect == "named_advanced_skill":
+        return K.ADVANCED_SKILLS.index(eff.skill)
+    if eff.effect in ("up_skill", "lower_skill"):
+        return K.BASIC_SKILLS.index(eff.skill)
+    return -1
+
+
 # ------------------------------------------------------------------ per player count
 PER_PLAYER_KEYS = ("lobo_start", "villain_counts")
 
@@ -344,6 +353,7 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
     h_mod = np.zeros((nh, L, NO), dtype=np.int64)
     h_succ = np.zeros((nh, L, NO), dtype=np.int64)
     h_auto = np.full((nh, L), -1, dtype=np.int64)
+    h_eff = np.zeros((6, nh, L), dtype=np.int64)  # reward, amount, skill, penalty, amount, skill
     for h, hm in enumerate(hench.henchman):
         for lv, level in enumerate(hm.level):
             for o, opt in enumerate(level.options):
@@ -352,6 +362,10 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
                 h_succ[h, lv, o] = opt.successes
             if level.autopass is not None:
                 h_auto[h, lv] = K.ADVANCED_SKILLS.index(level.autopass)
+            for k, eff in ((0, level.reward), (3, level.penalty)):
+                h_eff[k, h, lv] = K.EFFECTS.index(eff.effect)
+                h_eff[k + 1, h, lv] = eff.value
+                h_eff[k + 2, h, lv] = _effect_skill(eff)
 
     # ---------------------------------------------------------------- characters
     char_names = tuple(c.name for c in chars.character)
@@ -438,13 +452,10 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
     e_pen_amt = np.zeros((ne, 2), dtype=np.int64)
     e_pen_skill = np.full((ne, 2), -1, dtype=np.int64)
     e_noadv = np.zeros((ne, 2), dtype=np.bool_)
+    e_hench = np.full((ne, 2), -1, dtype=np.int64)
+    hench_names = [h.name for h in hench.henchman]
 
-    def skill_code(eff) -> int:
-        if eff.effect == "named_advanced_skill":
-            return K.ADVANCED_SKILLS.index(eff.skill)
-        if eff.effect in ("up_skill", "lower_skill"):
-            return K.BASIC_SKILLS.index(eff.skill)
-        return -1
+    skill_code = _effect_skill
 
     for i, card in enumerate(enc.card):
         e_deck[i] = K.DECKS.index(card.deck)
@@ -462,6 +473,14 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
             e_pen_amt[i, s] = sd.penalty.value
             e_pen_skill[i, s] = skill_code(sd.penalty)
             e_noadv[i, s] = sd.no_advance
+            if sd.henchman is not None:
+                if sd.henchman not in hench_names:
+                    raise ContentError(
+                        "encounters.toml", f"card {q(card.id)}",
+                        f"{('no_intel', 'with_intel')[s]}.henchman names unknown henchman {sd.henchman!r} "
+                        f"(henchmen.toml has {', '.join(map(repr, hench_names))})",
+                    )
+                e_hench[i, s] = hench_names.index(sd.henchman)
 
     # ---------------------------------------------------------------- fate
     f_city = [city_ref("fate.toml", f"card {q(c.city)}", "city", c.city) for c in fate.card]
@@ -505,6 +524,13 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
         henchman_option_modifier=_ro(h_mod),
         henchman_option_successes=_ro(h_succ),
         henchman_autopass=_ro(h_auto),
+        henchman_reward=_ro(h_eff[0]),
+        henchman_reward_amount=_ro(h_eff[1]),
+        henchman_reward_skill=_ro(h_eff[2]),
+        henchman_penalty=_ro(h_eff[3]),
+        henchman_penalty_amount=_ro(h_eff[4]),
+        henchman_penalty_skill=_ro(h_eff[5]),
+        henchman_consequences_in_encounters=hench.readings.consequences_in_encounters,
         character_names=char_names,
         character_skills=_i64([[c.skills[s] for s in K.BASIC_SKILLS] for c in chars.character]),
         character_resolve_start=_i64([c.resolve_start for c in chars.character]),
@@ -559,6 +585,9 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
         encounter_penalty_amount=_ro(e_pen_amt),
         encounter_penalty_skill=_ro(e_pen_skill),
         encounter_no_advance=_ro(e_noadv),
+        encounter_henchman=_ro(e_hench),
+        lost_intel_to_supply=enc.readings.lost_intel == "supply",
+        flip_anywhere_first=K.FLIP_ANYWHERE_READINGS.index(enc.readings.flip_anywhere),
         fate_city=_i64(f_city),
         fate_rank=_i64([RANK_VALUES[c.rank] for c in fate.card]),
         fate_suit=_i64([SUITS.index(c.suit) for c in fate.card]),

@@ -71,6 +71,13 @@ class Content:
     henchman_option_modifier: np.ndarray  # [n_h, 3, 2]
     henchman_option_successes: np.ndarray  # [n_h, 3, 2] 0 pad
     henchman_autopass: np.ndarray  # [n_h, 3] advanced skill code or -1
+    henchman_reward: np.ndarray  # [n_h, 3] EFFECTS code applied on a pass
+    henchman_reward_amount: np.ndarray  # [n_h, 3]
+    henchman_reward_skill: np.ndarray  # [n_h, 3] as encounter_reward_skill
+    henchman_penalty: np.ndarray  # [n_h, 3] EFFECTS code applied on a fail
+    henchman_penalty_amount: np.ndarray  # [n_h, 3]
+    henchman_penalty_skill: np.ndarray  # [n_h, 3]
+    henchman_consequences_in_encounters: bool  # henchmen.toml [readings]
 
     # characters
     character_names: tuple[str, ...]
@@ -135,6 +142,9 @@ class Content:
     encounter_penalty_amount: np.ndarray  # [n_enc, 2]
     encounter_penalty_skill: np.ndarray  # [n_enc, 2] basic (lower_skill) / -1
     encounter_no_advance: np.ndarray  # [n_enc, 2] bool
+    encounter_henchman: np.ndarray  # [n_enc, 2] henchman the side tests (FAQ 6) or -1
+    lost_intel_to_supply: bool  # encounters.toml [readings] lost_intel: "supply" (True) or "removed"
+    flip_anywhere_first: int  # encounters.toml [readings] flip_anywhere: FLIP_POOL_FIRST / FLIP_BOARD_FIRST
 
     # Fate deck
     fate_city: np.ndarray  # [n_fate] space index

@@ -324,11 +324,69 @@ def _advanced(v):
     return None if v is None else _known(v, K.ADVANCED_SKILLS, "advanced skill")
 
 
+# --------------------------------------------------------------------- effects
+class Effect(Model):
+    effect: str
+    amount: int | None = None
+    skill: str | None = None
+
+    @field_validator("effect")
+    @classmethod
+    def _effect(cls, v):
+        return _known(v, K.EFFECTS, "effect")
+
+    @model_validator(mode="after")
+    def _details(self):
+        e = self.effect
+        if e == "none":
+            if self.amount not in (None, 0):
+                raise ValueError("effect 'none' takes no amount")
+        elif self.amount is not None and not 1 <= self.amount <= 2:
+            raise ValueError(f"amount must be 1 or 2, got {self.amount}")
+        if e in ("up_skill", "lower_skill"):
+            if self.skill is None:
+                raise ValueError(f"effect {e!r} needs a named basic skill (skill = ...)")
+            _known(self.skill, K.BASIC_SKILLS, "basic skill")
+        elif e == "named_advanced_skill":
+            if self.skill is None:
+                raise ValueError(f"effect {e!r} needs a named advanced skill (skill = ...)")
+            _known(self.skill, K.ADVANCED_SKILLS, "advanced skill")
+        elif self.skill is not None:
+            raise ValueError(f"effect {e!r} takes no skill")
+        return self
+
+    @property
+    def value(self) -> int:
+        if self.effect == "none":
+            return 0
+        return 1 if self.amount is None else self.amount
+
+
+NONE_EFFECT = Effect(effect="none")
+
+
+def _reward(v):
+    if v.effect not in K.REWARD_EFFECTS:
+        raise ValueError(f"effect {v.effect!r} is a penalty, not a reward")
+    return v
+
+
+def _penalty(v):
+    if v.effect not in K.PENALTY_EFFECTS:
+        raise ValueError(f"effect {v.effect!r} is a reward, not a penalty")
+    return v
+
+
 # --------------------------------------------------------------------- henchmen
 class HenchmanLevel(Model):
     level: int
     options: list[Option]
     autopass: str | None = None
+    reward: Effect = NONE_EFFECT  # on a pass ("the Pass/Fail consequences are visible to everyone")
+    penalty: Effect = NONE_EFFECT  # on a fail, after the villain advancement
+
+    _reward = field_validator("reward")(_reward)
+    _penalty = field_validator("penalty")(_penalty)
 
     @field_validator("options")
     @classmethod
@@ -354,8 +412,17 @@ class Henchman(Entry):
         return v
 
 
+class HenchmanReadings(Model):
+    """Readings of the henchman rules where the rulebook allows more than one (docs/RULES.md)."""
+
+    # a henchman test called for by an encounter card (FAQ 6): does the henchman card's
+    # own pass/fail consequence apply besides the encounter card's reward/penalty?
+    consequences_in_encounters: bool = False
+
+
 class HenchmenFile(FileModel):
     henchman: list[Henchman] = Field(min_length=1)
+    readings: HenchmanReadings = HenchmanReadings()
 
     @model_validator(mode="after")
     def _names(self):
@@ -571,44 +638,6 @@ class TopSecretFile(FileModel):
 
 
 # --------------------------------------------------------------------- encounters
-class Effect(Model):
-    effect: str
-    amount: int | None = None
-    skill: str | None = None
-
-    @field_validator("effect")
-    @classmethod
-    def _effect(cls, v):
-        return _known(v, K.EFFECTS, "effect")
-
-    @model_validator(mode="after")
-    def _details(self):
-        e = self.effect
-        if e == "none":
-            if self.amount not in (None, 0):
-                raise ValueError("effect 'none' takes no amount")
-        elif self.amount is not None and not 1 <= self.amount <= 2:
-            raise ValueError(f"amount must be 1 or 2, got {self.amount}")
-        if e in ("up_skill", "lower_skill"):
-            if self.skill is None:
-                raise ValueError(f"effect {e!r} needs a named basic skill (skill = ...)")
-            _known(self.skill, K.BASIC_SKILLS, "basic skill")
-        elif e == "named_advanced_skill":
-            if self.skill is None:
-                raise ValueError(f"effect {e!r} needs a named advanced skill (skill = ...)")
-            _known(self.skill, K.ADVANCED_SKILLS, "advanced skill")
-        elif self.skill is not None:
-            raise ValueError(f"effect {e!r} takes no skill")
-        return self
-
-    @property
-    def value(self) -> int:
-        if self.effect == "none":
-            return 0
-        return 1 if self.amount is None else self.amount
-
-
-NONE_EFFECT = Effect(effect="none")
 
 
 class Side(Model):
@@ -618,22 +647,12 @@ class Side(Model):
     reward: Effect = NONE_EFFECT
     penalty: Effect = NONE_EFFECT
     no_advance: bool = False
+    henchman: str | None = None  # a test against this henchman (FAQ 6); checked in the loader
 
     _autopass = field_validator("autopass")(_advanced)
 
-    @field_validator("reward")
-    @classmethod
-    def _reward(cls, v):
-        if v.effect not in K.REWARD_EFFECTS:
-            raise ValueError(f"effect {v.effect!r} is a penalty, not a reward")
-        return v
-
-    @field_validator("penalty")
-    @classmethod
-    def _penalty(cls, v):
-        if v.effect not in K.PENALTY_EFFECTS:
-            raise ValueError(f"effect {v.effect!r} is a reward, not a penalty")
-        return v
+    _reward = field_validator("reward")(_reward)
+    _penalty = field_validator("penalty")(_penalty)
 
     @model_validator(mode="after")
     def _something(self):
@@ -655,9 +674,32 @@ class DecksDecl(Model):
     cards_per_deck: int = Field(ge=1, le=MAX_COUNT)
 
 
+LOST_INTEL_READINGS = ("supply", "removed")
+
+
+class Readings(Model):
+    """Readings of the encounter rules where the rulebook allows more than one (docs/RULES.md)."""
+
+    # "Lose 1 or 2 Intel from Pool": the tokens go back to the supply ("They can be
+    # redrawn unless they are removed from the game") or leave the game (the old reading)
+    lost_intel: str = "supply"
+    # "Flip Up 1 or 2 Intel Anywhere" ("in either Pool, Map or Supply"): where the flip
+    # looks first: "pool" (the Pool, then the map, then the supply) or "board" (the map,
+    # then the Pool, then the supply)
+    flip_anywhere: str = "pool"
+
+    _lost_intel = field_validator("lost_intel")(
+        lambda v: _known(v, LOST_INTEL_READINGS, "lost_intel reading")
+    )
+    _flip_anywhere = field_validator("flip_anywhere")(
+        lambda v: _known(v, K.FLIP_ANYWHERE_READINGS, "flip_anywhere reading")
+    )
+
+
 class EncountersFile(FileModel):
     decks: DecksDecl
     card: list[EncounterCard]
+    readings: Readings = Readings()
 
     @model_validator(mode="after")
     def _decks(self):

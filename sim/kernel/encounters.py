@@ -22,10 +22,14 @@ from sim.kernel.decks import (  # noqa: F401  (the reward helpers live in decks,
 from sim.kernel.endgame import check_henchmen, check_location
 from sim.kernel.layout import (
     C_PLAYERS,
+    K_FLIP_ANYWHERE,
+    K_HENCHMAN_CONSEQ_IN_ENC,
+    K_LOST_INTEL_SUPPLY,
     K_N_ADV_TOKENS,
     K_N_HENCHMEN,
     K_N_INTEL,
     L_ECAP,
+    L_FACEUP,
     L_FATE,
     L_FCAP,
     L_GREEN,
@@ -33,6 +37,7 @@ from sim.kernel.layout import (
     L_INTEL,
     L_W_CHOICES,
     L_W_EFFECT,
+    L_W_GREENS,
     L_W_OPTS,
     N_ADV,
     N_SKILLS,
@@ -41,6 +46,8 @@ from sim.kernel.layout import (
     P_SPACE,
     S_LOC_TRACK,
     S_OUTCOME,
+    ST_CARD_HENCHMAN_PASSED,
+    ST_CARD_HENCHMAN_TESTS,
     ST_HENCHMAN_PASSED,
     ST_HENCHMAN_TESTS,
     ST_TESTS_ATTEMPTED,
@@ -49,7 +56,7 @@ from sim.kernel.layout import (
 from sim.kernel.missions import flip_missions
 from sim.kernel.skill_tests import run_test
 from sim.kernel.villain import take_injuries, v_minus_1, villain_advancement
-from sim.rng import ENCOUNTER, FATE
+from sim.rng import ENCOUNTER, FATE, TOKENS, next_below_nb
 
 jit = njit(**KERNEL_OPTIONS)
 
@@ -129,47 +136,110 @@ def _choose_option(ctx, seat, opts, n):
 
 @jit
 def henchman_encounter(ctx, seat, tok):
-    """Reveal the Location token and test its henchman at his current level."""
+    """Reveal the Location token and test its henchman at his current level.
+
+    On a pass the Location Track advances first (the game may end there), then the
+    henchman levels up or, at level 3, is defeated (Field Manual, 2.3).
+    """
     pk, st = ctx.pk, ctx.st
     h = tok  # Location token t belongs to henchman t
-    hl = pk.lay[L_HLEVEL] + h
-    level = st[hl]
+    level = st[pk.lay[L_HLEVEL] + h]
     st[ST_HENCHMAN_TESTS] += 1
     st[pk.lay[L_GREEN] + tok] = codes.SUPPLY  # the token leaves the board whatever happens
-    b = player_base(pk, seat)
-    auto = pk.henchman_autopass[h, level - 1]
-    if auto >= 0 and st[b + P_ADV + auto] and decide.use_auto_pass(ctx, seat, auto, h, False):
-        st[ST_TESTS_ATTEMPTED] += 1
-        st[ST_TESTS_PASSED] += 1
-        passed = True
-    else:
-        opts = work(pk, st, L_W_OPTS)[: codes.MAX_OPTIONS * 4].reshape((codes.MAX_OPTIONS, 4))
-        opts[:] = 0
-        n = 0
-        for i in range(codes.MAX_OPTIONS):
-            if pk.henchman_option_skill[h, level - 1, i] >= 0:
-                opts[n, 0] = pk.henchman_option_skill[h, level - 1, i]
-                opts[n, 1] = pk.henchman_option_modifier[h, level - 1, i]
-                opts[n, 2] = pk.henchman_option_successes[h, level - 1, i]
-                n += 1
-        i = _choose_option(ctx, seat, opts, n)
-        passed = run_test(ctx, seat, opts[i, 0], opts[i, 1], opts[i, 2], False, h, level, False)
-        if st[S_OUTCOME] >= 0:
-            return
+    passed = henchman_test(ctx, seat, h, False)
+    if st[S_OUTCOME] >= 0:
+        return
     if not passed:
         villain_advancement(ctx)
-        return
-    st[ST_HENCHMAN_PASSED] += 1
-    if level == 3:
-        st[hl] = codes.DEFEATED
-        st[pk.lay[L_GREEN] + tok] = codes.REMOVED
-        check_henchmen(pk, st)
         if st[S_OUTCOME] >= 0:
             return
-    else:
-        st[hl] = level + 1
+        henchman_consequence(ctx, seat, h, level, False)
+        return
+    st[ST_HENCHMAN_PASSED] += 1
     st[S_LOC_TRACK] += 1
     check_location(pk, st)
+    if st[S_OUTCOME] >= 0:
+        return
+    henchman_level_up(ctx, h, False)
+    if st[S_OUTCOME] >= 0:
+        return
+    henchman_consequence(ctx, seat, h, level, True)
+
+
+@jit
+def henchman_consequence(ctx, seat, h, level, passed):
+    """The pass or fail consequence printed on the henchman's card for the level tested."""
+    pk = ctx.pk
+    if passed:
+        apply_effect(ctx, seat, pk.henchman_reward[h, level - 1], pk.henchman_reward_amount[h, level - 1],
+                     pk.henchman_reward_skill[h, level - 1])
+    else:
+        apply_effect(ctx, seat, pk.henchman_penalty[h, level - 1], pk.henchman_penalty_amount[h, level - 1],
+                     pk.henchman_penalty_skill[h, level - 1])
+
+
+@jit
+def henchman_test(ctx, seat, h, no_advance):
+    """The test printed on a henchman's card for his current level (his auto-pass skill included)."""
+    pk, st = ctx.pk, ctx.st
+    level = st[pk.lay[L_HLEVEL] + h]
+    b = player_base(pk, seat)
+    auto = pk.henchman_autopass[h, level - 1]
+    if auto >= 0 and st[b + P_ADV + auto] and decide.use_auto_pass(ctx, seat, auto, h, no_advance):
+        st[ST_TESTS_ATTEMPTED] += 1
+        st[ST_TESTS_PASSED] += 1
+        return True
+    opts = work(pk, st, L_W_OPTS)[: codes.MAX_OPTIONS * 4].reshape((codes.MAX_OPTIONS, 4))
+    opts[:] = 0
+    n = 0
+    for i in range(codes.MAX_OPTIONS):
+        if pk.henchman_option_skill[h, level - 1, i] >= 0:
+            opts[n, 0] = pk.henchman_option_skill[h, level - 1, i]
+            opts[n, 1] = pk.henchman_option_modifier[h, level - 1, i]
+            opts[n, 2] = pk.henchman_option_successes[h, level - 1, i]
+            n += 1
+    i = _choose_option(ctx, seat, opts, n)
+    return run_test(ctx, seat, opts[i, 0], opts[i, 1], opts[i, 2], False, h, level, no_advance)
+
+
+@jit
+def henchman_level_up(ctx, h, reshuffle):
+    """A passed henchman test: level up, or at level 3 defeat (FAQ 8 reshuffle inside an encounter card)."""
+    pk, st = ctx.pk, ctx.st
+    hl = pk.lay[L_HLEVEL] + h
+    level = st[hl]
+    if level < 3:
+        st[hl] = level + 1
+        return
+    st[hl] = codes.DEFEATED
+    if reshuffle:
+        reshuffle_locations(ctx, h)
+    st[pk.lay[L_GREEN] + h] = codes.REMOVED
+    check_henchmen(pk, st)
+
+
+@jit
+def reshuffle_locations(ctx, h):
+    """FAQ 8: take henchman ``h``'s token out and deal the other board tokens anew onto their places."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
+    off, n_h = pk.lay[L_GREEN], pk.scal[K_N_HENCHMEN]
+    greens = work(pk, st, L_W_GREENS)
+    tokens, places = greens[:n_h], greens[n_h:]
+    n = 0
+    for t in range(n_h):
+        if st[off + t] >= 0 and t != h:
+            tokens[n] = t
+            n += 1
+    st[off + h] = codes.REMOVED
+    # the places are the tokens' own, read in the same ascending order before any is dealt
+    for k in range(n):
+        places[k] = st[off + tokens[k]]
+    left = n
+    for k in range(n):
+        j = next_below_nb(rs, TOKENS, left) if left > 1 else 0
+        st[off + tokens[j]] = places[k]
+        tokens[j] = tokens[left - 1]
+        left -= 1
 
 
 @jit
@@ -185,7 +255,21 @@ def encounter_card(ctx, seat, side):
     discard(st, base, cap, card)
     no_advance = pk.encounter_no_advance[card, side] != 0
     auto = pk.encounter_autopass[card, side]
-    if auto >= 0 and st[b + P_ADV + auto] and decide.use_auto_pass(ctx, seat, auto, -1, no_advance):
+    h = pk.encounter_henchman[card, side]
+    level = st[pk.lay[L_HLEVEL] + h] if h >= 0 else 0
+    henchman_card = h >= 0 and level != codes.DEFEATED
+    if henchman_card:
+        # FAQ 6: a test against the henchman; a pass levels him up, the Location Track stays
+        st[ST_CARD_HENCHMAN_TESTS] += 1
+        passed = henchman_test(ctx, seat, h, no_advance)
+        if st[S_OUTCOME] >= 0:
+            return
+        if passed:
+            st[ST_CARD_HENCHMAN_PASSED] += 1
+            henchman_level_up(ctx, h, True)
+            if st[S_OUTCOME] >= 0:
+                return
+    elif auto >= 0 and st[b + P_ADV + auto] and decide.use_auto_pass(ctx, seat, auto, -1, no_advance):
         st[ST_TESTS_ATTEMPTED] += 1
         st[ST_TESTS_PASSED] += 1
         passed = True
@@ -208,7 +292,13 @@ def encounter_card(ctx, seat, side):
         passed = run_test(ctx, seat, opts[i, 0], opts[i, 1], opts[i, 2], opts[i, 3] != 0, -1, 0, no_advance)
         if st[S_OUTCOME] >= 0:
             return
+    # the henchman card's own consequence too? (henchmen.toml [readings] consequences_in_encounters)
+    henchman_too = henchman_card and pk.scal[K_HENCHMAN_CONSEQ_IN_ENC] != 0
     if passed:
+        if henchman_too:
+            henchman_consequence(ctx, seat, h, level, True)
+            if st[S_OUTCOME] >= 0:
+                return
         apply_effect(
             ctx, seat, pk.encounter_reward[card, side], pk.encounter_reward_amount[card, side],
             pk.encounter_reward_skill[card, side],
@@ -216,6 +306,10 @@ def encounter_card(ctx, seat, side):
     else:
         if not no_advance:
             villain_advancement(ctx)
+            if st[S_OUTCOME] >= 0:
+                return
+        if henchman_too:
+            henchman_consequence(ctx, seat, h, level, False)
             if st[S_OUTCOME] >= 0:
                 return
         apply_effect(
@@ -233,6 +327,35 @@ def advanced_available(ctx, skill):
         if st[player_base(pk, seat) + P_ADV + skill]:
             held += 1
     return held < pk.scal[K_N_ADV_TOKENS]
+
+
+@jit
+def flip_up(ctx, amount, first, second, third):
+    """Flip up to ``amount`` face-down Intel tokens face up: each from the first place that has one.
+
+    A place is POOL, SUPPLY or 0 for the map (any space); a place may repeat.
+    """
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
+    off, up, n_i = pk.lay[L_INTEL], pk.lay[L_FACEUP], pk.scal[K_N_INTEL]
+    for _ in range(amount):
+        for k in range(3):
+            where = first if k == 0 else second if k == 1 else third
+            n = 0
+            for t in range(n_i):
+                loc = st[off + t]
+                if st[up + t] == 0 and (loc == where if where < 0 else loc >= 0):
+                    n += 1
+            if n == 0:
+                continue
+            j = next_below_nb(rs, TOKENS, n)
+            for t in range(n_i):
+                loc = st[off + t]
+                if st[up + t] == 0 and (loc == where if where < 0 else loc >= 0):
+                    if j == 0:
+                        st[up + t] = 1
+                        break
+                    j -= 1
+            break
 
 
 @jit
@@ -286,12 +409,21 @@ def apply_effect(ctx, seat, effect, amount, skill):
             st[b + P_ADV + skill] = 1
     elif effect == codes.E_V_MINUS_1:
         v_minus_1(ctx)
+    elif effect == codes.E_FLIP_POOL:
+        flip_up(ctx, amount, codes.POOL, codes.POOL, codes.POOL)
+    elif effect == codes.E_FLIP_ANYWHERE:
+        if pk.scal[K_FLIP_ANYWHERE] == codes.FLIP_POOL_FIRST:
+            flip_up(ctx, amount, codes.POOL, 0, codes.SUPPLY)
+        else:
+            flip_up(ctx, amount, 0, codes.POOL, codes.SUPPLY)
     elif effect == codes.E_LOSE_INTEL:
+        # back to the supply, or out of the game (encounters.toml [readings] lost_intel)
+        to = codes.SUPPLY if pk.scal[K_LOST_INTEL_SUPPLY] != 0 else codes.REMOVED
         for _ in range(amount):
             t = draw_token(st, off, n_i, codes.POOL, rs)
             if t < 0:
                 break
-            st[off + t] = codes.REMOVED
+            st[off + t] = to
     elif effect == codes.E_INJURIES:
         take_injuries(ctx, seat, amount)
     elif effect == codes.E_LOWER_SKILL:

@@ -120,6 +120,7 @@ REGIONS = (
     Field("L_HLEVEL", "henchman_level", "n_henchmen"),
     Field("L_GREEN", "green_loc", "n_henchmen"),
     Field("L_INTEL", "intel_loc", "n_intel"),
+    Field("L_FACEUP", "intel_face_up", "n_intel", kind="bool"),
     Field("L_AIRPORT", "airport_closed", "n_spaces", kind="bool"),
     Field("L_NEXT", "next_to_lobo", "n_villain", kind="list", count="S_N_NEXT"),
     Field("L_REMOVED", "villain_removed", "n_villain", kind="list", count="S_N_REMOVED"),
@@ -150,6 +151,7 @@ REGIONS = (
     Field("L_W_L2_POOL", size="n_henchmen", kind="scratch"),  # level-2 choice: henchmen left
     Field("L_W_L2_SCORES", size="n_henchmen", kind="scratch"),  # level-2 choice: scores
     Field("L_W_L2_TAKEN", size="n_henchmen", kind="scratch"),  # level-2 choice: taken flags
+    Field("L_W_GREENS", size="2 * n_henchmen", kind="scratch"),  # FAQ 8: Location tokens to deal anew, their places
 )
 LAY_EXTRA = ("L_SIZE",)  # pk.lay's last slot: the state vector's length
 
@@ -185,6 +187,9 @@ SCALARS = (
     ("K_DIRTY_LOBO", "dirty_lobo_start"),
     ("K_DIRTY_DELTA", "dirty_location_delta"),
     ("K_TURN_CAP", "turn_cap"),
+    ("K_LOST_INTEL_SUPPLY", "lost_intel_to_supply"),
+    ("K_FLIP_ANYWHERE", "flip_anywhere_first"),
+    ("K_HENCHMAN_CONSEQ_IN_ENC", "henchman_consequences_in_encounters"),
     ("K_N_SPACES", "n_spaces"),
     ("K_N_CITIES", "n_cities"),
     # counts, named (the sizes of :func:`sizes`)
@@ -215,6 +220,12 @@ BUNDLE = (
     ("henchman_option_modifier", "int64", 3),
     ("henchman_option_successes", "int64", 3),
     ("henchman_autopass", "int64", 2),
+    ("henchman_reward", "int64", 2),
+    ("henchman_reward_amount", "int64", 2),
+    ("henchman_reward_skill", "int64", 2),
+    ("henchman_penalty", "int64", 2),
+    ("henchman_penalty_amount", "int64", 2),
+    ("henchman_penalty_skill", "int64", 2),
     ("character_skills", "int64", 2),
     ("character_resolve_start", "int64", 1),
     ("character_resolve_max", "int64", 1),
@@ -263,6 +274,7 @@ BUNDLE = (
     ("encounter_penalty_amount", "int64", 2),
     ("encounter_penalty_skill", "int64", 2),
     ("encounter_no_advance", "int64", 2),
+    ("encounter_henchman", "int64", 2),
     ("fate_city", "int64", 1),
     ("fate_rank", "int64", 1),
     ("fate_suit", "int64", 1),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.content import constants as K
-from sim.rng import ENCOUNTER, FATE, TOP_SECRET
+from sim.rng import ENCOUNTER, FATE, TOKENS, TOP_SECRET
 from sim.rules.choices import TestOption, TokenChoice
 from sim.rules.decks import draw_card, draw_token, pick_on_space
 from sim.rules.endgame import check_henchmen, check_location
@@ -91,42 +91,124 @@ def use_auto_pass(g: GameState, seat: int, skill: int, henchman: int, no_advance
 
 
 def henchman_encounter(g: GameState, seat: int, token: int) -> None:
-    """Reveal the Location token and test its henchman at his current level."""
+    """Reveal the Location token and test its henchman at his current level.
+
+    On a pass the Location Track advances first (the game may end there), then the
+    henchman levels up or, at level 3, is defeated (Field Manual, 2.3).
+    """
     c = g.content
-    p = g.players[seat]
     h = token  # Location token t belongs to henchman t
     level = g.henchman_level[h]
     g.stats.henchman_tests += 1
     g.say(f"  reveals the Location token: {c.henchman_names[h]} (level {level})")
     g.green_loc[token] = SUPPLY  # the token leaves the board whatever happens
-    auto = int(c.henchman_autopass[h, level - 1])
-    if auto >= 0 and p.advanced[auto] and use_auto_pass(g, seat, auto, h, False):
-        g.stats.tests_attempted += 1
-        g.stats.tests_passed += 1
-        g.say(f"  passes automatically with {K.ADVANCED_SKILLS[auto]}")
-        passed = True
-    else:
-        options = skill_options(c.henchman_option_skill[h, level - 1], c.henchman_option_modifier[h, level - 1],
-                                c.henchman_option_successes[h, level - 1])
-        option = choose_option(g, seat, options)
-        g.say(f"  tests {describe_option(g, option)}")
-        passed = run_test(g, seat, option, henchman=h, level=level)
+    passed = henchman_test(g, seat, h)
     if not passed:
         g.say(f"  {c.henchman_names[h]} wins")
         villain_advancement(g)
+        henchman_consequence(g, seat, h, level, False)
         return
     g.stats.henchman_passed += 1
-    if level == 3:
-        g.henchman_level[h] = DEFEATED
-        g.green_loc[token] = REMOVED
-        g.say(f"  {c.henchman_names[h]} is DEFEATED: his token leaves the game")
-        check_henchmen(g)
-    else:
-        g.henchman_level[h] = level + 1
-        g.say(f"  {c.henchman_names[h]} levels up to {level + 1}")
     g.location_track += 1
     g.say(f"  Location Track {g.location_track}/{g.location_target}")
     check_location(g)
+    henchman_level_up(g, h, reshuffle=False)
+    henchman_consequence(g, seat, h, level, True)
+
+
+def henchman_consequence(g: GameState, seat: int, h: int, level: int, passed: bool) -> None:
+    """The pass or fail consequence printed on the henchman's card for the level tested."""
+    c = g.content
+    if passed:
+        apply_effect(g, seat, int(c.henchman_reward[h, level - 1]), int(c.henchman_reward_amount[h, level - 1]),
+                     int(c.henchman_reward_skill[h, level - 1]))
+    else:
+        apply_effect(g, seat, int(c.henchman_penalty[h, level - 1]), int(c.henchman_penalty_amount[h, level - 1]),
+                     int(c.henchman_penalty_skill[h, level - 1]))
+
+
+def henchman_test(g: GameState, seat: int, h: int, no_advance: bool = False) -> bool:
+    """The test printed on a henchman's card for his current level (his auto-pass skill included)."""
+    c = g.content
+    p = g.players[seat]
+    level = g.henchman_level[h]
+    auto = int(c.henchman_autopass[h, level - 1])
+    if auto >= 0 and p.advanced[auto] and use_auto_pass(g, seat, auto, h, no_advance):
+        g.stats.tests_attempted += 1
+        g.stats.tests_passed += 1
+        g.say(f"  passes automatically with {K.ADVANCED_SKILLS[auto]}")
+        return True
+    options = skill_options(c.henchman_option_skill[h, level - 1], c.henchman_option_modifier[h, level - 1],
+                            c.henchman_option_successes[h, level - 1])
+    option = choose_option(g, seat, options)
+    g.say(f"  tests {describe_option(g, option)}")
+    return run_test(g, seat, option, henchman=h, level=level, no_advance=no_advance)
+
+
+def henchman_level_up(g: GameState, h: int, *, reshuffle: bool) -> None:
+    """A passed henchman test: the henchman levels up, or at level 3 is defeated.
+
+    A defeat removes his Location token from the game; after a test inside an encounter
+    card (``reshuffle``) the Location tokens on the board are flipped up and dealt anew
+    (FAQ 8). Then the all-henchmen win is checked.
+    """
+    c = g.content
+    level = g.henchman_level[h]
+    if level < 3:
+        g.henchman_level[h] = level + 1
+        g.say(f"  {c.henchman_names[h]} levels up to {level + 1}")
+        return
+    g.henchman_level[h] = DEFEATED
+    g.say(f"  {c.henchman_names[h]} is DEFEATED: his token leaves the game")
+    if reshuffle:
+        reshuffle_locations(g, h)
+    g.green_loc[h] = REMOVED
+    check_henchmen(g)
+
+
+def reshuffle_locations(g: GameState, h: int) -> None:
+    """FAQ 8: flip up every Location token on the board, take out henchman ``h``'s token,
+    reshuffle the others face down and deal one back to each of their places.
+
+    Protocol (both engines): the other tokens on the board in ascending id order, and
+    their places in the same order; each place in turn gets ``tokens[j]`` with
+    ``j = below(len(tokens))`` from the TOKENS stream (no draw for the last token),
+    the last token moving into slot ``j``.
+    """
+    tokens = [t for t, loc in enumerate(g.green_loc) if loc >= 0 and t != h]
+    places = [g.green_loc[t] for t in tokens]
+    if g.green_loc[h] >= 0:
+        g.say(f"  flips up the Location tokens: {g.content.henchman_names[h]}'s token found at "
+              f"{g.content.space_names[g.green_loc[h]]} leaves the board")
+    g.green_loc[h] = REMOVED
+    for place in places:
+        j = g.rng.below(len(tokens), TOKENS) if len(tokens) > 1 else 0
+        g.green_loc[tokens[j]] = place
+        tokens[j] = tokens[-1]
+        tokens.pop()
+    if places:
+        g.say(f"  the {len(places)} other Location token(s) are reshuffled face down onto their places")
+
+
+def flip_up(g: GameState, amount: int, places: tuple[int, ...]) -> None:
+    """Flip up to ``amount`` face-down Intel tokens face up, for the rest of the game.
+
+    Each flip takes a random face-down token (ascending ids, TOKENS stream) of the first
+    place in ``places`` that holds one: POOL, SUPPLY, or any space (the value 0 stands
+    for the map). Nothing happens when no face-down token is left there.
+    """
+    for _ in range(amount):
+        for where in places:
+            cands = [t for t, loc in enumerate(g.intel_loc)
+                     if not g.intel_face_up[t] and (loc == where if where < 0 else loc >= 0)]
+            if cands:
+                t = cands[g.rng.below(len(cands), TOKENS)]
+                g.intel_face_up[t] = True
+                kind = K.INTEL_TYPES[int(g.content.intel_token_type[t])]
+                loc = g.intel_loc[t]
+                at = "the Pool" if loc == POOL else "the supply" if loc == SUPPLY else g.content.space_names[loc]
+                g.say(f"    flips up a {kind} Intel token in {at}")
+                break
 
 
 def skill_options(skills, modifiers, successes) -> list[TestOption]:
@@ -156,7 +238,18 @@ def encounter_card(g: GameState, seat: int, side: int) -> None:
     no_advance = bool(c.encounter_no_advance[card, side])
     g.say(f"  {K.DECKS[deck]} encounter card {card} ({'With Intel' if side else 'No Intel'})")
     auto = int(c.encounter_autopass[card, side])
-    if auto >= 0 and p.advanced[auto] and use_auto_pass(g, seat, auto, -1, no_advance):
+    h = int(c.encounter_henchman[card, side])
+    level = g.henchman_level[h] if h >= 0 else 0
+    henchman_card = h >= 0 and level != DEFEATED
+    if henchman_card:
+        # FAQ 6: a test against the henchman; a pass levels him up, the Location Track stays
+        g.stats.card_henchman_tests += 1
+        g.say(f"  the encounter calls for a test against {c.henchman_names[h]} (level {g.henchman_level[h]})")
+        passed = henchman_test(g, seat, h, no_advance)
+        if passed:
+            g.stats.card_henchman_passed += 1
+            henchman_level_up(g, h, reshuffle=True)
+    elif auto >= 0 and p.advanced[auto] and use_auto_pass(g, seat, auto, -1, no_advance):
         g.stats.tests_attempted += 1
         g.stats.tests_passed += 1
         g.say(f"  passes automatically with {K.ADVANCED_SKILLS[auto]}")
@@ -165,7 +258,11 @@ def encounter_card(g: GameState, seat: int, side: int) -> None:
         option = choose_option(g, seat, encounter_options(g, card, side))
         g.say(f"  tests {describe_option(g, option)}")
         passed = run_test(g, seat, option, no_advance=no_advance)
+    # the henchman card's own consequence too? (henchmen.toml [readings] consequences_in_encounters)
+    henchman_too = henchman_card and c.henchman_consequences_in_encounters
     if passed:
+        if henchman_too:
+            henchman_consequence(g, seat, h, level, True)
         apply_effect(g, seat, int(c.encounter_reward[card, side]),
                      int(c.encounter_reward_amount[card, side]), int(c.encounter_reward_skill[card, side]))
     else:
@@ -173,6 +270,8 @@ def encounter_card(g: GameState, seat: int, side: int) -> None:
             g.say("  failed, but the encounter says: do not advance villain")
         else:
             villain_advancement(g)
+        if henchman_too:
+            henchman_consequence(g, seat, h, level, False)
         apply_effect(g, seat, int(c.encounter_penalty[card, side]),
                      int(c.encounter_penalty_amount[card, side]), int(c.encounter_penalty_skill[card, side]))
 
@@ -266,12 +365,20 @@ def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) 
                 g.say("    no token of that advanced skill is left")
     elif effect == K.E_V_MINUS_1:
         v_minus_1(g)
+    elif effect == K.E_FLIP_POOL:
+        flip_up(g, amount, (POOL,))
+    elif effect == K.E_FLIP_ANYWHERE:
+        board = K.SUPPLY + 1  # any space (a location >= 0)
+        first = (POOL, board) if g.content.flip_anywhere_first == K.FLIP_POOL_FIRST else (board, POOL)
+        flip_up(g, amount, first + (SUPPLY,))
     elif effect == K.E_LOSE_INTEL:
+        # back to the supply, or out of the game (encounters.toml [readings] lost_intel)
+        to = SUPPLY if g.content.lost_intel_to_supply else REMOVED
         for _ in range(amount):
             t = draw_token(g, g.intel_loc, POOL)
             if t < 0:
                 break
-            g.intel_loc[t] = REMOVED
+            g.intel_loc[t] = to
     elif effect == K.E_INJURIES:
         take_injuries(g, seat, amount)
     elif effect == K.E_LOWER_SKILL:

@@ -51,6 +51,8 @@ class GameRecord:
     tests_passed: int
     henchman_tests: int
     henchman_passed: int
+    card_henchman_tests: int
+    card_henchman_passed: int
     gambles_played: int
     gambles_won: int
     injuries: int
@@ -168,6 +170,8 @@ def record(g: GameState, seed: int, game: int) -> GameRecord:
         tests_passed=g.stats.tests_passed,
         henchman_tests=g.stats.henchman_tests,
         henchman_passed=g.stats.henchman_passed,
+        card_henchman_tests=g.stats.card_henchman_tests,
+        card_henchman_passed=g.stats.card_henchman_passed,
         gambles_played=g.stats.gambles_played,
         gambles_won=g.stats.gambles_won,
         injuries=g.stats.injuries_taken,

@@ -203,6 +203,8 @@ class Stats:
     villain_drawn: int = 0
     henchman_tests: int = 0
     henchman_passed: int = 0
+    card_henchman_tests: int = 0  # henchman tests called for by encounter cards (FAQ 6)
+    card_henchman_passed: int = 0
     top_secret_played: int = 0
 
 
@@ -219,6 +221,7 @@ class GameState:
     henchman_level: list[int]  # per henchman: 1..3, or DEFEATED
     green_loc: list[int]  # per Location token (= henchman): space, SUPPLY or REMOVED
     intel_loc: list[int]  # per yellow Intel token: space, SUPPLY, POOL or REMOVED
+    intel_face_up: list[bool]  # per yellow Intel token: flipped face up ("Flip Up Intel"), for good
     airport_closed: list[bool]
     close_tokens_left: int
     un_supply: int
@@ -342,6 +345,21 @@ class PlayerView:
     def pool_size(self) -> int:
         """Number of Intel tokens in the Pool (face down: their types are hidden)."""
         return len(self._g.intel_in(POOL))
+
+    def face_up_intel(self) -> list[tuple[int, int]]:
+        """``(where, type)`` of every face-up Intel token still in play (where: a space,
+        SUPPLY or POOL), sorted; face-down tokens are not listed ("Flip Up Intel")."""
+        types = self._g.content.intel_token_type
+        return sorted((loc, int(types[t])) for t, (loc, up) in enumerate(zip(self._g.intel_loc, self._g.intel_face_up))
+                      if up and loc != REMOVED)
+
+    def pool_face_up(self) -> list[int]:
+        """Face-up Intel tokens in the Pool by type (W, T, D, A); the rest of the Pool is face down."""
+        counts = [0] * len(K.INTEL_TYPES)
+        for loc, kind in self.face_up_intel():
+            if loc == POOL:
+                counts[kind] += 1
+        return counts
 
     @property
     def intel_supply_size(self) -> int:
