@@ -523,8 +523,9 @@ HEURISTIC = 1
     H_AUTO_PASS_BELOW,
     H_CANCEL_AT,
     H_WATCH_FAIL,
-) = range(18)
-N_PARAMS = 18
+    H_PATIENCE,
+) = range(19)
+N_PARAMS = 19
 PARAM_INDEX = {  # HeuristicParams field -> index in the parameter vector
     "dice_stop_margin": H_DICE_STOP,
     "plus_one": H_PLUS_ONE,
@@ -544,6 +545,7 @@ PARAM_INDEX = {  # HeuristicParams field -> index in the parameter vector
     "auto_pass_below": H_AUTO_PASS_BELOW,
     "cancel_at": H_CANCEL_AT,
     "watch_fail": H_WATCH_FAIL,
+    "patience_rounds": H_PATIENCE,
 }
 PLUS_ONE_CODES = {"never": 0, "henchman": 1, "always": 2}
 

@@ -14,6 +14,7 @@ from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel.decks import airport_open, lobo, player_base, top_secret_card, work
 from sim.kernel.layout import (
+    C_PLAYERS,
     H_AUTO_PASS_BELOW,
     H_CANCEL_AT,
     H_DICE_STOP,
@@ -25,6 +26,7 @@ from sim.kernel.layout import (
     H_MAX_GREENS,
     H_MISSION_REWARD,
     H_MOVE_RESOLVE,
+    H_PATIENCE,
     H_PLUS_ONE,
     H_POOL_TARGET,
     H_REROLL,
@@ -55,6 +57,7 @@ from sim.kernel.layout import (
     S_LOC_TARGET,
     S_LOC_TRACK,
     S_MOVE_RES,
+    S_TURN,
     S_WATCHED,
 )
 from sim.poker import HIGH_CARD, choose_exchange_nb, hand_category_nb, hand_value_arr_nb
@@ -323,13 +326,24 @@ def green_supply_size(pk, st):
 
 
 @jit
+def impatient(ctx):
+    """Heuristic: round ``patience_rounds`` has come (the round of turn ``S_TURN``)."""
+    cfg, st, prm = ctx.cfg, ctx.st, ctx.prm
+    n = cfg[C_PLAYERS]
+    return (st[S_TURN] + n - 1) // n >= prm[H_PATIENCE]
+
+
+@jit
 def wants_exchange(ctx):
     """Heuristic: exchange a yellow Intel token for a green Location token now?"""
     pk, st, prm = ctx.pk, ctx.st, ctx.prm
-    when = prm[H_EXCH_WHEN]
-    if when == 0 or green_supply_size(pk, st) == 0:
+    if green_supply_size(pk, st) == 0:
         return False
-    if n_green_spaces(pk, st) >= prm[H_MAX_GREENS]:
+    greens = n_green_spaces(pk, st)
+    if impatient(ctx):
+        return greens < max(prm[H_MAX_GREENS], 1.0)
+    when = prm[H_EXCH_WHEN]
+    if when == 0 or greens >= prm[H_MAX_GREENS]:
         return False
     return when == 2 or pool_size(pk, st) >= prm[H_EXCH_MIN_POOL]
 
@@ -343,9 +357,15 @@ def wants_intel(ctx):
 
 @jit
 def ready_to_fight(ctx):
-    """Fight henchmen unless the win would end the game with too small a Pool."""
+    """Fight henchmen unless the win would end the game with too small a Pool (released when
+    the Pool holds ``pool_target`` or once impatient: waiting cannot help)."""
     pk, st, prm = ctx.pk, ctx.st, ctx.prm
-    return st[S_LOC_TRACK] < st[S_LOC_TARGET] - 1 or pool_size(pk, st) >= prm[H_FINAL_POOL_MIN]
+    if st[S_LOC_TRACK] < st[S_LOC_TARGET] - 1:
+        return True
+    pool = pool_size(pk, st)
+    if pool >= prm[H_FINAL_POOL_MIN] or pool >= prm[H_POOL_TARGET]:
+        return True
+    return impatient(ctx)
 
 
 @jit
