@@ -288,7 +288,7 @@ def validate_bands(model: BandsModel, source: str, content_path) -> None:
             raise BandsError(source, f"{key}.strategy",
                              f"unknown strategy {cell.strategy!r}; registered: {', '.join(strategies.names())}")
         try:
-            strategies.make(cell.strategy, **cell.params)
+            strategies.make(cell.strategy, players=cell.players, **cell.params)
         except (TypeError, ValueError) as e:
             raise BandsError(source, f"{key}.params", str(e)) from None
         try:

@@ -150,7 +150,8 @@ class Cell:
     @property
     def id(self) -> str:
         chars = self.characters.replace(" ", "").replace(",", "+")
-        return f"p{self.players}_{self.strategy}_{self.variant}_{chars}_{self.setup}"
+        team = self.strategy.replace(" ", "").replace(",", "+")  # a per-seat team: heuristic+bold
+        return f"p{self.players}_{team}_{self.variant}_{chars}_{self.setup}"
 
     def as_dict(self) -> dict:
         return {d: getattr(self, d) for d in DIMENSIONS}
@@ -251,10 +252,24 @@ def _check_cross(spec: Spec) -> None:
         if s.base not in known:
             raise SpecError(f, f"strategy.{name}.base", f"unknown strategy {s.base!r} (registered: {', '.join(sorted(known))})")
         try:
-            strategies.make(s.base, **s.params)
+            for n in m.grid.players:  # a per-player-count base (tuned) is checked at every count
+                strategies.make(s.base, players=n, **s.params)
         except (TypeError, ValueError) as e:
             raise SpecError(f, f"strategy.{name}.params", str(e)) from None
     for s in m.grid.strategies:
+        if "," in s:  # a mixed team: one registered strategy per seat
+            names = [x.strip() for x in s.split(",")]
+            for x in names:
+                if x in m.strategy:
+                    raise SpecError(f, "grid.strategies", f"{s!r}: a per-seat team takes registered strategies only; "
+                                    f"[strategy.{x}] cannot sit in one yet")
+                if x not in known:
+                    raise SpecError(f, "grid.strategies", f"{s!r}: unknown strategy {x!r} (registered: {', '.join(sorted(known))})")
+            for p in m.grid.players:
+                if len(names) != p:
+                    raise SpecError(f, "grid.strategies", f"team {s!r} has {len(names)} seats but the grid has {p} "
+                                    "players; give per-seat teams only with a single player count")
+            continue
         if s not in known and s not in m.strategy:
             raise SpecError(f, "grid.strategies", f"unknown strategy {s!r}: not registered and no [strategy.{s}] table")
     if "default" in m.setup:
