@@ -255,6 +255,8 @@ def cmd_run(args) -> int:
     try:
         report = run_study(spec, args.out, engine=args.engine, progress=None if not args.quiet else False,
                            max_batches=args.max_batches, scheduler=args.scheduler)
+    except SpecError as e:
+        raise SystemExit(f"spec error: {e}") from None
     except (ResultsError, StudyError, SchedulerError) as e:
         raise SystemExit(f"error: {e}") from None
     except BatchFailed as e:
@@ -546,8 +548,9 @@ def build_parser() -> argparse.ArgumentParser:
     ru.add_argument("spec", help="experiments/<name>.toml")
     ru.add_argument("--out", default=None, help="output folder (default results/<name>)")
     ru.add_argument("--games", type=_int_range(1, MAX_SEED), default=None, help="games per cell, overriding the spec")
-    ru.add_argument("--engine", choices=["kernel", "reference"], default="kernel",
-                    help="kernel (numba, default) or reference (the readable rulebook); same games")
+    ru.add_argument("--engine", choices=["kernel", "reference"], default=None,
+                    help="kernel (numba) or reference (the readable rulebook); same games (default: the spec's "
+                         "[experiment] engine, kernel unless it says otherwise)")
     ru.add_argument("--max-batches", type=_int_range(1, MAX_SEED), default=None,
                     help="stop after N new batches (resume later)")
     ru.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -645,7 +648,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _announce_compile(args) -> None:
     """Say why the first kernel command on a fresh checkout takes a minute before any output."""
-    if args.func not in (cmd_play, cmd_run, cmd_check, cmd_compare, cmd_tune, cmd_tune_strategy, cmd_sensitivity) or getattr(args, "engine", "kernel") != "kernel":
+    if args.func not in (cmd_play, cmd_run, cmd_check, cmd_compare, cmd_tune, cmd_tune_strategy, cmd_sensitivity) or (getattr(args, "engine", None) or "kernel") != "kernel":
         return
     from sim._cache import is_compiled
 

@@ -37,9 +37,17 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
 
 DIMENSIONS = ("players", "strategy", "variant", "characters", "setup")
 MAX_BATCH = 1_000_000  # games held in memory at once by one batch
@@ -78,6 +86,7 @@ class ExperimentSection(_M):
     games_table_limit: StrictInt = Field(default=5_000_000, ge=0)
     content: StrictStr | None = None  # pack folder, relative to the spec file
     overrides: dict[str, Any] = {}  # applied to every cell's pack, under each setup's own (`run --set`)
+    engine: Literal["kernel", "reference"] = "kernel"  # `run --engine` overrides it
 
 
 class GridSection(_M):
@@ -101,8 +110,15 @@ class GridSection(_M):
 
 
 class StrategySection(_M):
-    base: StrictStr
+    base: StrictStr | None = None  # a registered strategy ...
+    module: StrictStr | None = None  # ... or "package.module:object" (strategies/modules.py)
     params: dict[str, Any] = {}
+
+    @model_validator(mode="after")
+    def _one_source(self):
+        if (self.base is None) == (self.module is None):
+            raise ValueError("give exactly one of base (a registered strategy) or module ('package.module:object')")
+        return self
 
 
 class SetupSection(_M):
@@ -210,11 +226,34 @@ class Spec:
         return None if c is None else (self.path.parent / c).resolve()
 
     def strategy_of(self, name: str) -> tuple[str, dict]:
-        """(registered base, params) of a grid strategy name."""
+        """(registered base or 'package.module:object', params) of a grid strategy name."""
         if name in self.model.strategy:
             s = self.model.strategy[name]
-            return s.base, dict(s.params)
+            return s.base if s.module is None else s.module, dict(s.params)
         return name, {}
+
+    def module_strategies(self) -> dict[str, str]:
+        """Grid strategy name -> module path, for the ``[strategy.X] module = ...`` tables in the grid."""
+        return {n: s.module for n, s in self.model.strategy.items()
+                if s.module is not None and n in self.model.grid.strategies}
+
+    def check_engine(self, engine: str) -> None:
+        """Refuse a module strategy the engine cannot play exactly (SpecError naming the table)."""
+        from strategies import modules
+
+        for name, path in self.module_strategies().items():
+            s = modules.load(path, self.model.strategy[name].params)
+            kernel = modules.kernel_playable(s)
+            if engine == "kernel" and not kernel:
+                raise SpecError(self.path.name, f"strategy.{name}.module",
+                                f"{path} is a Python strategy with no kernel twin: the kernel would not play it. "
+                                "Set engine = \"reference\" in [experiment] (or run --engine reference), or make "
+                                "the object a sim.kernel.custom.KernelStrategy")
+            from sim.kernel.custom import KernelStrategy
+
+            if engine == "reference" and isinstance(s, KernelStrategy):
+                raise SpecError(self.path.name, f"strategy.{name}.module",
+                                f"{path} is a KernelStrategy: it plays on the kernel only (engine = \"kernel\")")
 
     def targets(self) -> dict[int, tuple[float, float]]:
         """Target win-rate bands by player count (``[targets] win_rate``)."""
@@ -249,6 +288,16 @@ def _check_cross(spec: Spec) -> None:
     for name, s in m.strategy.items():
         if name in known:
             raise SpecError(f, f"strategy.{name}", "shadows a registered strategy; pick another name")
+        if s.module is not None:
+            from strategies import modules
+
+            if not modules.is_module_path(s.module):
+                raise SpecError(f, f"strategy.{name}.module", f"{s.module!r} is not a module path like 'package.module:object'")
+            try:
+                modules.load(s.module, s.params)
+            except (TypeError, ValueError) as e:
+                raise SpecError(f, f"strategy.{name}.module", str(e)) from None
+            continue
         if s.base not in known:
             raise SpecError(f, f"strategy.{name}.base", f"unknown strategy {s.base!r} (registered: {', '.join(sorted(known))})")
         try:
