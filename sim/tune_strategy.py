@@ -32,6 +32,7 @@ SPACE = {
     "move_resolve": ("bool",),
     "pool_target": ("int", 2, 10),
     "final_pool_min": ("int", 2, 10),
+    "release_at_pool_target": ("bool",),
     "exchange_when": ("cat", ("never", "late", "early")),
     "exchange_min_pool": ("int", 1, 8),
     "max_greens": ("int", 1, 4),

@@ -46,6 +46,8 @@ class HeuristicParams:
     # do not take on the henchman that would end the game before the Pool holds this many
     # (released when waiting cannot help: see HeuristicStrategy._ready_to_fight)
     final_pool_min: int = 7
+    # ... but take it on once the Pool holds pool_target (the player pools no more)
+    release_at_pool_target: bool = False
     # from this round on, stop waiting for the Pool: fight the game-ending henchman and
     # exchange Intel for green tokens whatever the Pool thresholds say (the stall guard)
     patience_rounds: int = 40
@@ -185,14 +187,15 @@ class HeuristicStrategy(Strategy):
         """Fight henchmen unless the win would end the game with too small a Pool.
 
         The hold on the game-ending henchman is released when waiting cannot help:
-        the Pool already holds ``pool_target`` (the player takes no more Intel from the
-        board, so it would wait for ``final_pool_min`` in vain), or round
-        ``patience_rounds`` has come. Without the release a team that rarely fails a test
-        (Dr. Lobo advances only on failures) could wait at Location target - 1 for ever.
+        from round ``patience_rounds`` on, and (with ``release_at_pool_target``) once
+        the Pool holds ``pool_target`` (the player takes no more Intel from the board,
+        so it could wait for ``final_pool_min`` in vain). Without the release a team that
+        rarely fails a test (Dr. Lobo advances only on failures) could wait at Location
+        target - 1 for ever.
         """
         pool = view.pool_size
         return (view.location_track < view.location_target - 1 or pool >= self.p.final_pool_min
-                or pool >= self.p.pool_target or self._impatient(view))
+                or (self.p.release_at_pool_target and pool >= self.p.pool_target) or self._impatient(view))
 
     def _target(self, view) -> int:
         """Nearest green token, else (if Intel is wanted) nearest yellow, else a mission city."""

@@ -524,8 +524,9 @@ HEURISTIC = 1
     H_CANCEL_AT,
     H_WATCH_FAIL,
     H_PATIENCE,
-) = range(19)
-N_PARAMS = 19
+    H_RELEASE_AT_TARGET,
+) = range(20)
+N_PARAMS = 20
 PARAM_INDEX = {  # HeuristicParams field -> index in the parameter vector
     "dice_stop_margin": H_DICE_STOP,
     "plus_one": H_PLUS_ONE,
@@ -546,6 +547,7 @@ PARAM_INDEX = {  # HeuristicParams field -> index in the parameter vector
     "cancel_at": H_CANCEL_AT,
     "watch_fail": H_WATCH_FAIL,
     "patience_rounds": H_PATIENCE,
+    "release_at_pool_target": H_RELEASE_AT_TARGET,
 }
 PLUS_ONE_CODES = {"never": 0, "henchman": 1, "always": 2}
 

@@ -31,6 +31,7 @@ from sim.kernel.layout import (
     H_PATIENCE,
     H_PLUS_ONE,
     H_POOL_TARGET,
+    H_RELEASE_AT_TARGET,
     H_REROLL,
     H_RESERVE,
     H_REST_MARGIN,
@@ -359,13 +360,15 @@ def wants_intel(ctx, seat):
 
 @jit
 def ready_to_fight(ctx, seat):
-    """Fight henchmen unless the win would end the game with too small a Pool (released when
-    the Pool holds ``pool_target`` or once impatient: waiting cannot help)."""
+    """Fight henchmen unless the win would end the game with too small a Pool (released once
+    impatient, and with ``release_at_pool_target`` when the Pool holds ``pool_target``)."""
     pk, st, prm = ctx.pk, ctx.st, ctx.prm
     if st[S_LOC_TRACK] < st[S_LOC_TARGET] - 1:
         return True
     pool = pool_size(pk, st)
-    if pool >= prm[seat, H_FINAL_POOL_MIN] or pool >= prm[seat, H_POOL_TARGET]:
+    if pool >= prm[seat, H_FINAL_POOL_MIN]:
+        return True
+    if prm[seat, H_RELEASE_AT_TARGET] != 0 and pool >= prm[seat, H_POOL_TARGET]:
         return True
     return impatient(ctx, seat)
 
