@@ -85,6 +85,15 @@ def test_a_spec_names_a_custom_strategy_by_module_path_runs_resumes_and_compares
     plain = sim.simulate(players=2, games=30, seed=4, strategy="heuristic", params={"pool_target": 5})
     assert not want.drop("strategy").equals(plain.drop("strategy"))  # the override really played
     meta = json.loads((out / "metadata.json").read_text())
+    from sim.manifest import read_metadata
+
+    assert read_metadata(out)["strategy_modules"] == meta["strategy_modules"]
+    import pyarrow.parquet as pq
+
+    from sim.manifest import metadata_from_parquet
+
+    pmeta = metadata_from_parquet(pq.read_schema(out / "summary.parquet").metadata)
+    assert pmeta["strategy_modules"] == meta["strategy_modules"]  # the same field in the Parquet file
     recorded = meta["strategy_modules"]["wary"]
     assert recorded["module"] == "my_wary_strats:wary"
     assert recorded["source_hash"] == hashlib.sha256(module.read_bytes()).hexdigest()
