@@ -112,7 +112,7 @@ def team_label(team) -> str:
     return ",".join(sorted({s.name for s in team}))
 
 
-def _kernel_strategy(strategy, params: dict | None, players: int):
+def _kernel_strategy(strategy, params: dict | None, players: int | None = None):
     """What the kernel plays: one strategy object for every seat, or a list of them, one per seat."""
     import strategies
 
