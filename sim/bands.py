@@ -113,8 +113,9 @@ def _band(v):
 class CellSection(_M):
     name: str = Field(min_length=1, max_length=100, pattern=r"^[^\x00-\x1f\x7f]+$")
     players: StrictInt = Field(ge=1, le=6)
-    strategy: str = Field(default="heuristic", min_length=1)
+    strategy: str = Field(default="heuristic", min_length=1)  # registered, or "package.module:object"
     params: dict[str, Any] = {}
+    engine: Literal["kernel", "reference"] = "kernel"  # a Python module strategy needs "reference"
     variant: str = Field(default="standard", pattern=r"\S")  # "" would silently mean standard
     skills: Literal["pick", "fixed"] = "pick"  # advanced skills at set-up (the players pick, or fixed pairs)
     characters: str = Field(default="default", pattern=r"\S")  # "" would silently mean default
@@ -255,8 +256,14 @@ def check_cell(cell: CellSection, check: CheckSection, content_path, source: str
         content = load_with_overrides(content_path, {**(extra or {}), **cell.overrides}, f"{source} [{cell.name}]")
     except ContentError as e:
         raise BandsError(source, f"cell[{cell.name}].overrides", str(e)) from None
-    tally = simulate_tally(players=cell.players, games=check.games, strategy=cell.strategy, params=cell.params,
+    from strategies import modules
+
+    strategy, params = cell.strategy, cell.params
+    if modules.is_module_path(strategy):
+        strategy, params = modules.load(strategy, params), None
+    tally = simulate_tally(players=cell.players, games=check.games, strategy=strategy, params=params,
                            seed=check.seed, variant=Settings.with_skills(cell.variant, skills or cell.skills),
+                           engine=cell.engine,
                            characters=None if cell.characters == "default" else cell.characters,
                            content=content, batch=check.batch)
     est = estimates_of(tally)
@@ -284,15 +291,31 @@ def validate_bands(model: BandsModel, source: str, content_path) -> None:
         base = load_with_overrides(content_path, {}, source)
     except ContentError as e:
         raise BandsError(source, "check.content", str(e)) from None
+    from sim.kernel.custom import KernelStrategy
+    from strategies import modules
+
     for cell in model.cell:
         key = f"cell[{cell.name}]"
-        if cell.strategy not in strategies.names():
+        if modules.is_module_path(cell.strategy):
+            try:
+                s = modules.load(cell.strategy, cell.params)
+            except (TypeError, ValueError) as e:
+                raise BandsError(source, f"{key}.strategy", str(e)) from None
+            if cell.engine == "kernel" and not modules.kernel_playable(s):
+                raise BandsError(source, f"{key}.strategy",
+                                 f"{cell.strategy} is a Python strategy with no kernel twin: set engine = "
+                                 "\"reference\" in the cell, or make the object a sim.kernel.custom.KernelStrategy")
+            if cell.engine == "reference" and isinstance(s, KernelStrategy):
+                raise BandsError(source, f"{key}.strategy",
+                                 f"{cell.strategy} is a KernelStrategy: it plays on the kernel only")
+        elif cell.strategy not in strategies.names():
             raise BandsError(source, f"{key}.strategy",
                              f"unknown strategy {cell.strategy!r}; registered: {', '.join(strategies.names())}")
-        try:
-            strategies.make(cell.strategy, **cell.params)
-        except (TypeError, ValueError) as e:
-            raise BandsError(source, f"{key}.params", str(e)) from None
+        else:
+            try:
+                strategies.make(cell.strategy, players=cell.players, **cell.params)
+            except (TypeError, ValueError) as e:
+                raise BandsError(source, f"{key}.params", str(e)) from None
         try:
             Settings.build(base, cell.players, None, cell.variant)
         except ValueError as e:

@@ -9,6 +9,7 @@ import math
 import os
 import sys
 import time
+from pathlib import Path
 
 MAX_SEED = 2**63 - 1
 # one `play` keeps a summary, never a per-game table: games are played in batches of this
@@ -139,14 +140,21 @@ def _settings_and_strategies(args, content):
         settings = Settings.build(content, args.players, args.characters, args.variant)
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
-    if args.strategy not in strategies.names():
-        raise SystemExit(f"error: --strategy: unknown strategy {args.strategy!r}; registered: {', '.join(strategies.names())}")
+    names = [x.strip() for x in args.strategy.split(",")]
+    if len(names) not in (1, args.players):
+        raise SystemExit(f"error: --strategy: {len(names)} strategies for {args.players} seats; give one name "
+                         "for every seat or one per seat, comma-separated")
+    for name in names:
+        if name not in strategies.names():
+            raise SystemExit(f"error: --strategy: unknown strategy {name!r}; registered: {', '.join(strategies.names())}")
+    if len(names) == 1:
+        names = names * args.players
     params = parse_params(args.param)
     try:
-        team = [strategies.make(args.strategy, **params) for _ in range(args.players)]
+        made = {name: strategies.make(name, players=args.players, **params) for name in dict.fromkeys(names)}
     except ValueError as e:
         raise SystemExit(f"error: --param: {e}") from None
-    return settings, team
+    return settings, [made[name] for name in names]
 
 
 def cmd_play(args) -> int:
@@ -158,7 +166,7 @@ def cmd_play(args) -> int:
     try:
         # a tally batch by batch: memory does not grow with --games, and Ctrl-C lands between batches
         full = simulate_tally(players=args.players, games=args.games,
-                              strategy=team[0] if args.engine == "kernel" else team, seed=args.seed,
+                              strategy=team[0] if len(set(map(id, team))) == 1 else team, seed=args.seed,
                               characters=args.characters, variant=args.variant, content=content,
                               engine=args.engine, threads=args.threads, batch=PLAY_BATCH).summary()
     except ValueError as e:
@@ -172,7 +180,7 @@ def cmd_play(args) -> int:
             "players": args.players,
             "characters": lineup,
             "strategy": args.strategy,
-            "params": team[0].params(),
+            "params": team[0].params() if len(set(map(id, team))) == 1 else [s.params() for s in team],
             "variant": settings.variant_label,
             "seed": args.seed,
             "engine": args.engine,
@@ -248,6 +256,8 @@ def cmd_run(args) -> int:
     try:
         report = run_study(spec, args.out, engine=args.engine, progress=None if not args.quiet else False,
                            max_batches=args.max_batches, scheduler=args.scheduler)
+    except SpecError as e:
+        raise SystemExit(f"spec error: {e}") from None
     except (ResultsError, StudyError, SchedulerError) as e:
         raise SystemExit(f"error: {e}") from None
     except BatchFailed as e:
@@ -448,6 +458,32 @@ def cmd_tune(args) -> int:
     return 0
 
 
+def cmd_tune_strategy(args) -> int:
+    from pathlib import Path
+
+    from sim import tune_strategy as TS
+
+    progress = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    try:
+        if args.reproduce:
+            kw = TS.reproduce_args(args.reproduce)
+        else:
+            kw = {"players": args.players, "budget": args.budget, "trial_games": args.trial_games, "seed": args.seed,
+                  "holdout_games": args.holdout_games, "holdout_seed": args.holdout_seed}
+        result = TS.tune(**kw, threads=args.threads, progress=progress)
+    except (TS.TuneStrategyError, KeyError, OSError) as e:
+        raise SystemExit(f"error: {e}") from None
+    out = Path(args.out)
+    out.write_text(TS.to_toml(result), encoding="utf-8")
+    for n, entry in result["players"].items():
+        h = entry["holdout"]
+        vs = "; ".join(f"vs {b} {100 * h['vs_' + b]['diff']:+.2f} points [{100 * h['vs_' + b]['paired_low']:+.2f}, "
+                       f"{100 * h['vs_' + b]['paired_high']:+.2f}]" for b in TS.PRESETS)
+        print(f"{n} players: held-out win rate {100 * h['win_rate']:.2f}% on {h['games']:,} games; {vs}")
+    print(f"wrote {out}")
+    return 0
+
+
 def cmd_sensitivity(args) -> int:
     from pathlib import Path
 
@@ -535,7 +571,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def game_args(q, games: bool):
         q.add_argument("--players", type=_int_range(1, 6), default=4, help="player count, 1 to 6 (default 4)")
-        q.add_argument("--strategy", default="heuristic", help="registered strategy of every seat (default heuristic)")
+        q.add_argument("--strategy", default="heuristic", help="registered strategy of every seat, or one per seat, comma-separated: heuristic,bold,cautious,heuristic (default heuristic)")
         q.add_argument("--param", action="append", metavar="NAME=VALUE", help="strategy parameter (repeatable)")
         q.add_argument("--seed", type=seed, default=1, help="seed, 0 to 2**63-1 (default 1)")
         q.add_argument("--characters", default=None, help="comma-separated character names, one per seat, or 'random'")
@@ -564,8 +600,9 @@ def build_parser() -> argparse.ArgumentParser:
     ru.add_argument("spec", help="experiments/<name>.toml")
     ru.add_argument("--out", default=None, help="output folder (default results/<name>)")
     ru.add_argument("--games", type=_int_range(1, MAX_SEED), default=None, help="games per cell, overriding the spec")
-    ru.add_argument("--engine", choices=["kernel", "reference"], default="kernel",
-                    help="kernel (numba, default) or reference (the readable rulebook); same games")
+    ru.add_argument("--engine", choices=["kernel", "reference"], default=None,
+                    help="kernel (numba) or reference (the readable rulebook); same games (default: the spec's "
+                         "[experiment] engine, kernel unless it says otherwise)")
     ru.add_argument("--max-batches", type=_int_range(1, MAX_SEED), default=None,
                     help="stop after N new batches (resume later)")
     ru.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -631,6 +668,24 @@ def build_parser() -> argparse.ArgumentParser:
                     help="play the games on a Dask cluster (needs pip install 'smersh-sim[distributed]'); same answer")
     tu.set_defaults(func=cmd_tune)
 
+    ts = sub.add_parser("tune-strategy", help="tune the heuristic's parameters per player count for win rate (writes strategies/tuned.toml)")
+    ts.add_argument("--players", type=_players_list, default=[1, 2, 3, 4, 5, 6], metavar="1..6",
+                    help="player counts to tune (default 1..6)")
+    ts.add_argument("--budget", type=_int_range(1, MAX_SEED), default=400_000,
+                    help="games the search may play per player count (default 400,000)")
+    ts.add_argument("--trial-games", type=_int_range(1, MAX_SEED), default=5_000,
+                    help="paired games per trial (the same games for every trial; default 5,000)")
+    ts.add_argument("--holdout-games", type=_int_range(1, MAX_SEED), default=100_000,
+                    help="fresh games for the final figures (default 100,000)")
+    ts.add_argument("--seed", type=seed, default=1, help="seed of the search (default 1)")
+    ts.add_argument("--holdout-seed", type=seed, default=None, help="seed of the held-out games (default seed + 1)")
+    ts.add_argument("--threads", type=_int_range(1, 1024), default=None, help="worker threads (default: all)")
+    ts.add_argument("--reproduce", default=None, metavar="TUNED.toml",
+                    help="take players, budget, seeds and game counts from a tuned file (write it again)")
+    ts.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "strategies" / "tuned.toml"),
+                    help="where to write (default strategies/tuned.toml)")
+    ts.set_defaults(func=cmd_tune_strategy)
+
     se = sub.add_parser("sensitivity", help="paired change in win rate per step of each setup value (tornado chart)")
     se.add_argument("--players", type=_players_list, default=[2, 4], metavar="1..6", help="player counts (default 2,4)")
     se.add_argument("--strategy", default="heuristic", help="registered strategy of every seat (default heuristic)")
@@ -668,7 +723,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _announce_compile(args) -> None:
     """Say why the first kernel command on a fresh checkout takes a minute before any output."""
-    if args.func not in (cmd_play, cmd_run, cmd_check, cmd_compare, cmd_tune, cmd_sensitivity, cmd_luck) or getattr(args, "engine", "kernel") != "kernel":
+    if args.func not in (cmd_play, cmd_run, cmd_check, cmd_compare, cmd_tune, cmd_tune_strategy, cmd_sensitivity,
+                         cmd_luck) or (getattr(args, "engine", None) or "kernel") != "kernel":
         return
     from sim._cache import is_compiled
 

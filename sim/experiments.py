@@ -48,6 +48,7 @@ from pydantic import (
     StrictStr,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 DIMENSIONS = ("players", "strategy", "variant", "characters", "setup")
@@ -90,6 +91,7 @@ class ExperimentSection(_M):
     # advanced skills at set-up: "pick" (the players pick) or "fixed" (each character's own pair;
     # `run --skills`); the variant word "fixed-skills" sets it per cell
     skills: Literal["pick", "fixed"] = "pick"
+    engine: Literal["kernel", "reference"] = "kernel"  # `run --engine` overrides it
 
 
 class GridSection(_M):
@@ -113,8 +115,15 @@ class GridSection(_M):
 
 
 class StrategySection(_M):
-    base: StrictStr
+    base: StrictStr | None = None  # a registered strategy ...
+    module: StrictStr | None = None  # ... or "package.module:object" (strategies/modules.py)
     params: dict[str, Any] = {}
+
+    @model_validator(mode="after")
+    def _one_source(self):
+        if (self.base is None) == (self.module is None):
+            raise ValueError("give exactly one of base (a registered strategy) or module ('package.module:object')")
+        return self
 
 
 class SetupSection(_M):
@@ -162,7 +171,8 @@ class Cell:
     @property
     def id(self) -> str:
         chars = self.characters.replace(" ", "").replace(",", "+")
-        return f"p{self.players}_{self.strategy}_{self.variant}_{chars}_{self.setup}"
+        team = self.strategy.replace(" ", "").replace(",", "+")  # a per-seat team: heuristic+bold
+        return f"p{self.players}_{team}_{self.variant}_{chars}_{self.setup}"
 
     def as_dict(self) -> dict:
         return {d: getattr(self, d) for d in DIMENSIONS}
@@ -221,11 +231,34 @@ class Spec:
         return None if c is None else (self.path.parent / c).resolve()
 
     def strategy_of(self, name: str) -> tuple[str, dict]:
-        """(registered base, params) of a grid strategy name."""
+        """(registered base or 'package.module:object', params) of a grid strategy name."""
         if name in self.model.strategy:
             s = self.model.strategy[name]
-            return s.base, dict(s.params)
+            return s.base if s.module is None else s.module, dict(s.params)
         return name, {}
+
+    def module_strategies(self) -> dict[str, str]:
+        """Grid strategy name -> module path, for the ``[strategy.X] module = ...`` tables in the grid."""
+        return {n: s.module for n, s in self.model.strategy.items()
+                if s.module is not None and n in self.model.grid.strategies}
+
+    def check_engine(self, engine: str) -> None:
+        """Refuse a module strategy the engine cannot play exactly (SpecError naming the table)."""
+        from strategies import modules
+
+        for name, path in self.module_strategies().items():
+            s = modules.load(path, self.model.strategy[name].params)
+            kernel = modules.kernel_playable(s)
+            if engine == "kernel" and not kernel:
+                raise SpecError(self.path.name, f"strategy.{name}.module",
+                                f"{path} is a Python strategy with no kernel twin: the kernel would not play it. "
+                                "Set engine = \"reference\" in [experiment] (or run --engine reference), or make "
+                                "the object a sim.kernel.custom.KernelStrategy")
+            from sim.kernel.custom import KernelStrategy
+
+            if engine == "reference" and isinstance(s, KernelStrategy):
+                raise SpecError(self.path.name, f"strategy.{name}.module",
+                                f"{path} is a KernelStrategy: it plays on the kernel only (engine = \"kernel\")")
 
     def targets(self) -> dict[int, tuple[float, float]]:
         """Target win-rate bands by player count (``[targets] win_rate``)."""
@@ -271,13 +304,37 @@ def _check_cross(spec: Spec) -> None:
     for name, s in m.strategy.items():
         if name in known:
             raise SpecError(f, f"strategy.{name}", "shadows a registered strategy; pick another name")
+        if s.module is not None:
+            from strategies import modules
+
+            if not modules.is_module_path(s.module):
+                raise SpecError(f, f"strategy.{name}.module", f"{s.module!r} is not a module path like 'package.module:object'")
+            try:
+                modules.load(s.module, s.params)
+            except (TypeError, ValueError) as e:
+                raise SpecError(f, f"strategy.{name}.module", str(e)) from None
+            continue
         if s.base not in known:
             raise SpecError(f, f"strategy.{name}.base", f"unknown strategy {s.base!r} (registered: {', '.join(sorted(known))})")
         try:
-            strategies.make(s.base, **s.params)
+            for n in m.grid.players:  # a per-player-count base (tuned) is checked at every count
+                strategies.make(s.base, players=n, **s.params)
         except (TypeError, ValueError) as e:
             raise SpecError(f, f"strategy.{name}.params", str(e)) from None
     for s in m.grid.strategies:
+        if "," in s:  # a mixed team: one registered strategy per seat
+            names = [x.strip() for x in s.split(",")]
+            for x in names:
+                if x in m.strategy:
+                    raise SpecError(f, "grid.strategies", f"{s!r}: a per-seat team takes registered strategies only; "
+                                    f"[strategy.{x}] cannot sit in one yet")
+                if x not in known:
+                    raise SpecError(f, "grid.strategies", f"{s!r}: unknown strategy {x!r} (registered: {', '.join(sorted(known))})")
+            for p in m.grid.players:
+                if len(names) != p:
+                    raise SpecError(f, "grid.strategies", f"team {s!r} has {len(names)} seats but the grid has {p} "
+                                    "players; give per-seat teams only with a single player count")
+            continue
         if s not in known and s not in m.strategy:
             raise SpecError(f, "grid.strategies", f"unknown strategy {s!r}: not registered and no [strategy.{s}] table")
     if "default" in m.setup:

@@ -42,15 +42,24 @@ def make_team(strategy, players: int, params: dict | None = None) -> list:
     import strategies
 
     params = params or {}
+    if isinstance(strategy, str) and "," in strategy:  # "heuristic,bold,...": one name per seat
+        strategy = [x.strip() for x in strategy.split(",")]
     if isinstance(strategy, str):
-        return [strategies.make(strategy, **params) for _ in range(players)]
+        return [strategies.make(strategy, players=players, **params) for _ in range(players)]
     if isinstance(strategy, (list, tuple)):
         if len(strategy) != players:
             raise ValueError(f"strategy: {len(strategy)} given for {players} seats")
-        return [strategies.make(s, **params) if isinstance(s, str) else s for s in strategy]
+        return [strategies.make(s, players=players, **params) if isinstance(s, str) else s for s in strategy]
     if isinstance(strategy, strategies.Strategy):
         return [strategy] * players
     raise TypeError(f"strategy must be a registered name, a Strategy or one per seat, got {strategy!r}")
+
+
+def per_player_count(name: str) -> bool:
+    """Whether the registered strategy ``name`` has one parameter set per player count (``tuned``)."""
+    import strategies
+
+    return strategies.per_player_count(name)
 
 
 def records_frame(records: list[GameRecord]) -> pl.DataFrame:
@@ -97,12 +106,25 @@ def _exact_kernel_twin(strategy):
     )
 
 
-def _kernel_strategy(strategy, params: dict | None):
-    """One built-in strategy object for the kernel (all seats play it)."""
+def team_label(team) -> str:
+    """The ``strategy`` column of a team's rows: its distinct strategy names, sorted, comma-separated
+    (as the reference engine's record writes it)."""
+    return ",".join(sorted({s.name for s in team}))
+
+
+def _kernel_strategy(strategy, params: dict | None, players: int | None = None):
+    """What the kernel plays: one strategy object for every seat, or a list of them, one per seat."""
     import strategies
 
+    if isinstance(strategy, str) and "," in strategy or isinstance(strategy, (list, tuple)):
+        team = make_team(strategy, players, params)
+        from sim.kernel.custom import KernelStrategy
+
+        if any(isinstance(s, KernelStrategy) for s in team):
+            raise ValueError("a KernelStrategy plays every seat: give it alone, not in a per-seat team")
+        return [_exact_kernel_twin(s) for s in team]
     if isinstance(strategy, str):
-        return _exact_kernel_twin(strategies.make(strategy, **(params or {})))
+        return _exact_kernel_twin(strategies.make(strategy, players=players, **(params or {})))
     from sim.kernel.custom import KernelStrategy
 
     if isinstance(strategy, (strategies.Strategy, KernelStrategy)):
@@ -113,8 +135,9 @@ def _kernel_strategy(strategy, params: dict | None):
             return strategy
         return _exact_kernel_twin(strategy)
     raise ValueError(
-        "the kernel plays one built-in strategy for every seat; use engine='reference' "
-        f"for per-seat or custom Python strategies (got {strategy!r})"
+        "the kernel plays strategies with a kernel twin (a registered name, a built-in strategy object, "
+        f"a KernelStrategy, or one of those per seat); use engine='reference' for custom Python strategies "
+        f"(got {strategy!r})"
     )
 
 
@@ -252,9 +275,9 @@ def simulate(
         return records_frame(records)
     from sim.kernel import run_batch
 
-    strat = _kernel_strategy(strategy, params)
+    strat = _kernel_strategy(strategy, params, players)
     rows = run_batch(c, settings, strat, seed, game0, int(games), threads=threads)
-    return kernel_frame(c, settings, strat.name, rows)
+    return kernel_frame(c, settings, team_label(strat if isinstance(strat, list) else [strat]), rows)
 
 
 def simulate_tally(
@@ -302,7 +325,7 @@ def _tally(c, settings, strategy, params, seed, game0, games, engine, threads, b
         if engine == "kernel":
             from sim.kernel import ROW_FIELDS, run_batch
 
-            strat = _kernel_strategy(strategy, params)
+            strat = _kernel_strategy(strategy, params, settings.players)
             rows = run_batch(c, settings, strat, seed, game0 + done, size, threads=threads)
             tally = tally + Tally.of_rows(rows, ROW_FIELDS, need, keep_bits)
         else:

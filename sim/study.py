@@ -170,10 +170,23 @@ def _digest(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+def module_hashes(spec: Spec) -> dict[str, dict]:
+    """Grid strategy -> {module, source_hash} of the spec's module strategies (empty if none)."""
+    from strategies import modules
+
+    return {name: {"module": path, "source_hash": modules.source_hash(path)}
+            for name, path in sorted(spec.module_strategies().items())}
+
+
 def results_key(spec: Spec, contents: dict) -> dict:
-    """What decides the numbers of the result files: the spec, each setup's content hash, the rules version."""
-    return {"spec": spec.hash, "content": {k: v.hash for k, v in sorted(contents.items())},
-            "rules_version": sim.RULES_VERSION}
+    """What decides the numbers of the result files: the spec, each setup's content hash, the rules version,
+    and the source hash of each module strategy (only when the spec names one)."""
+    key = {"spec": spec.hash, "content": {k: v.hash for k, v in sorted(contents.items())},
+           "rules_version": sim.RULES_VERSION}
+    mods = module_hashes(spec)
+    if mods:
+        key["strategy_modules"] = mods
+    return key
 
 
 def resume_key(spec: Spec, contents: dict, source: str | None = None) -> dict:
@@ -201,6 +214,8 @@ def _key_change(old: dict | None, new: dict) -> str:
             why.append(f"another content pack for setup {setup!r} (hash {was} -> {h[:12]})")
     if old.get("rules_version") != new["rules_version"]:
         why.append(f"RULES_VERSION {old.get('rules_version')!r} (today {new['rules_version']!r})")
+    if old.get("strategy_modules") != new.get("strategy_modules"):
+        why.append("another source of a module strategy ([strategy.X] module)")
     if old.get("source") != new["source"]:
         why.append("other simulator code in sim/ or strategies/ (source hash "
                    f"{str(old.get('source'))[:12]} -> {new['source'][:12]})")
@@ -303,7 +318,7 @@ def run_study(
     spec: Spec,
     out: Path | str | None = None,
     *,
-    engine: str = "kernel",
+    engine: str | None = None,
     progress: bool | None = None,
     max_batches: int | None = None,
     games_table: bool | None = None,
@@ -318,6 +333,8 @@ def run_study(
     :mod:`sim.distributed`); the files are the same as a run here.
     """
     out = Path(out) if out is not None else Path("results") / spec.name
+    engine = spec.model.experiment.engine if engine is None else engine
+    spec.check_engine(engine)
     with locked(out):
         runner = None
         if scheduler is not None:
@@ -346,10 +363,14 @@ def play_batch(job: BatchJob, contents: dict, threads: int | None = None) -> pl.
     """The games of one batch as the per-game table (labelled with the cell); runs here or on a worker."""
     from sim.rules.state import Settings
     from sim.run import simulate
+    from strategies import modules
 
     cell = job.cell
+    strategy, params = job.strategy, dict(job.params)
+    if modules.is_module_path(strategy):  # [strategy.X] module = "package.module:object"
+        strategy, params = modules.load(strategy, params), None
     df = simulate(
-        players=cell.players, games=job.size, strategy=job.strategy, params=dict(job.params), seed=job.seed,
+        players=cell.players, games=job.size, strategy=strategy, params=params, seed=job.seed,
         characters=None if cell.characters == "default" else cell.characters,
         variant=Settings.with_skills(cell.variant, job.skills), content=contents[cell.setup], engine=job.engine, game0=job.game0, threads=threads,
     )
@@ -459,6 +480,7 @@ def result_metadata(spec: Spec, contents: dict) -> dict:
         "seed": spec.seed,
         "content_hash": rk["content"],
         "rules_version": rk["rules_version"],
+        **({"strategy_modules": rk["strategy_modules"]} if "strategy_modules" in rk else {}),
         "key": _digest(rk),
     }
 

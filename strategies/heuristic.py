@@ -44,7 +44,13 @@ class HeuristicParams:
     # Intel: take yellow tokens into the Pool until it holds this many
     pool_target: int = 8
     # do not take on the henchman that would end the game before the Pool holds this many
+    # (released when waiting cannot help: see HeuristicStrategy._ready_to_fight)
     final_pool_min: int = 7
+    # ... but take it on once the Pool holds pool_target (the player pools no more)
+    release_at_pool_target: bool = False
+    # from this round on, stop waiting for the Pool: fight the game-ending henchman and
+    # exchange Intel for green tokens whatever the Pool thresholds say (the stall guard)
+    patience_rounds: int = 40
     # exchange yellow Intel for a green Location token: "never", "late" (once the Pool
     # holds exchange_min_pool) or "early" (whenever fewer than max_greens are out)
     exchange_when: str = "late"
@@ -157,16 +163,40 @@ class HeuristicStrategy(Strategy):
     def _wants_intel(self, view) -> bool:
         return view.pool_size < self.p.pool_target or self._wants_exchange(view)
 
+    def _impatient(self, view) -> bool:
+        """Round ``patience_rounds`` has come: waiting for the Pool has not helped."""
+        return view.rounds >= self.p.patience_rounds
+
     def _wants_exchange(self, view) -> bool:
-        if self.p.exchange_when == "never" or view.green_supply_size == 0:
+        """Exchange yellow Intel for a green token now?
+
+        "late" waits for ``exchange_min_pool`` in the Pool (above ``pool_target`` only
+        Top Secret cards add Intel, so the wait can be long); once impatient the player
+        exchanges while fewer than max(max_greens, 1) green spaces are out, whatever
+        ``exchange_when`` says.
+        """
+        if view.green_supply_size == 0:
             return False
-        if len(view.green_spaces()) >= self.p.max_greens:
+        greens = len(view.green_spaces())
+        if self._impatient(view):
+            return greens < max(self.p.max_greens, 1)
+        if self.p.exchange_when == "never" or greens >= self.p.max_greens:
             return False
         return self.p.exchange_when == "early" or view.pool_size >= self.p.exchange_min_pool
 
     def _ready_to_fight(self, view) -> bool:
-        """Fight henchmen unless the win would end the game with too small a Pool."""
-        return view.location_track < view.location_target - 1 or view.pool_size >= self.p.final_pool_min
+        """Fight henchmen unless the win would end the game with too small a Pool.
+
+        The hold on the game-ending henchman is released when waiting cannot help:
+        from round ``patience_rounds`` on, and (with ``release_at_pool_target``) once
+        the Pool holds ``pool_target`` (the player takes no more Intel from the board,
+        so it could wait for ``final_pool_min`` in vain). Without the release a team that
+        rarely fails a test (Dr. Lobo advances only on failures) could wait at Location
+        target - 1 for ever.
+        """
+        pool = view.pool_size
+        return (view.location_track < view.location_target - 1 or pool >= self.p.final_pool_min
+                or (self.p.release_at_pool_target and pool >= self.p.pool_target) or self._impatient(view))
 
     def _target(self, view) -> int:
         """Nearest green token, else (if Intel is wanted) nearest yellow, else a mission city."""

@@ -62,14 +62,14 @@ def test_movement_matches_reference(players):
             ]
             assert KM.can_rest(kp, st, seat) == RM.can_rest(g, seat)
             # the random strategy always picks from the list
-            assert KS.direct_move(kernel_context(pk=kp, st=st, rs=rs, sid=rnd[0], prm=rnd[1]), seat, gift(st, seat))[1] == -1
+            assert KS.direct_move(kernel_context(pk=kp, cfg=cfg, st=st, rs=rs, sid=rnd[0], prm=rnd[1]), seat, gift(st, seat))[1] == -1
             for (name, strat), (sid, prm) in zip(presets, vectors):
                 view = g.view(seat)
-                i = KS.move(kernel_context(pk=kp, st=st, rs=rs, sid=sid, prm=prm), seat, moves, n)
+                i = KS.move(kernel_context(pk=kp, cfg=cfg, st=st, rs=rs, sid=sid, prm=prm), seat, moves, n)
                 assert i == strat.move(view, ref), name
-                assert KS.rest(kernel_context(pk=kp, st=st, rs=rs, sid=sid, prm=prm), seat) == strat.rest(view), name
+                assert KS.rest(kernel_context(pk=kp, cfg=cfg, st=st, rs=rs, sid=sid, prm=prm), seat) == strat.rest(view), name
                 # the move rule without the list picks the Python heuristic's move
-                dest, means, res = KS.direct_move(kernel_context(pk=kp, st=st, rs=rs, sid=sid, prm=prm), seat, gift(st, seat))
+                dest, means, res = KS.direct_move(kernel_context(pk=kp, cfg=cfg, st=st, rs=rs, sid=sid, prm=prm), seat, gift(st, seat))
                 if means >= 0:
                     m = ref[strat.move(view, ref)]
                     assert (dest, means, res) == (m.dest, int(m.means), int(m.resolve)), name
@@ -78,8 +78,8 @@ def test_movement_matches_reference(players):
                 for s_ in (1, 0):  # also with and without Resolve to spend this turn
                     st[layout.S_MOVE_RES] = s_
                     n2 = KM.legal_moves(kernel_context(pk=kp, cfg=cfg, st=st), seat, moves)
-                    i2 = KS.move(kernel_context(pk=kp, st=st, rs=rs, sid=sid, prm=prm), seat, moves, n2)
-                    dest, means, res = KS.direct_move(kernel_context(pk=kp, st=st, rs=rs, sid=sid, prm=prm), seat, gift(st, seat))
+                    i2 = KS.move(kernel_context(pk=kp, cfg=cfg, st=st, rs=rs, sid=sid, prm=prm), seat, moves, n2)
+                    dest, means, res = KS.direct_move(kernel_context(pk=kp, cfg=cfg, st=st, rs=rs, sid=sid, prm=prm), seat, gift(st, seat))
                     if means >= 0:
                         assert (dest, means, res) == tuple(int(x) for x in moves[i2, :3]), name
                 st[layout.S_MOVE_RES] = was

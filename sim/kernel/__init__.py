@@ -33,6 +33,7 @@ from sim.kernel.layout import (
     row_columns,
     settings_vector,
     strategy_vector,
+    team_vectors,
 )
 from sim.kernel.packref import kernel_pack
 
@@ -49,4 +50,5 @@ __all__ = [
     "settings_vector",
     "simulate_batch",
     "strategy_vector",
+    "team_vectors",
 ]

@@ -48,7 +48,8 @@ def run_batch(
 ) -> np.ndarray:
     """Rows ``out[n_games, row_width]`` (see ``sim.kernel.layout.ROW_FIELDS``) for one study cell.
 
-    ``strategy`` is a built-in strategy object (``strategies.make(...)``); all seats play it.
+    ``strategy`` is a strategy with a kernel twin (``strategies.make(...)``), played by every
+    seat, or a list of them, one per seat (a mixed team).
     The games are split into one contiguous slice per thread; a game's row depends only
     on (seed, game index), so the result is the same for any thread count.
     ``source_offsets[N_SOURCES]`` (:mod:`sim.luck`): game ``g``'s source ``s`` draws from
@@ -70,10 +71,17 @@ def run_batch(
     if threads < 1:
         raise ValueError(f"threads must be at least 1, got {threads}")
     batch = simulate_batch
-    if hasattr(strategy, "batch_function"):  # a KernelStrategy: the base's vector, the user's decisions
-        batch = strategy.batch_function()
-        strategy = strategy.base
-    sid, prm = layout.strategy_vector(strategy)
+    team = list(strategy) if isinstance(strategy, (list, tuple)) else [strategy] * settings.players
+    if len(team) != settings.players:
+        raise ValueError(f"strategy: {len(team)} strategies for {settings.players} seats")
+    custom = [s for s in team if hasattr(s, "batch_function")]
+    if custom:  # a KernelStrategy: the base's vector, the user's decisions (one pairing for every seat)
+        if any(s is not custom[0] for s in team):
+            raise ValueError("a KernelStrategy replaces decisions for every seat: it cannot share a team with "
+                             "other strategies; give the same KernelStrategy to every seat")
+        batch = custom[0].batch_function()
+        team = [custom[0].base] * settings.players
+    sid, prm = layout.team_vectors(team)
     pk, kp = bundle(content)
     cfg = layout.settings_vector(content, settings)
     out = np.zeros((n_games, layout.row_width(pk)), dtype=np.int64)

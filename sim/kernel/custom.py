@@ -119,7 +119,11 @@ class KernelStrategy:
         for k, f in decisions.items():
             if not isinstance(f, CPUDispatcher):
                 raise ValueError(f"decision {k!r} must be a numba @njit function, got {type(f).__name__}")
-        from sim.run import make_team  # a registered name -> its strategy object
+        from sim.run import make_team, per_player_count  # a registered name -> its strategy object
+
+        if isinstance(base, str) and per_player_count(base):
+            raise ValueError(f"KernelStrategy: base {base!r} has one parameter set per player count; "
+                             f"use base='heuristic' with params=strategies.tuned.tuned_params(players)")
 
         self.base = make_team(base, 1, params)[0]
         self.decisions = dict(decisions)

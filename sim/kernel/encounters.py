@@ -400,7 +400,7 @@ def apply_effect(ctx, seat, effect, amount, skill):
                 options[n] = s
                 n += 1
         if n:
-            i = decide.advanced_skill(ctx, options, n)
+            i = decide.advanced_skill(ctx, seat, options, n)
             if i < 0 or i >= n:
                 raise ValueError("strategy chose an illegal advanced skill")
             st[b + P_ADV + options[i]] = 1

@@ -90,11 +90,11 @@ def start_of_turn(ctx, seat):
         if st[off + t] == codes.SUPPLY:
             has_supply = True
             break
-    if ts >= 0 and has_supply and decide.intel_to_pool(ctx):
+    if ts >= 0 and has_supply and decide.intel_to_pool(ctx, seat):
         play_top_secret(pk, st, seat, ts)
         t = draw_token(st, off, n_i, codes.SUPPLY, rs)
         st[off + t] = codes.POOL
-    if st[b + P_WATCH] and decide.use_watch(ctx):
+    if st[b + P_WATCH] and decide.use_watch(ctx, seat):
         st[S_WATCHED] = peek_card(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], rs, VILLAIN)
 
 

@@ -309,8 +309,8 @@ Pack = namedtuple("Pack", [name for name, _, _ in BUNDLE])
 
 # --- one game's context: what the kernel's functions of a game read and write --------------
 # pk: the content bundle (a Pack, compiled as a PackRef); cfg: the settings vector C_*;
-# st: the game's state vector; rs: its random streams (sim.rng); sid, prm: the strategy's
-# id and parameter vector (strategy_vector). Built once per batch by simulate_batch; compiled
+# st: the game's state vector; rs: its random streams (sim.rng); sid, prm: each seat's
+# strategy id and parameter vector (team_vectors: sid[seat], prm[seat]). Built once per batch by simulate_batch; compiled
 # code gets it as one pointer (sim.kernel.packref.ContextRef, the same attribute names).
 Context = namedtuple("Context", ("pk", "cfg", "st", "rs", "sid", "prm"))
 
@@ -549,8 +549,10 @@ HEURISTIC = 1
     H_AUTO_PASS_BELOW,
     H_CANCEL_AT,
     H_WATCH_FAIL,
-) = range(18)
-N_PARAMS = 18
+    H_PATIENCE,
+    H_RELEASE_AT_TARGET,
+) = range(20)
+N_PARAMS = 20
 PARAM_INDEX = {  # HeuristicParams field -> index in the parameter vector
     "dice_stop_margin": H_DICE_STOP,
     "plus_one": H_PLUS_ONE,
@@ -570,6 +572,8 @@ PARAM_INDEX = {  # HeuristicParams field -> index in the parameter vector
     "auto_pass_below": H_AUTO_PASS_BELOW,
     "cancel_at": H_CANCEL_AT,
     "watch_fail": H_WATCH_FAIL,
+    "patience_rounds": H_PATIENCE,
+    "release_at_pool_target": H_RELEASE_AT_TARGET,
 }
 PLUS_ONE_CODES = {"never": 0, "henchman": 1, "always": 2}
 
@@ -586,6 +590,22 @@ def strategy_vector(strategy) -> tuple[int, np.ndarray]:
     sid, prm = make()
     if sid not in (RANDOM, HEURISTIC) or prm.shape != (N_PARAMS,) or prm.dtype != np.float64:
         raise ValueError(f"strategy {strategy.name!r}: kernel_vector() gave id {sid!r}, params {prm.shape}")
+    return sid, prm
+
+
+def team_vectors(team) -> tuple[np.ndarray, np.ndarray]:
+    """``(sid[MAX_PLAYERS] int64, prm[MAX_PLAYERS, N_PARAMS] float64)``: each seat's strategy.
+
+    ``team`` is one strategy per seat (seats beyond it are padded with the last seat's
+    strategy; no game reads them). Every seat must have a kernel twin.
+    """
+    team = list(team)
+    if not 1 <= len(team) <= codes.MAX_PLAYERS:
+        raise ValueError(f"team: 1 to {codes.MAX_PLAYERS} strategies, one per seat, got {len(team)}")
+    sid = np.zeros(codes.MAX_PLAYERS, dtype=np.int64)
+    prm = np.zeros((codes.MAX_PLAYERS, N_PARAMS), dtype=np.float64)
+    for seat in range(codes.MAX_PLAYERS):
+        sid[seat], prm[seat] = strategy_vector(team[min(seat, len(team) - 1)])
     return sid, prm
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 
+import numpy as np
 from llvmlite import ir
 from numba import config, njit, types
 from numba.core import cgutils, imputils
@@ -112,8 +113,8 @@ FIELDS = tuple((name, types.Array(getattr(types, dtype), ndim, "C")) for name, d
 PACK_TYPE = PackType(list(FIELDS))
 _INTS = types.Array(types.int64, 1, "C")
 CONTEXT_TYPE = ContextType(
-    [("pk", PACK_TYPE), ("cfg", _INTS), ("st", _INTS), ("rs", _INTS), ("sid", types.int64),
-     ("prm", types.Array(types.float64, 1, "C"))]
+    [("pk", PACK_TYPE), ("cfg", _INTS), ("st", _INTS), ("rs", _INTS), ("sid", _INTS),
+     ("prm", types.Array(types.float64, 2, "C"))]
 )
 assert tuple(name for name, _ in CONTEXT_TYPE._fields) == Context._fields
 
@@ -156,8 +157,20 @@ new_context = Context if config.DISABLE_JIT else _to_context
 
 
 def kernel_context(pk, cfg, st, rs, sid, prm):
-    """A game context to hand to jitted kernel code (the namedtuple when JIT is off)."""
-    return new_context(pk, cfg, st, rs, int(sid), prm)
+    """A game context to hand to jitted kernel code (the namedtuple when JIT is off).
+
+    ``sid``/``prm`` are per seat (``sim.kernel.layout.team_vectors``); one strategy id
+    and one parameter vector are given to every seat.
+    """
+    from sim.content.constants import MAX_PLAYERS
+
+    sid = np.asarray(sid, dtype=np.int64)
+    prm = np.asarray(prm, dtype=np.float64)
+    if sid.ndim == 0:
+        sid = np.full(MAX_PLAYERS, int(sid), dtype=np.int64)
+    if prm.ndim == 1:
+        prm = np.ascontiguousarray(np.broadcast_to(prm, (MAX_PLAYERS, prm.shape[0])))
+    return new_context(pk, cfg, st, rs, sid, prm)
 
 
 def kernel_pack(pk):

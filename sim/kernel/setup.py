@@ -297,14 +297,14 @@ def setup_game(ctx, seed, game):
         choice = pk.setup_extra_choice[n]
         if choice:
             cap = pk.setup_giver_choice_max_un[n] if giver else choice
-            a = decide.setup_extras(ctx, choice, cap)
+            a = decide.setup_extras(ctx, seat, choice, cap)
             un += a
             ts += choice - a
         if cfg[C_EASIER]:
             ts += pk.easier_extra_top_secret[n]
             e = pk.easier_extra_choice[n]
             if e:
-                a = decide.setup_extras(ctx, e, e)
+                a = decide.setup_extras(ctx, seat, e, e)
                 un += a
                 ts += e - a
         for _ in range(un):

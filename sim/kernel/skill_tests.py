@@ -120,7 +120,7 @@ def run_test(
             passed = True
         else:
             ts = top_secret_card(pk, st, seat, codes.TS_TWO_DICE)
-            if ts >= 0 and decide.play_two_dice(ctx, allowed, henchman):
+            if ts >= 0 and decide.play_two_dice(ctx, seat, allowed, henchman):
                 play_top_secret(pk, st, seat, ts)
                 allowed += 2
             passed = dice_test(ctx, seat, successes, allowed, henchman, no_advance)

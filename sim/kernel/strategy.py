@@ -1,9 +1,11 @@
 """Kernel twins of the built-in strategies' decisions (``strategies/``), by strategy id.
 
 Each decision takes the game's context ``ctx`` (:class:`sim.kernel.layout.Context`),
-then what is being decided (the seat, the options). ``ctx.sid`` is :data:`~sim.kernel.layout.RANDOM` or :data:`~sim.kernel.layout.HEURISTIC`
-(``heuristic``, ``cautious`` and ``bold`` differ only in ``prm``, the parameter
-vector of :func:`sim.kernel.layout.strategy_vector`). Each function makes the
+then the deciding seat, then what is being decided (the options). Every seat has its
+own strategy: ``ctx.sid[seat]`` is :data:`~sim.kernel.layout.RANDOM` or
+:data:`~sim.kernel.layout.HEURISTIC` (``heuristic``, ``cautious``, ``bold`` and ``tuned``
+differ only in their parameters), ``ctx.prm[seat]`` the seat's parameter vector
+(:func:`sim.kernel.layout.team_vectors`). Each function makes the
 same choice as its readable twin, ties broken the same way; the random strategy
 draws from the STRATEGY stream in the same order.
 """
@@ -26,8 +28,10 @@ from sim.kernel.layout import (
     H_MAX_GREENS,
     H_MISSION_REWARD,
     H_MOVE_RESOLVE,
+    H_PATIENCE,
     H_PLUS_ONE,
     H_POOL_TARGET,
+    H_RELEASE_AT_TARGET,
     H_REROLL,
     H_RESERVE,
     H_REST_MARGIN,
@@ -58,6 +62,7 @@ from sim.kernel.layout import (
     S_LOC_TARGET,
     S_LOC_TRACK,
     S_MOVE_RES,
+    S_TURN,
     S_WATCHED,
 )
 from sim.poker import HIGH_CARD, choose_exchange_nb, hand_category_nb, hand_value_arr_nb
@@ -82,7 +87,7 @@ def p_pass(ctx, seat, skill_total, needed):
     pk, st, prm = ctx.pk, ctx.st, ctx.prm
     b = player_base(pk, seat)
     k = min(max(skill_total, 0), 5)
-    can_reroll = prm[H_REROLL] != 0 and st[b + P_RESOLVE] > 0 and st[S_DICE_RES] == 0
+    can_reroll = prm[seat, H_REROLL] != 0 and st[b + P_RESOLVE] > 0 and st[S_DICE_RES] == 0
     return pk.pass_table[k, min(needed, 2) - 1, 1 if can_reroll else 0]
 
 
@@ -92,15 +97,15 @@ def may_spend(ctx, seat, henchman):
     pk, st, prm = ctx.pk, ctx.st, ctx.prm
     b = player_base(pk, seat)
     r = st[b + P_RESOLVE]
-    return r > 0 and (henchman or r > prm[H_RESERVE])
+    return r > 0 and (henchman or r > prm[seat, H_RESERVE])
 
 
 @jit
-def watch_fail(ctx, henchman, no_advance):
+def watch_fail(ctx, seat, henchman, no_advance):
     """Heuristic: the Watch shows a -1 card, so fail an ordinary test on purpose."""
     pk, st, prm = ctx.pk, ctx.st, ctx.prm
     c = st[S_WATCHED]
-    if prm[H_WATCH_FAIL] == 0 or c < 0:
+    if prm[seat, H_WATCH_FAIL] == 0 or c < 0:
         return False
     adv = 0 if pk.villain_injury[c] else pk.villain_advance[c]
     return adv < 0 and henchman < 0 and not no_advance
@@ -116,7 +121,7 @@ def _level2_work(pk, st):
 @jit
 def setup_level2_henchmen(ctx, players, k, out):
     """Fill ``out[:k]`` with the henchmen chosen to start at level 2 (in the strategy's order)."""
-    pk, st, rs, sid = ctx.pk, ctx.st, ctx.rs, ctx.sid
+    pk, st, rs, sid = ctx.pk, ctx.st, ctx.rs, ctx.sid[0]  # seat 0 decides
     n_h = pk.scal[K_N_HENCHMEN]
     pool, scores, taken = _level2_work(pk, st)
     if sid == RANDOM:
@@ -159,9 +164,9 @@ def setup_level2_henchmen(ctx, players, k, out):
 
 
 @jit
-def setup_extras(ctx, n, max_un):
+def setup_extras(ctx, seat, n, max_un):
     """How many of ``n`` extras to take as UN Transports."""
-    rs, sid = ctx.rs, ctx.sid
+    rs, sid = ctx.rs, ctx.sid[seat]
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, min(n, max_un) + 1)
     return min(1, n, max_un)
@@ -170,7 +175,7 @@ def setup_extras(ctx, n, max_un):
 @jit
 def setup_advanced_skill(ctx, seat, skills, n):
     """Index into ``skills[:n]`` of the advanced skill to pick at set-up (``setup_advanced_skill``)."""
-    pk, cfg, st, rs, sid = ctx.pk, ctx.cfg, ctx.st, ctx.rs, ctx.sid
+    pk, cfg, st, rs, sid = ctx.pk, ctx.cfg, ctx.st, ctx.rs, ctx.sid[seat]
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
     b = player_base(pk, seat)
@@ -197,29 +202,29 @@ def setup_advanced_skill(ctx, seat, skills, n):
 @jit
 def cancel_advance(ctx, seat, card):
     """Play the Top Secret card that cancels this villain advancement?"""
-    pk, st, sid, prm = ctx.pk, ctx.st, ctx.sid, ctx.prm
+    pk, st, sid, prm = ctx.pk, ctx.st, ctx.sid[seat], ctx.prm
     if sid == RANDOM:
         return coin(ctx)
     value = 0 if pk.villain_injury[card] else pk.villain_advance[card]
-    return value >= prm[H_CANCEL_AT] or (value > 0 and lobo(pk, st) + value >= pk.scal[K_LOBO_LOSS])
+    return value >= prm[seat, H_CANCEL_AT] or (value > 0 and lobo(pk, st) + value >= pk.scal[K_LOBO_LOSS])
 
 
 # --- tests -----------------------------------------------------------------------------------
 @jit
 def play_auto_pass(ctx, seat, allowed, successes, henchman):
     """Play the Top Secret card that passes this test automatically?"""
-    sid, prm = ctx.sid, ctx.prm
+    sid, prm = ctx.sid[seat], ctx.prm
     if sid == RANDOM:
         return coin(ctx)
     if henchman < 0:
         return False
-    return p_pass(ctx, seat, allowed, successes) < prm[H_AUTO_PASS_BELOW]
+    return p_pass(ctx, seat, allowed, successes) < prm[seat, H_AUTO_PASS_BELOW]
 
 
 @jit
-def play_two_dice(ctx, allowed, henchman):
+def play_two_dice(ctx, seat, allowed, henchman):
     """Play the Top Secret card that adds two dice to this test?"""
-    sid = ctx.sid
+    sid = ctx.sid[seat]
     if sid == RANDOM:
         return coin(ctx)
     return henchman >= 0 and allowed < 5
@@ -228,21 +233,21 @@ def play_two_dice(ctx, allowed, henchman):
 @jit
 def use_auto_pass(ctx, seat, skill, henchman, no_advance):
     """Use an advanced skill's automatic pass (``use_auto_pass``)?"""
-    if ctx.sid == RANDOM:
+    if ctx.sid[seat] == RANDOM:
         return coin(ctx)
-    return not watch_fail(ctx, henchman, no_advance)
+    return not watch_fail(ctx, seat, henchman, no_advance)
 
 
 @jit
 def draw_die(ctx, seat, successes, henchman, no_advance, n_drawn):
     """Draw one more die from the bag for this test?"""
-    pk, st, sid, prm = ctx.pk, ctx.st, ctx.sid, ctx.prm
+    pk, st, sid, prm = ctx.pk, ctx.st, ctx.sid[seat], ctx.prm
     if sid == RANDOM:
         return coin(ctx)
-    if watch_fail(ctx, henchman, no_advance):
+    if watch_fail(ctx, seat, henchman, no_advance):
         return False
     b = player_base(pk, seat)
-    if n_drawn >= successes and st[b + P_LIFE] - st[b + P_INJ] <= prm[H_DICE_STOP]:
+    if n_drawn >= successes and st[b + P_LIFE] - st[b + P_INJ] <= prm[seat, H_DICE_STOP]:
         return False
     return True
 
@@ -250,11 +255,11 @@ def draw_die(ctx, seat, successes, henchman, no_advance, n_drawn):
 @jit
 def resolve_plus_one(ctx, seat, henchman, no_advance, n_drawn):
     """Spend 1 Resolve for one more die?"""
-    sid, prm = ctx.sid, ctx.prm
+    sid, prm = ctx.sid[seat], ctx.prm
     if sid == RANDOM:
         return coin(ctx)
-    mode = prm[H_PLUS_ONE]
-    if watch_fail(ctx, henchman, no_advance) or mode == 0 or n_drawn >= 5:
+    mode = prm[seat, H_PLUS_ONE]
+    if watch_fail(ctx, seat, henchman, no_advance) or mode == 0 or n_drawn >= 5:
         return False
     if mode == 1 and henchman < 0:
         return False
@@ -264,10 +269,10 @@ def resolve_plus_one(ctx, seat, henchman, no_advance, n_drawn):
 @jit
 def reroll(ctx, seat, successes, henchman, no_advance, dice, faces, n):
     """Index of the die to reroll for 1 Resolve, or -1."""
-    pk, rs, sid, prm = ctx.pk, ctx.rs, ctx.sid, ctx.prm
+    pk, rs, sid, prm = ctx.pk, ctx.rs, ctx.sid[seat], ctx.prm
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n + 1) - 1
-    if prm[H_REROLL] == 0 or watch_fail(ctx, henchman, no_advance):
+    if prm[seat, H_REROLL] == 0 or watch_fail(ctx, seat, henchman, no_advance):
         return -1
     succ = 0
     for i in range(n):
@@ -292,7 +297,7 @@ def reroll(ctx, seat, successes, henchman, no_advance, dice, faces, n):
 @jit
 def gamble_exchange(ctx, seat, ranks, suits, free):
     """(bitmask of hand positions to exchange, spend 1 Resolve)."""
-    pk, st, rs, sid, prm = ctx.pk, ctx.st, ctx.rs, ctx.sid, ctx.prm
+    pk, st, rs, sid, prm = ctx.pk, ctx.st, ctx.rs, ctx.sid[seat], ctx.prm
     if sid == RANDOM:
         spend = st[player_base(pk, seat) + P_RESOLVE] > 0 and coin(ctx)
         limit = 5 if spend else free
@@ -307,7 +312,7 @@ def gamble_exchange(ctx, seat, ranks, suits, free):
                         break
                     j -= 1
         return mask, spend and n > free
-    if prm[H_GAMBLE_RESOLVE] != 0 and may_spend(ctx, seat, False):
+    if prm[seat, H_GAMBLE_RESOLVE] != 0 and may_spend(ctx, seat, False):
         if hand_category_nb(hand_value_arr_nb(ranks, suits)) == HIGH_CARD:
             mask5 = choose_exchange_nb(ranks, suits, 5)
             bits = 0
@@ -360,29 +365,48 @@ def green_supply_size(pk, st):
 
 
 @jit
-def wants_exchange(ctx):
+def impatient(ctx, seat):
+    """Heuristic: round ``patience_rounds`` has come (the round of turn ``S_TURN``)."""
+    cfg, st, prm = ctx.cfg, ctx.st, ctx.prm
+    n = cfg[C_PLAYERS]
+    return (st[S_TURN] + n - 1) // n >= prm[seat, H_PATIENCE]
+
+
+@jit
+def wants_exchange(ctx, seat):
     """Heuristic: exchange a yellow Intel token for a green Location token now?"""
     pk, st, prm = ctx.pk, ctx.st, ctx.prm
-    when = prm[H_EXCH_WHEN]
-    if when == 0 or green_supply_size(pk, st) == 0:
+    if green_supply_size(pk, st) == 0:
         return False
-    if n_green_spaces(pk, st) >= prm[H_MAX_GREENS]:
+    greens = n_green_spaces(pk, st)
+    if impatient(ctx, seat):
+        return greens < max(prm[seat, H_MAX_GREENS], 1.0)
+    when = prm[seat, H_EXCH_WHEN]
+    if when == 0 or greens >= prm[seat, H_MAX_GREENS]:
         return False
-    return when == 2 or pool_size(pk, st) >= prm[H_EXCH_MIN_POOL]
+    return when == 2 or pool_size(pk, st) >= prm[seat, H_EXCH_MIN_POOL]
 
 
 @jit
-def wants_intel(ctx):
+def wants_intel(ctx, seat):
     """Heuristic: take Intel (the Pool is short of its target, or an exchange is wanted)?"""
     pk, st, prm = ctx.pk, ctx.st, ctx.prm
-    return pool_size(pk, st) < prm[H_POOL_TARGET] or wants_exchange(ctx)
+    return pool_size(pk, st) < prm[seat, H_POOL_TARGET] or wants_exchange(ctx, seat)
 
 
 @jit
-def ready_to_fight(ctx):
-    """Fight henchmen unless the win would end the game with too small a Pool."""
+def ready_to_fight(ctx, seat):
+    """Fight henchmen unless the win would end the game with too small a Pool (released once
+    impatient, and with ``release_at_pool_target`` when the Pool holds ``pool_target``)."""
     pk, st, prm = ctx.pk, ctx.st, ctx.prm
-    return st[S_LOC_TRACK] < st[S_LOC_TARGET] - 1 or pool_size(pk, st) >= prm[H_FINAL_POOL_MIN]
+    if st[S_LOC_TRACK] < st[S_LOC_TARGET] - 1:
+        return True
+    pool = pool_size(pk, st)
+    if pool >= prm[seat, H_FINAL_POOL_MIN]:
+        return True
+    if prm[seat, H_RELEASE_AT_TARGET] != 0 and pool >= prm[seat, H_POOL_TARGET]:
+        return True
+    return impatient(ctx, seat)
 
 
 @jit
@@ -404,11 +428,11 @@ def target(ctx, seat):
     pk, st = ctx.pk, ctx.st
     b = player_base(pk, seat)
     here = st[b + P_SPACE]
-    if ready_to_fight(ctx):
+    if ready_to_fight(ctx, seat):
         best, _d = _nearest(pk, st, pk.lay[L_GREEN], pk.scal[K_N_HENCHMEN], here, -1, 0)
         if best >= 0:
             return best
-    if wants_intel(ctx):
+    if wants_intel(ctx, seat):
         best, _d = _nearest(pk, st, pk.lay[L_INTEL], pk.scal[K_N_INTEL], here, -1, 0)
         if best >= 0:
             return best
@@ -427,11 +451,11 @@ def target(ctx, seat):
 @jit
 def rest(ctx, seat):
     """Rest this turn (the player may: 2+ injuries, not on a regional space)?"""
-    pk, st, sid, prm = ctx.pk, ctx.st, ctx.sid, ctx.prm
+    pk, st, sid, prm = ctx.pk, ctx.st, ctx.sid[seat], ctx.prm
     if sid == RANDOM:
         return coin(ctx)
     b = player_base(pk, seat)
-    return st[b + P_LIFE] - st[b + P_INJ] <= prm[H_REST_MARGIN]
+    return st[b + P_LIFE] - st[b + P_INJ] <= prm[seat, H_REST_MARGIN]
 
 
 @jit
@@ -477,8 +501,8 @@ def heuristic_move(ctx, seat, gift):
             return here, codes.M_STAY, 0
         tgt = nearest_city(pk, here)
     can_resolve = st[b + P_RESOLVE] > 0 and st[S_MOVE_RES] == 0
-    may = prm[H_MOVE_RESOLVE] != 0 and may_spend(ctx, seat, False)
-    un_ok = dist[here, tgt] >= prm[H_UN_MIN_DIST]
+    may = prm[seat, H_MOVE_RESOLVE] != 0 and may_spend(ctx, seat, False)
+    un_ok = dist[here, tgt] >= prm[seat, H_UN_MIN_DIST]
     # free moves: the best key, and whether one reaches the target
     found, free_reach = False, False
     k0 = k2 = k3 = 0
@@ -538,7 +562,7 @@ def heuristic_move(ctx, seat, gift):
 @jit
 def direct_move(ctx, seat, gift):
     """The move ``(dest, means, resolve)`` if the strategy finds it without the list, else means -1."""
-    sid = ctx.sid
+    sid = ctx.sid[seat]
     if sid == RANDOM:
         return -1, -1, -1
     return heuristic_move(ctx, seat, gift)
@@ -553,7 +577,7 @@ def list_the_moves(ctx, seat, gift):
 @jit
 def move(ctx, seat, moves, n):
     """Index of the chosen move among ``moves[:n]`` (rows: dest, means, resolve, steps), or -1."""
-    rs, sid = ctx.rs, ctx.sid
+    rs, sid = ctx.rs, ctx.sid[seat]
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
     gift = False
@@ -574,17 +598,17 @@ def move(ctx, seat, moves, n):
 @jit
 def token(ctx, seat, choices, n):
     """Index into ``choices[:n]`` (TokenChoice codes)."""
-    pk, st, rs, sid, prm = ctx.pk, ctx.st, ctx.rs, ctx.sid, ctx.prm
+    pk, st, rs, sid, prm = ctx.pk, ctx.st, ctx.rs, ctx.sid[seat], ctx.prm
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
     for i in range(n):
-        if choices[i] == codes.T_HENCHMAN and ready_to_fight(ctx):
+        if choices[i] == codes.T_HENCHMAN and ready_to_fight(ctx, seat):
             return i
     for i in range(n):
-        if choices[i] == codes.T_EXCHANGE and wants_exchange(ctx):
+        if choices[i] == codes.T_EXCHANGE and wants_exchange(ctx, seat):
             return i
     for i in range(n):
-        if choices[i] == codes.T_POOL and pool_size(pk, st) < prm[H_POOL_TARGET]:
+        if choices[i] == codes.T_POOL and pool_size(pk, st) < prm[seat, H_POOL_TARGET]:
             return i
     return 0
 
@@ -592,14 +616,14 @@ def token(ctx, seat, choices, n):
 @jit
 def test_option(ctx, seat, opts, n):
     """Index into ``opts[:n]`` (rows: skill, modifier, successes, gamble)."""
-    pk, st, rs, sid, prm = ctx.pk, ctx.st, ctx.rs, ctx.sid, ctx.prm
+    pk, st, rs, sid, prm = ctx.pk, ctx.st, ctx.rs, ctx.sid[seat], ctx.prm
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
     b = player_base(pk, seat)
     best, best_s = 0, 0.0
     for i in range(n):
         if opts[i, 3]:
-            s = prm[H_GAMBLE_P]
+            s = prm[seat, H_GAMBLE_P]
         else:
             s = p_pass(ctx, seat, st[b + P_SKILLS + opts[i, 0]] + opts[i, 1], opts[i, 2])
         if i == 0 or s > best_s:
@@ -610,10 +634,10 @@ def test_option(ctx, seat, opts, n):
 @jit
 def mission_reward(ctx, seat, opts, n):
     """Index into ``opts[:n]`` (rows: Reward kind, skill)."""
-    pk, st, rs, sid, prm = ctx.pk, ctx.st, ctx.rs, ctx.sid, ctx.prm
+    pk, st, rs, sid, prm = ctx.pk, ctx.st, ctx.rs, ctx.sid[seat], ctx.prm
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
-    want = int(prm[H_MISSION_REWARD])
+    want = int(prm[seat, H_MISSION_REWARD])
     b = player_base(pk, seat)
     for r in range(5):
         if r == 0:
@@ -640,7 +664,7 @@ def mission_reward(ctx, seat, opts, n):
 @jit
 def skill_up(ctx, seat, skills, n):
     """Index into ``skills[:n]`` of the basic skill to raise by 1."""
-    pk, st, rs, sid = ctx.pk, ctx.st, ctx.rs, ctx.sid
+    pk, st, rs, sid = ctx.pk, ctx.st, ctx.rs, ctx.sid[seat]
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
     b = player_base(pk, seat)
@@ -652,9 +676,9 @@ def skill_up(ctx, seat, skills, n):
 
 
 @jit
-def advanced_skill(ctx, skills, n):
+def advanced_skill(ctx, seat, skills, n):
     """Index into ``skills[:n]`` of the advanced skill to take."""
-    pk, rs, sid = ctx.pk, ctx.rs, ctx.sid
+    pk, rs, sid = ctx.pk, ctx.rs, ctx.sid[seat]
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
     best = 0
@@ -668,26 +692,26 @@ def advanced_skill(ctx, skills, n):
 @jit
 def heal_all(ctx, seat):
     """Play the Top Secret card that heals every injury?"""
-    pk, st, sid, prm = ctx.pk, ctx.st, ctx.sid, ctx.prm
+    pk, st, sid, prm = ctx.pk, ctx.st, ctx.sid[seat], ctx.prm
     if sid == RANDOM:
         return coin(ctx)
     b = player_base(pk, seat)
-    return st[b + P_LIFE] - st[b + P_INJ] <= prm[H_REST_MARGIN] + 1
+    return st[b + P_LIFE] - st[b + P_INJ] <= prm[seat, H_REST_MARGIN] + 1
 
 
 @jit
-def intel_to_pool(ctx):
+def intel_to_pool(ctx, seat):
     """Play the Top Secret card that puts 1 Intel from the supply into the Pool?"""
-    sid = ctx.sid
+    sid = ctx.sid[seat]
     if sid == RANDOM:
         return coin(ctx)
     return True
 
 
 @jit
-def use_watch(ctx):
+def use_watch(ctx, seat):
     """Use Dexter's Watch to look at the top villain card?"""
-    sid, prm = ctx.sid, ctx.prm
+    sid, prm = ctx.sid[seat], ctx.prm
     if sid == RANDOM:
         return coin(ctx)
-    return prm[H_WATCH_FAIL] != 0
+    return prm[seat, H_WATCH_FAIL] != 0

@@ -342,6 +342,11 @@ class PlayerView:
         return list(self._g.henchman_level)
 
     @property
+    def rounds(self) -> int:
+        """The round being played (every player takes one turn a round; public)."""
+        return self._g.rounds
+
+    @property
     def pool_size(self) -> int:
         """Number of Intel tokens in the Pool (face down: their types are hidden)."""
         return len(self._g.intel_in(POOL))

@@ -1,0 +1,213 @@
+"""Tune the heuristic's parameters per player count for win rate (``smersh-sim tune-strategy``).
+
+For each player count an optuna TPE search (seeded, one trial at a time, so the same
+seed and budget give the same file) proposes parameter sets of
+:class:`strategies.heuristic.HeuristicParams`; every trial plays the *same* games
+(common random numbers: seed ``seed``, game indices 0 .. trial_games - 1), so trials
+differ by the strategy alone. The first trials are the built-in presets (heuristic,
+cautious, bold). The budget is in games per player count: budget // trial_games trials.
+
+A timeout counts as a loss, so a stall never pays. The chosen set is then played on
+``holdout_games`` fresh games of another seed (``holdout_seed``), paired with the
+built-in presets on the same games; a result with any timeout there is refused.
+The result is ``strategies/tuned.toml`` (see :mod:`strategies.tuned`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import fields
+from pathlib import Path
+
+import numpy as np
+
+from sim.compare import paired_stats
+
+# name -> ("int", lo, hi) | ("float", lo, hi, step) | ("cat", choices) | ("bool",)
+SPACE = {
+    "dice_stop_margin": ("int", 0, 3),
+    "plus_one": ("cat", ("never", "henchman", "always")),
+    "reroll": ("bool",),
+    "resolve_reserve": ("int", 0, 3),
+    "move_resolve": ("bool",),
+    "pool_target": ("int", 2, 10),
+    "final_pool_min": ("int", 2, 10),
+    "release_at_pool_target": ("bool",),
+    "exchange_when": ("cat", ("never", "late", "early")),
+    "exchange_min_pool": ("int", 1, 8),
+    "max_greens": ("int", 1, 4),
+    "un_min_distance": ("int", 2, 7),
+    "rest_margin": ("int", 0, 3),
+    "mission_reward": ("cat", ("top_secret", "resolve", "un", "skill")),
+    "gamble_resolve": ("bool",),
+    "gamble_p": ("float", 0.4, 0.8, 0.01),
+    "auto_pass_below": ("float", 0.5, 1.0, 0.01),
+    "cancel_at": ("int", 1, 4),
+    "watch_fail": ("bool",),
+    "patience_rounds": ("int", 10, 60),
+}
+PRESETS = ("heuristic", "cautious", "bold")
+TUNED_FILE = Path(__file__).resolve().parent.parent / "strategies" / "tuned.toml"
+
+
+class TuneStrategyError(ValueError):
+    """A budget, seed or result the tuner refuses."""
+
+
+def _check_space() -> None:
+    from strategies.heuristic import HeuristicParams
+
+    names = {f.name for f in fields(HeuristicParams)}
+    if names != set(SPACE):
+        raise TuneStrategyError(f"sim/tune_strategy.py SPACE: HeuristicParams has {sorted(names - set(SPACE))} "
+                                f"not searched and SPACE has {sorted(set(SPACE) - names)} unknown")
+
+
+def _suggest(trial, name: str, spec):
+    kind = spec[0]
+    if kind == "int":
+        return trial.suggest_int(name, spec[1], spec[2])
+    if kind == "float":
+        return round(trial.suggest_float(name, spec[1], spec[2], step=spec[3]), 2)
+    if kind == "cat":
+        return trial.suggest_categorical(name, list(spec[1]))
+    return trial.suggest_categorical(name, [False, True])
+
+
+def _full(params: dict) -> dict:
+    """Every HeuristicParams value (defaults filled in), floats rounded as the search steps them."""
+    from strategies.heuristic import HeuristicParams
+
+    d = {f.name: getattr(HeuristicParams(**params), f.name) for f in fields(HeuristicParams)}
+    for k, spec in SPACE.items():
+        if spec[0] == "float":
+            d[k] = round(float(d[k]), 2)
+    return d
+
+
+def _wins(players: int, params: dict, seed: int, game0: int, games: int, content, threads) -> tuple[np.ndarray, int]:
+    """(win per game, timeouts): a timeout is a loss."""
+    import sim
+
+    df = sim.simulate(players=players, games=games, seed=seed, game0=game0, strategy="heuristic",
+                      params=params, content=content, threads=threads)
+    return df["win"].to_numpy(), int((df["outcome"] == "timeout").sum())
+
+
+def tune_players(players: int, *, budget: int, trial_games: int, seed: int, holdout_games: int,
+                 holdout_seed: int, content=None, threads=None, progress=None) -> dict:
+    """The tuned set for one player count and its held-out figures."""
+    import optuna
+
+    import strategies
+
+    n_trials = budget // trial_games
+    if n_trials < 1:
+        raise TuneStrategyError(f"budget {budget:,} is less than one trial of {trial_games:,} games")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler = optuna.samplers.TPESampler(seed=seed + 1000 * players, n_startup_trials=min(10, n_trials))
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    for name in PRESETS[: min(len(PRESETS), n_trials)]:
+        study.enqueue_trial(_full(strategies.make(name).params()))
+
+    def objective(trial) -> float:
+        params = {k: _suggest(trial, k, spec) for k, spec in SPACE.items()}
+        wins, _timeouts = _wins(players, params, seed, 0, trial_games, content, threads)
+        return float(wins.mean())  # timeouts are losses: a stall never pays
+
+    for i in range(n_trials):
+        study.optimize(objective, n_trials=1)
+        if progress and (i + 1) % 10 == 0:
+            progress(f"{players} players: {i + 1}/{n_trials} trials, best {100 * study.best_value:.2f}%")
+    best = study.best_trial
+    params = _full({k: best.params[k] for k in SPACE})
+    wins, timeouts = _wins(players, params, holdout_seed, 0, holdout_games, content, threads)
+    if timeouts:
+        raise TuneStrategyError(f"{players} players: the tuned set timed out in {timeouts} of {holdout_games:,} "
+                                "held-out games (a stall); refused")
+    entry = {"params": params, "search_win_rate": round(float(best.value), 6), "trials": n_trials,
+             "holdout": {"games": holdout_games, "win_rate": round(float(wins.mean()), 6), "timeouts": 0}}
+    for name in PRESETS:
+        base, _ = _wins(players, strategies.make(name).params(), holdout_seed, 0, holdout_games, content, threads)
+        s = paired_stats(base, wins)
+        entry["holdout"][f"vs_{name}"] = {k: round(float(s[k]), 6) for k in
+                                          ("baseline_win_rate", "diff", "paired_low", "paired_high")}
+    return entry
+
+
+def tune(players: list[int], *, budget: int, trial_games: int, seed: int, holdout_games: int,
+         holdout_seed: int | None = None, threads=None, progress=None) -> dict:
+    """The whole tuned file as a dict (default content pack only: the file records its hash)."""
+    import sim
+    from sim.content import load
+
+    _check_space()
+    for name, v in (("budget", budget), ("trial_games", trial_games), ("holdout_games", holdout_games)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise TuneStrategyError(f"{name} must be a positive integer, got {v!r}")
+    holdout_seed = seed + 1 if holdout_seed is None else holdout_seed
+    if holdout_seed == seed:
+        raise TuneStrategyError("holdout_seed must differ from seed: the held-out games must be fresh")
+    content = load()
+    meta = {"rules_version": sim.RULES_VERSION, "pack_hash": content.hash, "seed": seed, "budget": budget,
+            "trial_games": trial_games, "holdout_games": holdout_games, "holdout_seed": holdout_seed,
+            "players": list(players)}
+    out = {"meta": meta, "players": {}}
+    for n in players:
+        out["players"][str(n)] = tune_players(n, budget=budget, trial_games=trial_games, seed=seed,
+                                              holdout_games=holdout_games, holdout_seed=holdout_seed,
+                                              content=content, threads=threads, progress=progress)
+    return out
+
+
+def _value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise TuneStrategyError(f"cannot write {v!r} to TOML")
+        return repr(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    return str(int(v))
+
+
+def command_line(meta: dict) -> str:
+    """The command that writes the file again from its recorded settings."""
+    return (f"smersh-sim tune-strategy --players {','.join(str(n) for n in meta['players'])} "
+            f"--budget {meta['budget']} --trial-games {meta['trial_games']} --holdout-games "
+            f"{meta['holdout_games']} --seed {meta['seed']} --holdout-seed {meta['holdout_seed']}")
+
+
+def to_toml(result: dict) -> str:
+    """The tuned file's text (stable: the same result gives the same bytes)."""
+    meta = result["meta"]
+    lines = ["# The heuristic's parameters tuned per player count for win rate. Written by:",
+             f"#   {command_line(meta)}",
+             "# Stale when rules_version or pack_hash differ from the current ones (tests/test_tuned.py):",
+             "# re-run that command then. Held-out figures: fresh games of holdout_seed, paired.",
+             "", "[meta]"]
+    lines += [f"{k} = {_value(v)}" for k, v in meta.items()]
+    for n, entry in result["players"].items():
+        lines += ["", f"[players.{n}]"]
+        lines += [f"{k} = {_value(entry[k])}" for k in ("search_win_rate", "trials")]
+        lines += ["", f"[players.{n}.params]"]
+        lines += [f"{k} = {_value(v)}" for k, v in entry["params"].items()]
+        hold = entry["holdout"]
+        lines += ["", f"[players.{n}.holdout]"]
+        lines += [f"{k} = {_value(v)}" for k, v in hold.items() if not isinstance(v, dict)]
+        for k, v in hold.items():
+            if isinstance(v, dict):
+                lines += ["", f"[players.{n}.holdout.{k}]"]
+                lines += [f"{kk} = {_value(vv)}" for kk, vv in v.items()]
+    return "\n".join(lines) + "\n"
+
+
+def reproduce_args(path: str | Path) -> dict:
+    """The keyword arguments of :func:`tune` recorded in a tuned file."""
+    import tomllib
+
+    meta = tomllib.loads(Path(path).read_text(encoding="utf-8"))["meta"]
+    return {k: meta[k] for k in ("players", "budget", "trial_games", "seed", "holdout_games", "holdout_seed")}

@@ -1,0 +1,59 @@
+"""``tuned``: the heuristic with the parameters chosen per player count by ``smersh-sim tune-strategy``.
+
+The parameters are data, ``strategies/tuned.toml``: one table per player count, with the
+rules version, content-pack hash, budget and seed they came from. ``tuned`` is a
+:class:`~strategies.heuristic.HeuristicStrategy`, so the kernel plays it exactly.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from pathlib import Path
+
+from strategies.heuristic import HeuristicStrategy
+
+TUNED_PATH = Path(__file__).resolve().parent / "tuned.toml"
+RETUNE = "re-run `smersh-sim tune-strategy` (see the README) to write it"
+
+
+class TunedError(ValueError):
+    """strategies/tuned.toml is missing, malformed or has no set for a player count."""
+
+
+@functools.lru_cache(maxsize=4)
+def load_tuned(path: str | Path = TUNED_PATH) -> dict:
+    """The parsed tuned file: ``{"meta": {...}, "players": {"4": {"params": {...}, ...}}}``."""
+    p = Path(path)
+    if not p.is_file():
+        raise TunedError(f"{p.name}: file not found; {RETUNE}")
+    try:
+        raw = tomllib.loads(p.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise TunedError(f"{p.name}: malformed TOML ({e}); {RETUNE}") from None
+    for key in ("meta", "players"):
+        if not isinstance(raw.get(key), dict):
+            raise TunedError(f"{p.name}: [{key}] table missing; {RETUNE}")
+    for n, entry in raw["players"].items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("params"), dict):
+            raise TunedError(f"{p.name}: players.{n}.params missing; {RETUNE}")
+    return raw
+
+
+def tuned_params(players: int, path: str | Path = TUNED_PATH) -> dict:
+    """The tuned parameter set for ``players``."""
+    raw = load_tuned(path)
+    entry = raw["players"].get(str(int(players)))
+    if entry is None:
+        have = ", ".join(sorted(raw["players"])) or "none"
+        raise TunedError(f"{Path(path).name}: players.{players}: no parameter set for {players} players "
+                         f"(tuned for: {have}); {RETUNE}")
+    return dict(entry["params"])
+
+
+def make_tuned(players: int | None = None, **params) -> HeuristicStrategy:
+    """The ``tuned`` strategy for ``players`` seats (``params`` override single values)."""
+    if players is None:
+        raise ValueError("strategy 'tuned' has one parameter set per player count "
+                         "(strategies/tuned.toml): give the player count (players=...)")
+    return HeuristicStrategy(name="tuned", **{**tuned_params(players), **params})

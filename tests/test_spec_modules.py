@@ -1,0 +1,188 @@
+"""Custom strategies named by module path in specs and bands files: run, resume, compare, check."""
+
+import hashlib
+import json
+import textwrap
+
+import pytest
+
+import sim
+from sim.bands import BandsError, run_check
+from sim.compare import compare_run
+from sim.experiments import SpecError, load_spec
+from sim.study import run_study
+
+MODULE = '''
+from strategies import HeuristicStrategy
+
+
+class Wary(HeuristicStrategy):
+    """The heuristic, except that it always takes the last token choice."""
+
+    def token(self, view, choices):
+        return len(choices) - 1
+
+
+def wary(**params):
+    return Wary(name="wary", **params)
+'''
+
+SPEC = """
+[experiment]
+name = "custom"
+seed = 4
+games = 30
+batch = 10
+engine = "reference"
+
+[grid]
+players = [2]
+strategies = ["heuristic", "wary"]
+
+[strategy.wary]
+module = "my_wary_strats:wary"
+params = { pool_target = 5 }
+
+[compare]
+baseline = { strategy = "heuristic" }
+"""
+
+
+@pytest.fixture
+def module(tmp_path, monkeypatch):
+    import sys
+
+    from strategies import modules
+
+    path = tmp_path / "my_wary_strats.py"
+    path.write_text(MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    # each test has its own copy of the module: import it afresh
+    monkeypatch.delitem(sys.modules, "my_wary_strats", raising=False)
+    monkeypatch.delitem(modules._IMPORTED, "my_wary_strats", raising=False)
+    return path
+
+
+def _spec(tmp_path, text=SPEC):
+    p = tmp_path / "custom.toml"
+    p.write_text(textwrap.dedent(text))
+    return load_spec(p)
+
+
+def test_a_spec_names_a_custom_strategy_by_module_path_runs_resumes_and_compares(tmp_path, module):
+    spec = _spec(tmp_path)
+    out = tmp_path / "out"
+    first = run_study(spec, out, progress=False, max_batches=2)
+    assert not first.finished and len(first.computed) == 2
+    done = run_study(spec, out, progress=False)
+    assert done.finished and len(done.skipped) == 2 and len(done.computed) == 4  # resumed, not replayed
+    table, _ = compare_run(out)
+    row = table.filter(table["strategy"] == "wary").row(0, named=True)
+    from my_wary_strats import Wary
+
+    want = sim.simulate(players=2, games=30, seed=4, strategy=Wary(name="wary", pool_target=5), engine="reference")
+    assert row["win_rate"] == pytest.approx(want["win"].mean())
+    plain = sim.simulate(players=2, games=30, seed=4, strategy="heuristic", params={"pool_target": 5})
+    assert not want.drop("strategy").equals(plain.drop("strategy"))  # the override really played
+    meta = json.loads((out / "metadata.json").read_text())
+    from sim.manifest import read_metadata
+
+    assert read_metadata(out)["strategy_modules"] == meta["strategy_modules"]
+    import pyarrow.parquet as pq
+
+    from sim.manifest import metadata_from_parquet
+
+    pmeta = metadata_from_parquet(pq.read_schema(out / "summary.parquet").metadata)
+    assert pmeta["strategy_modules"] == meta["strategy_modules"]  # the same field in the Parquet file
+    recorded = meta["strategy_modules"]["wary"]
+    assert recorded["module"] == "my_wary_strats:wary"
+    assert recorded["source_hash"] == hashlib.sha256(module.read_bytes()).hexdigest()
+
+
+def test_an_edited_module_replays_its_batches(tmp_path, module):
+    spec = _spec(tmp_path)
+    out = tmp_path / "out"
+    assert run_study(spec, out, progress=False).finished
+    module.write_text(MODULE.replace("len(choices) - 1", "0  # ignore every token") + "\n# edited\n")
+    again = run_study(spec, out, progress=False)
+    assert again.finished and len(again.computed) == 6 and not again.skipped
+    assert any("module strategy" in n for n in again.notices)
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["strategy_modules"]["wary"]["source_hash"] == hashlib.sha256(module.read_bytes()).hexdigest()
+
+
+def test_a_python_strategy_on_the_kernel_is_refused(tmp_path, module):
+    spec = _spec(tmp_path, SPEC.replace('engine = "reference"\n', ""))
+    with pytest.raises(SpecError, match=r"strategy\.wary\.module.*no kernel twin.*engine = \"reference\".*KernelStrategy"):
+        run_study(spec, tmp_path / "out", progress=False)
+    assert not (tmp_path / "out" / "summary.parquet").exists()
+    run_study(spec, tmp_path / "out2", engine="reference", progress=False, max_batches=1)  # --engine reference
+
+
+@pytest.mark.parametrize("patch,reason", [
+    (('module = "my_wary_strats:wary"', 'module = "my_wary_strats:nope"'), "has no 'nope'"),
+    (('module = "my_wary_strats:wary"', 'module = "no_such_module_x:wary"'), "cannot import"),
+    (('module = "my_wary_strats:wary"', 'module = "my_wary_strats"'), "not a module path"),
+    (('module = "my_wary_strats:wary"', 'module = "my_wary_strats:wary"\nbase = "heuristic"'), "exactly one of base"),
+    (("pool_target = 5", "pool_targt = 5"), "unknown heuristic parameter"),
+])
+def test_bad_module_tables_are_refused_naming_the_key(tmp_path, module, patch, reason):
+    with pytest.raises(SpecError, match=reason) as e:
+        _spec(tmp_path, SPEC.replace(*patch))
+    assert "strategy.wary" in str(e.value)
+
+
+BANDS = """
+[check]
+seed = 3
+games = 40
+
+[[cell]]
+name = "2p-wary"
+players = 2
+strategy = "my_wary_strats:wary"
+params = { pool_target = 5 }
+engine = "reference"
+win_rate = [0.0, 1.0]
+"""
+
+
+def test_check_plays_a_module_strategy_cell(tmp_path, module):
+    p = tmp_path / "bands.toml"
+    p.write_text(textwrap.dedent(BANDS))
+    (res,) = run_check(p, update=True)
+    from my_wary_strats import Wary
+
+    want = sim.simulate(players=2, games=40, seed=3, strategy=Wary(name="wary", pool_target=5), engine="reference")
+    assert res.tally.n == 40 and res.estimates["win_rate"].value == pytest.approx(want["win"].mean())
+    p.write_text(textwrap.dedent(BANDS).replace('engine = "reference"\n', ""))
+    with pytest.raises(BandsError, match=r"cell\[2p-wary\]\.strategy.*no kernel twin"):
+        run_check(p, update=True)
+
+
+KERNEL_MODULE = '''
+from numba import njit
+
+from sim.kernel.custom import KernelStrategy
+
+
+@njit
+def token(ctx, seat, choices, n):
+    return 0
+
+
+shy = KernelStrategy("heuristic", token=token, name="shy")
+'''
+
+
+def test_a_kernel_strategy_object_is_accepted_on_the_kernel_only(tmp_path, monkeypatch):
+    import sys
+
+    (tmp_path / "my_shy_strats.py").write_text(KERNEL_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "my_shy_strats", raising=False)
+    text = SPEC.replace('module = "my_wary_strats:wary"\nparams = { pool_target = 5 }', 'module = "my_shy_strats:shy"')
+    spec = _spec(tmp_path, text.replace('engine = "reference"', 'engine = "kernel"'))
+    spec.check_engine("kernel")  # accepted (playing it would compile the pairing: tests/test_kernel_custom.py)
+    with pytest.raises(SpecError, match=r"strategy\.wary\.module.*KernelStrategy: it plays on the kernel only"):
+        spec.check_engine("reference")

@@ -1,0 +1,106 @@
+"""The tuned strategy: data in strategies/tuned.toml, fresh for the current rules, reproducible."""
+
+import tomllib
+
+import pytest
+
+import sim
+import strategies
+from sim import tune_strategy as TS
+from sim.content import load
+from strategies.tuned import TUNED_PATH, TunedError, tuned_params
+
+
+def _file():
+    return tomllib.loads(TUNED_PATH.read_text(encoding="utf-8"))
+
+
+def test_tuned_file_is_fresh_for_the_current_rules_and_pack():
+    meta = _file()["meta"]
+    again = f"re-run `smersh-sim tune-strategy --reproduce strategies/tuned.toml` ({TS.command_line(meta)})"
+    assert meta["rules_version"] == sim.RULES_VERSION, (
+        f"strategies/tuned.toml: rules_version {meta['rules_version']!r} but sim.RULES_VERSION is "
+        f"{sim.RULES_VERSION!r}: the tuned parameters are stale; {again}")
+    assert meta["pack_hash"] == load().hash, (
+        f"strategies/tuned.toml: pack_hash {meta['pack_hash'][:12]}... differs from the default pack's "
+        f"{load().hash[:12]}...: the tuned parameters are stale; {again}")
+
+
+def test_tuned_file_covers_every_player_count_with_every_parameter():
+    raw = _file()
+    assert sorted(raw["players"]) == ["1", "2", "3", "4", "5", "6"]
+    for n, entry in raw["players"].items():
+        assert set(entry["params"]) == set(TS.SPACE), n
+        assert entry["holdout"]["timeouts"] == 0
+
+
+@pytest.mark.parametrize("players", [1, 4, 6])
+def test_tuned_plays_its_player_counts_set_on_both_engines(players):
+    k = sim.simulate(players=players, games=60, seed=5, strategy="tuned")
+    r = sim.simulate(players=players, games=60, seed=5, strategy="tuned", engine="reference")
+    assert k.equals(r)
+    assert k["strategy"].unique().to_list() == ["tuned"]
+    plain = sim.simulate(players=players, games=60, seed=5, strategy="heuristic", params=tuned_params(players))
+    assert k.drop("strategy").equals(plain.drop("strategy"))  # the heuristic with the file's parameters
+    assert strategies.make("tuned", players=players).params() == strategies.make(
+        "heuristic", **tuned_params(players)).params()
+
+
+def test_tuned_needs_the_player_count_and_no_kernel_strategy_base():
+    with pytest.raises(ValueError, match="one parameter set per player count"):
+        strategies.make("tuned")
+    from sim.kernel.custom import KernelStrategy
+    from sim.kernel.strategy import use_watch
+
+    with pytest.raises(ValueError, match="one parameter set per player count"):
+        KernelStrategy("tuned", use_watch=use_watch)
+
+
+def test_missing_player_count_is_refused(tmp_path):
+    p = tmp_path / "tuned.toml"
+    p.write_text('[meta]\nseed = 1\n[players.4.params]\npool_target = 5\n', encoding="utf-8")
+    assert tuned_params(4, p) == {"pool_target": 5}
+    with pytest.raises(TunedError, match="players.3: no parameter set for 3 players.*tune-strategy"):
+        tuned_params(3, p)
+
+
+def test_search_space_is_every_heuristic_parameter():
+    TS._check_space()
+
+
+TINY = dict(players=[2], budget=300, trial_games=100, seed=3, holdout_games=200)
+
+
+def test_tuning_reproduces_its_file_from_the_recorded_seed_and_budget(tmp_path):
+    first = TS.to_toml(TS.tune(**TINY, threads=1))
+    path = tmp_path / "tuned.toml"
+    path.write_text(first, encoding="utf-8")
+    again = TS.to_toml(TS.tune(**TS.reproduce_args(path), threads=2))
+    assert again == first
+    raw = tomllib.loads(first)
+    assert raw["meta"]["budget"] == 300 and raw["meta"]["seed"] == 3 and raw["players"]["2"]["trials"] == 3
+    other = TS.to_toml(TS.tune(**{**TINY, "seed": 4}, threads=1))
+    assert other != first  # the seed matters: the test can fail
+
+
+def test_a_held_out_timeout_refuses_the_result(monkeypatch):
+    import numpy as np
+
+    real = TS._wins
+
+    def with_a_stall(players, params, seed, game0, games, content, threads):
+        wins, timeouts = real(players, params, seed, game0, games, content, threads)
+        return wins, timeouts + (1 if seed == TINY["seed"] + 1 else 0)  # one stall in the held-out games
+
+    monkeypatch.setattr(TS, "_wins", with_a_stall)
+    with pytest.raises(TS.TuneStrategyError, match="timed out in 1 of 200 held-out games"):
+        TS.tune(**TINY, threads=1)
+    assert np.isfinite(real(2, {}, 1, 0, 10, load(), 1)[0].mean())
+
+
+def test_the_objective_counts_a_timeout_as_a_loss():
+    # the stall parameters of issue 13 without patience: the timed-out game is not a win
+    from tests.test_stall_guard import STALL
+
+    wins, timeouts = TS._wins(4, {**STALL, "patience_rounds": 10**6}, 1, 13972, 1, load(), 1)
+    assert timeouts == 1 and not wins[0]
