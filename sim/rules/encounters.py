@@ -207,7 +207,7 @@ def flip_up(g: GameState, amount: int, places: tuple[int, ...]) -> None:
                 kind = K.INTEL_TYPES[int(g.content.intel_token_type[t])]
                 loc = g.intel_loc[t]
                 at = "the Pool" if loc == POOL else "the supply" if loc == SUPPLY else g.content.space_names[loc]
-                g.say(f"    flips up a {kind} Intel token in {at}")
+                g.say(f"    flips up {'an' if kind[0] in 'aeiou' else 'a'} {kind} Intel token in {at}")
                 break
 
 
