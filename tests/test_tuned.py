@@ -99,8 +99,12 @@ def test_a_held_out_timeout_refuses_the_result(monkeypatch):
 
 
 def test_the_objective_counts_a_timeout_as_a_loss():
-    # the stall parameters of issue 13 without patience: the timed-out game is not a win
-    from tests.test_stall_guard import STALL
+    # a turn cap of 3 ends every game in a timeout: none of them may count as a win
+    from sim.content import DEFAULT_PACK
+    from sim.content.overrides import load_with_overrides
 
-    wins, timeouts = TS._wins(4, {**STALL, "patience_rounds": 10**6}, 1, 13972, 1, load(), 1)
-    assert timeouts == 1 and not wins[0]
+    short = load_with_overrides(DEFAULT_PACK, {"setup.simulation.turn_cap": 3})
+    wins, timeouts = TS._wins(4, {}, 1, 0, 20, short, 1)
+    assert timeouts == 20 and not wins.any()
+    wins, timeouts = TS._wins(4, {}, 1, 0, 20, load(), 1)
+    assert timeouts == 0 and wins.any()  # the same games with the pack's turn cap: some are won
