@@ -752,8 +752,16 @@ def _detach_stdout() -> None:
         pass
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings (e.g. a pack value the printed game does not have) as one line each on stderr."""
+    print(f"warning: {message}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command line; user mistakes and ordinary faults end in one line on stderr, never a traceback."""
+    import warnings
+
+    warnings.showwarning = _one_line_warning
     args = None
     try:
         args = build_parser().parse_args(argv)

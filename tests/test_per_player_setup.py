@@ -60,3 +60,21 @@ def test_values_off_the_board_are_refused_naming_file_field_and_range(overrides,
     with pytest.raises(ContentError) as e:
         load_with_overrides(DEFAULT_PACK, overrides)
     assert "setup.toml" in str(e.value) and reason in str(e.value)
+
+
+def test_legal_but_unprinted_values_are_loaded_with_a_warning(capsys):
+    import warnings
+
+    from sim.cli import main
+    from sim.content import UnprintedValueWarning, unprinted
+
+    assert unprinted(load(DEFAULT_PACK)) == []  # the default pack has the printed component counts
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        c = load_with_overrides(DEFAULT_PACK, {"intel.tokens.weapon": 9, "intel.tokens.total": 21})
+    assert c.n_intel == 21
+    (w,) = [x for x in seen if issubclass(x.category, UnprintedValueWarning)]
+    assert "intel.toml: 21 yellow Intel tokens; the printed game has 20" in str(w.message)
+    assert main(["play", "--games", "10", "--set", "intel.components.un_transport=10"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: intel.toml: 10 UN Transport tokens; the printed game has 8" in err

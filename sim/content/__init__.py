@@ -4,7 +4,16 @@
 copy. ``load_raw`` + ``build`` let a caller patch the parsed data and rebuild.
 """
 
-from sim.content.loader import DEFAULT_PACK, build, content_hash, load, load_raw
+from sim.content.loader import (
+           DEFAULT_PACK,
+           UnprintedValueWarning,
+           build,
+           content_hash,
+           load,
+           load_raw,
+           unprinted,
+)
 from sim.content.model import Content, ContentError
 
-__all__ = ["DEFAULT_PACK", "Content", "ContentError", "build", "content_hash", "load", "load_raw"]
+__all__ = ["DEFAULT_PACK", "Content", "ContentError", "UnprintedValueWarning", "build", "content_hash", "load", "load_raw",
+           "unprinted"]

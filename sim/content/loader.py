@@ -67,10 +67,52 @@ def load_raw(path: str | Path | None = None) -> dict[str, dict]:
     return raw
 
 
+class UnprintedValueWarning(UserWarning):
+    """A pack value the engine can play but the published game does not print (e.g. a 40-card villain deck)."""
+
+
+# The box's component counts (Field Manual, Components) and Dr. Lobo's printed track
+PRINTED = (
+    ("villain.toml", "villain cards", "n_villain", 35),
+    ("intel.toml", "yellow Intel tokens", "n_intel", 20),
+    ("intel.toml", "UN Transport tokens", "n_un_transport", 8),
+    ("intel.toml", "close-airport tokens", "n_close_airport_tokens", 24),
+    ("intel.toml", "tokens of each advanced skill (44 for 11 skills)", "n_advanced_skill_tokens", 4),
+    ("fate.toml", "Fate cards", "n_fate", 44),
+    ("encounters.toml", "encounter cards", "n_encounters", 108),
+    ("top_secret.toml", "Top Secret cards", "n_top_secret", 22),
+    ("henchmen.toml", "henchmen (Location tokens)", "n_henchmen", 4),
+    ("dice.toml", "dice", "n_dice", 6),
+    ("lobo.toml", "the space where Dr. Lobo wins (loss)", "lobo_loss", LOBO_TRACK_LAST),
+)
+
+
+def unprinted(c: Content) -> list[str]:
+    """The pack's values that are legal but differ from the printed game, one sentence each."""
+    out = []
+    for file, what, attr, printed in PRINTED:
+        value = len(c.top_secret_effect) if attr == "n_top_secret" else int(getattr(c, attr))
+        if value != printed:
+            out.append(f"{file}: {value} {what}; the printed game has {printed} (legal, but not the published game)")
+    return out
+
+
+def warn_unprinted(c: Content) -> Content:
+    """Warn (UnprintedValueWarning) about each unprinted value of ``c``; return ``c``."""
+    import warnings
+
+    for message in unprinted(c):
+        warnings.warn(UnprintedValueWarning(message), stacklevel=3)
+    return c
+
+
 def load(path: str | Path | None = None) -> Content:
-    """Load and validate the content pack at ``path`` (default pack when ``None``)."""
+    """Load and validate the content pack at ``path`` (default pack when ``None``).
+
+    A legal value the printed game does not have is loaded with an UnprintedValueWarning.
+    """
     folder = Path(DEFAULT_PACK if path is None else path)
-    return build(load_raw(folder), folder)
+    return warn_unprinted(build(load_raw(folder), folder))
 
 
 def content_hash(raw: dict[str, dict]) -> str:

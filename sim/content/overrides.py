@@ -228,11 +228,11 @@ def parse_set(items: list[str] | None, option: str = "--set") -> dict:
 
 def load_with_overrides(path, overrides: dict, source: str = "overrides"):
     """Load a pack, apply overrides, validate; errors name the source, the override and the reason."""
-    from sim.content.loader import build, load_raw
+    from sim.content.loader import build, load_raw, warn_unprinted
 
     raw = load_raw(path)
     try:
         patched = apply_overrides(raw, overrides)
     except OverrideError as e:
         raise ContentError(source, None, str(e)) from None
-    return build(patched, path)
+    return warn_unprinted(build(patched, path))
