@@ -648,10 +648,25 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--json", action="store_true", help="machine-readable output")
     be.set_defaults(func=cmd_bench)
 
+    def study_args(q, players_default: list[int] | None, out_help: str):
+        """The options tune, sensitivity and luck share."""
+        if players_default is not None:
+            q.add_argument("--players", type=_players_list, default=players_default, metavar="1..6",
+                           help=f"player counts (default {','.join(map(str, players_default))})")
+        q.add_argument("--strategy", default="heuristic", help="registered strategy of every seat (default heuristic)")
+        q.add_argument("--param", action="append", metavar="NAME=VALUE", help="strategy parameter (repeatable)")
+        q.add_argument("--seed", type=seed, default=1, help="seed (default 1); the same seed gives the same answer")
+        q.add_argument("--content", default=None, help="content pack folder (default: the built-in pack)")
+        q.add_argument("--out", default=None, help=out_help)
+        q.add_argument("--json", action="store_true", help="machine-readable output")
+
+    def scheduler_arg(q):
+        q.add_argument("--scheduler", default=None, metavar="local:N|tcp://HOST:PORT",
+                       help="play the games on a Dask cluster (needs pip install 'smersh-sim[distributed]'); same answer")
+
     tu = sub.add_parser("tune", help="find setup values that bring the win rate into a target band")
     tu.add_argument("--players", type=_int_range(1, 6), default=4, help="player count of --target (default 4)")
-    tu.add_argument("--strategy", default="heuristic", help="registered strategy of every seat (default heuristic)")
-    tu.add_argument("--param", action="append", metavar="NAME=VALUE", help="strategy parameter (repeatable)")
+    study_args(tu, None, "folder for tune.json, tuned_setup.toml and candidates.png")
     tu.add_argument("--target", default=None, metavar="LOW:HIGH", help="win-rate band as fractions, e.g. 0.43:0.47")
     tu.add_argument("--target-file", default=None, metavar="BANDS.toml",
                     help="targets for several player counts: the strategy's plain cells of a bands file")
@@ -660,12 +675,7 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--budget", type=_int_range(1, MAX_SEED), default=2_000_000, help="games the race may play (default 2,000,000)")
     tu.add_argument("--also-players", type=_players_list, default=None, metavar="1..6",
                     help="also show the best settings' paired effect at these player counts")
-    tu.add_argument("--seed", type=seed, default=1, help="seed (default 1); the same seed gives the same answer")
-    tu.add_argument("--content", default=None, help="content pack folder (default: the built-in pack)")
-    tu.add_argument("--out", default=None, help="folder for tune.json, tuned_setup.toml and candidates.png")
-    tu.add_argument("--json", action="store_true", help="machine-readable output")
-    tu.add_argument("--scheduler", default=None, metavar="local:N|tcp://HOST:PORT",
-                    help="play the games on a Dask cluster (needs pip install 'smersh-sim[distributed]'); same answer")
+    scheduler_arg(tu)
     tu.set_defaults(func=cmd_tune)
 
     ts = sub.add_parser("tune-strategy", help="tune the heuristic's parameters per player count for win rate (writes strategies/tuned.toml)")
@@ -687,32 +697,19 @@ def build_parser() -> argparse.ArgumentParser:
     ts.set_defaults(func=cmd_tune_strategy)
 
     se = sub.add_parser("sensitivity", help="paired change in win rate per step of each setup value (tornado chart)")
-    se.add_argument("--players", type=_players_list, default=[2, 4], metavar="1..6", help="player counts (default 2,4)")
-    se.add_argument("--strategy", default="heuristic", help="registered strategy of every seat (default heuristic)")
-    se.add_argument("--param", action="append", metavar="NAME=VALUE", help="strategy parameter (repeatable)")
+    study_args(se, [2, 4], "folder for sensitivity.parquet/.csv and tornado charts")
     se.add_argument("--knob", action="append", metavar="PATH",
                     help="a content value to step ({players} stands for the player count; default: the setup values)")
     se.add_argument("--games", type=_int_range(1, MAX_SEED), default=20_000, help="games per setting (default 20,000)")
-    se.add_argument("--seed", type=seed, default=1, help="seed (default 1)")
-    se.add_argument("--content", default=None, help="content pack folder (default: the built-in pack)")
-    se.add_argument("--out", default=None, help="folder for sensitivity.parquet/.csv and tornado charts")
-    se.add_argument("--json", action="store_true", help="machine-readable output")
-    se.add_argument("--scheduler", default=None, metavar="local:N|tcp://HOST:PORT",
-                    help="play the games on a Dask cluster (needs pip install 'smersh-sim[distributed]'); same answer")
+    scheduler_arg(se)
     se.set_defaults(func=cmd_sensitivity)
 
     lu = sub.add_parser("luck", help="how much of the outcome each random source decides, and the spread across strategies")
-    lu.add_argument("--players", type=_players_list, default=[2, 4], metavar="1..6", help="player counts (default 2,4)")
-    lu.add_argument("--strategy", default="heuristic", help="registered strategy of every seat (default heuristic)")
-    lu.add_argument("--param", action="append", metavar="NAME=VALUE", help="strategy parameter (repeatable)")
+    study_args(lu, [2, 4], "folder for luck.json and one chart per player count")
     lu.add_argument("--strategies", default="random,bold,heuristic,cautious",
                     help="strategies whose win rates show the spread due to decisions (comma-separated)")
     lu.add_argument("--games", type=_int_range(2, 10_000_000), default=100_000,
                     help="pairs of games per source group (default 100,000)")
-    lu.add_argument("--seed", type=seed, default=1, help="seed (default 1)")
-    lu.add_argument("--content", default=None, help="content pack folder (default: the built-in pack)")
-    lu.add_argument("--out", default=None, help="folder for luck.json and one chart per player count")
-    lu.add_argument("--json", action="store_true", help="machine-readable output")
     lu.set_defaults(func=cmd_luck)
 
     tr = sub.add_parser("trace", help="print one game turn by turn")
