@@ -18,3 +18,73 @@ def test_skill_ladder_table_matches_the_committed_summary():
         shown = [float(x) for x in re.findall(r"([\d.]+)%", cells)]
         for players, value in enumerate(shown, start=1):
             assert value == round(100 * rate[(name, players)], 1), (name, players, value)
+
+
+def _readme() -> str:
+    return " ".join((ROOT / "README.md").read_text().split())  # one line: wrapped text compares as written
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def test_luck_numbers_match_the_committed_report():
+    import json
+
+    text = _readme()
+    rec = {r["players"]: r for r in json.loads((ROOT / "results" / "luck" / "luck.json").read_text())["players"]}
+    four = {s["group"]: s for s in rec[4]["shares"]}
+    dice = four["dice"]
+    assert f"the dice decide {_pct(dice['share'])} [{100 * dice['low']:.1f}, {100 * dice['high']:.1f}]" in text
+    enc = four["encounter decks"]
+    assert f"the encounter decks {_pct(enc['share'])} [{100 * enc['low']:.1f}, {100 * enc['high']:.1f}]" in text
+    assert f"{round(100 * rec[4]['rest'])}% is decided by the sources together" in text
+    two = {s["group"]: s for s in rec[2]["shares"]}
+    assert f"With 2 players: dice {_pct(two['dice']['share'])}, encounter decks {_pct(two['encounter decks']['share'])}" in text
+    ladder = rec[4]["skill"]["strategies"]
+    for name in ("bold", "heuristic", "cautious", "tuned"):
+        assert f"{_pct(ladder[name]['win_rate'])} (`{name}`)" in text, name
+    assert f"explains {round(100 * rec[4]['skill']['between_share'])}% of the outcome's variance" in text
+
+
+def test_tune_example_numbers_match_the_committed_result():
+    import json
+
+    text = _readme()
+    rec = json.loads((ROOT / "results" / "tune_4p" / "tune.json").read_text())
+    assert f"spent {rec['games_played']:,} of its {rec['budget']:,} games" in text
+    assert f"{rec['candidates']} settings" in text and f"{rec['dropped']} settings were dropped" in text
+    best = rec["found"][0]
+    assert best["settings"] == {"setup.player_count[players=4].lobo_start": 1,
+                                "setup.player_count[players=4].villain_counts.minus_one": 5}
+    assert f"({_pct(best['win_rate'])} over {best['games']:,} games, the best" in text
+
+
+def test_sensitivity_numbers_match_the_committed_table():
+    text = _readme()
+    t = pl.read_parquet(ROOT / "results" / "sensitivity" / "sensitivity.parquet")
+
+    def diff(players, knob, to):
+        r = t.filter((pl.col("players") == players) & pl.col("knob").str.ends_with(knob) & (pl.col("to") == to))
+        return 100 * r["diff"][0]
+
+    assert f"the Location target ({diff(4, 'location_target', 6):+.1f} points for one more" in text
+    assert f"{diff(4, 'location_target', 4):+.1f} for one fewer" in text
+    assert f"one extra Top Secret card each ({diff(4, 'extra_top_secret', 1):+.1f})" in text
+    assert f"Dr. Lobo one space further ({diff(4, 'lobo_start', 1):+.1f})" in text
+    assert f"({diff(2, 'villain_counts.minus_one', 3):+.2f} points" in text
+
+
+def test_rule_readings_numbers_match_compare_on_the_committed_results():
+    from sim.compare import compare_run
+
+    text = _readme()
+    table, _ = compare_run(ROOT / "results" / "rule_readings", {"variant": "standard"})
+    fixed = table.filter(pl.col("setup") == "default").sort("players")
+    shown = ", ".join(f"{100 * d:.1f}" for d in fixed["diff"].to_list())
+    assert f"| each character's fixed pair | {shown} points at 1-6 players |" in text
+    table, _ = compare_run(ROOT / "results" / "rule_readings", {"setup": "default"})
+    four = table.filter((pl.col("setup") == "consequences_in_encounters") & (pl.col("variant") == "standard")
+                        & (pl.col("players") == 4)).row(0, named=True)
+    assert (f"({100 * four['diff']:+.1f} [{100 * four['paired_low']:+.1f}, {100 * four['paired_high']:+.1f}] "
+            "at 4 players)") in text
