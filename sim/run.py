@@ -23,6 +23,10 @@ ENGINES = ("kernel", "reference")
 MAX_TABLE_GAMES = 10_000_000
 
 GAME_COLUMNS = tuple(f.name for f in fields(GameRecord))
+# games per batch when only a summary is kept: 100,000 game rows (about 40 MB) in memory at a time,
+# so 10 million games stay far under 500 MB; the tally merges batches exactly, so the numbers do
+# not depend on it
+SUMMARY_BATCH = 100_000
 STRING_COLUMNS = ("characters", "strategy", "variant", "outcome", "henchman_levels")
 
 
@@ -248,7 +252,7 @@ def simulate(
     engine: str = "kernel",
     game0: int = 0,
     summary_only: bool = False,
-    batch: int = 1_000_000,
+    batch: int = SUMMARY_BATCH,
 ):
     """Play ``games`` games (indices game0 .. game0+games-1 of ``seed``).
 
@@ -292,7 +296,7 @@ def simulate_tally(
     params: dict | None = None,
     engine: str = "kernel",
     game0: int = 0,
-    batch: int = 1_000_000,
+    batch: int = SUMMARY_BATCH,
     keep_bits: bool = False,
 ):
     """The :class:`sim.tally.Tally` of the games ``simulate`` would play, one batch in memory at a time.
