@@ -342,21 +342,25 @@ SIDE_SETTINGS = 5
 
 def side_effects(evaluator: GameEvaluator, default_pack, settings: list[Candidate], also_players: list[int],
                  games: int = SIDE_GAMES) -> list[dict]:
-    """Each setting's paired change in win rate against the unchanged pack at other player counts."""
-    import sim
-    from sim.compare import paired_stats
+    """Each setting's paired change in win rate against the unchanged pack at other player counts.
 
+    The games are played by the evaluator's runner (here, or on the cluster of ``--scheduler``).
+    """
+    from sim.compare import paired_stats
+    from sim.sensitivity import play_win_vector
+
+    prm = tuple(sorted((evaluator.params or {}).items()))
+
+    def task(pack, players):
+        return (pack, players, games, evaluator.strategy, prm, evaluator.seed, evaluator.engine)
+
+    tasks = [(("base", p), task(default_pack, p)) for p in also_players]
+    tasks += [((c.values, p), task(evaluator.pack(c.values), p)) for c in settings for p in also_players]
+    wins = {key: w for (key, _), w in evaluator.runner.run(play_win_vector, tasks)}
     rows = []
-    base_wins = {}
-    for players in also_players:
-        df = sim.simulate(players=players, games=games, strategy=evaluator.strategy, params=evaluator.params,
-                          seed=evaluator.seed, content=default_pack, engine=evaluator.engine, game0=0)
-        base_wins[players] = df["win"].to_numpy()
     for c in settings:
         for players in also_players:
-            df = sim.simulate(players=players, games=games, strategy=evaluator.strategy, params=evaluator.params,
-                              seed=evaluator.seed, content=evaluator.pack(c.values), engine=evaluator.engine, game0=0)
-            st = paired_stats(base_wins[players], df["win"].to_numpy())
+            st = paired_stats(wins[("base", players)], wins[(c.values, players)])
             rows.append({"values": c.values, "players": players, "games": games,
                          "default_win_rate": st["baseline_win_rate"], "win_rate": st["win_rate"],
                          "diff": st["diff"], "diff_low": st["paired_low"], "diff_high": st["paired_high"]})
