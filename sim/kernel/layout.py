@@ -304,6 +304,8 @@ BUNDLE = (
     ("airports_by_distance", "int64", 2),  # [n_spaces, n_airports] airports by (hop distance to a space, id)
     ("airports_near_start", "int64", 1),  # [n_spaces + 1] CSR: airports one MP from a space (not the space itself)
     ("airports_near", "int64", 1),
+    ("walk_best", "int64", 2),  # [n_spaces, n_spaces] free walk (<= BASE_MP) nearest a target, lowest id on ties; -1
+    ("walk_to", "int64", 2),  # [n_spaces, n_spaces] walking MP from a space to another (0: not within BASE_MP + 1)
 )
 Pack = namedtuple("Pack", [name for name, _, _ in BUNDLE])
 
@@ -487,6 +489,17 @@ def move_tables(c: Content) -> dict:
     un = [s for s in range(c.n_spaces) if c.space_kind[s] != codes.REGIONAL]
     hop = np.asarray(c.hop_distance)
     by_distance = [sorted(airports, key=lambda a, t=t: (int(hop[a, t]), a)) for t in range(c.n_spaces)]
+    walk_best = np.full((c.n_spaces, c.n_spaces), -1, dtype=np.int64)
+    walk_to = np.zeros((c.n_spaces, c.n_spaces), dtype=np.int64)
+    for s in range(c.n_spaces):
+        free = []
+        for k in range(start[s], start[s + 1]):
+            walk_to[s, dest[k]] = mp[k]
+            if mp[k] <= codes.BASE_MP:
+                free.append(dest[k])
+        for t in range(c.n_spaces):
+            if free:
+                walk_best[s, t] = min(free, key=lambda d, t=t: (int(hop[d, t]), d))
     near_start, near = [0], []
     for t in range(c.n_spaces):
         near.extend(a for a in airports if a != t and t in table[a])
@@ -501,6 +514,8 @@ def move_tables(c: Content) -> dict:
         "airports_by_distance": np.array(by_distance, dtype=np.int64).reshape(c.n_spaces, len(airports)),
         "airports_near_start": np.array(near_start, dtype=np.int64),
         "airports_near": np.array(near, dtype=np.int64),
+        "walk_best": walk_best,
+        "walk_to": walk_to,
     }
 
 

@@ -509,15 +509,14 @@ def heuristic_move(ctx, seat, gift):
     if not regional:
         found, k0, k2, k3 = True, dist[here, tgt], codes.M_STAY, here
         free_reach = here == tgt
-    walk_res = False  # a Resolve walk reaches the target
-    for k in range(pk.walk_start[here], pk.walk_start[here + 1]):
-        dest = pk.walk_dest[k]
-        if pk.walk_mp[k] > codes.BASE_MP:
-            if dest == tgt and can_resolve:
-                walk_res = True
-            continue
+    # the walks: the best free one and whether a free or a Resolve walk reaches the target are
+    # static tables of the map (pk.walk_best, pk.walk_to), the same as scanning the walk list
+    mp = pk.walk_to[here, tgt]
+    walk_res = can_resolve and mp > codes.BASE_MP  # a Resolve walk reaches the target
+    free_reach = free_reach or 0 < mp <= codes.BASE_MP
+    dest = pk.walk_best[here, tgt]
+    if dest >= 0:
         a = dist[dest, tgt]
-        free_reach = free_reach or dest == tgt
         if not found or _better(a, 0, codes.M_WALK, dest, k0, 0, k2, k3):
             found, k0, k2, k3 = True, a, codes.M_WALK, dest
     plane_res = False  # a plane + Resolve reaches the target
