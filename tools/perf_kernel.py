@@ -272,6 +272,9 @@ def main() -> None:
                  summary_only=True)
     dt = time.perf_counter() - t0
     path = write_perf_map()
+    if os.environ.get("PERF_KERNEL_OBJECT"):  # the object code too, to read next to `perf script` addresses
+        with open(os.environ["PERF_KERNEL_OBJECT"], "wb") as f:
+            f.write(_OBJECTS.get("simulate_batch", b""))
     print(f"{args.games} games in {dt:.2f} s ({args.games / dt:,.0f} games/s); perf map {path}", file=sys.stderr)
 
 
