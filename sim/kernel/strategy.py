@@ -412,14 +412,18 @@ def ready_to_fight(ctx, seat):
 @jit
 def _nearest(pk, st, off, n, here, best, best_d):
     """Fold tokens at ``st[off:off+n]`` (spaces >= 0) into the nearest (distance, space)."""
+    # the smallest key (distance, space) as one int, kept with conditional moves: a branch per
+    # token on where it lies mispredicts; tokens off the map (< 0) never win
+    dist = pk.hop_distance
+    none = 1 << 62
+    key = (best_d << 32) | best if best >= 0 else none
     for t in range(n):
         s = st[off + t]
-        if s < 0:
-            continue
-        d = pk.hop_distance[here, s]
-        if best < 0 or d < best_d or (d == best_d and s < best):
-            best, best_d = s, d
-    return best, best_d
+        k = (dist[here, max(s, 0)] << 32) | s if s >= 0 else none
+        key = min(key, k)
+    if key == none:
+        return -1, 0
+    return key & 0xFFFFFFFF, key >> 32
 
 
 @jit
