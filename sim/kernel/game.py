@@ -191,7 +191,8 @@ def simulate_batch(pk, cfg, sid, prm, seed, game0, n_games, out, offsets):
     cap = 1 + 5 * pk.scal[K_N_SPACES]
     st = np.zeros(size, np.int64)
     rs = np.zeros(STATE_SIZE, np.int64)
-    rs[OFFSETS:OFFSETS + N_SOURCES] = offsets
+    for s in range(N_SOURCES):  # (not a slice assignment: its size check compiles numba's string formatting)
+        rs[OFFSETS + s] = offsets[s]
     moves = np.zeros((cap, 4), np.int64)
     ctx = new_context(pk, cfg, st, rs, sid, prm)
     for i in range(n_games):
