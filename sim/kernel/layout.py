@@ -305,7 +305,8 @@ BUNDLE = (
     ("airports_near_start", "int64", 1),  # [n_spaces + 1] CSR: airports one MP from a space (not the space itself)
     ("airports_near", "int64", 1),
     ("walk_best", "int64", 2),  # [n_spaces, n_spaces] free walk (<= BASE_MP) nearest a target, lowest id on ties; -1
-    ("walk_to", "int64", 2),  # [n_spaces, n_spaces] walking MP from a space to another (0: not within BASE_MP + 1)
+    ("walk_to", "int64", 2),
+    ("space_in_region", "int64", 2),  # [n_regions, n_spaces] 1 if a space lies in an End of Turn region  # [n_spaces, n_spaces] walking MP from a space to another (0: not within BASE_MP + 1)
 )
 Pack = namedtuple("Pack", [name for name, _, _ in BUNDLE])
 
@@ -452,6 +453,10 @@ def pack(c: Content) -> Pack:
     arrays["region_size"] = region_size
     arrays["pass_table"] = content_pass_table(c)
     arrays.update(move_tables(c))
+    # villain.in_region for every region and space (USSR cities count as Asia too; oceans in none)
+    arrays["space_in_region"] = np.array(
+        [[c.space_kind[s] != codes.OCEAN and (c.space_ussr[s] != 0 if r == codes.USSR_REGION else c.space_deck[s] == r)
+          for s in range(c.n_spaces)] for r in range(len(codes.REGIONS))], dtype=np.int64)
     out = {}
     for name, dtype, ndim in BUNDLE:
         a = np.ascontiguousarray(np.asarray(arrays.pop(name)).astype(dtype))
