@@ -115,23 +115,24 @@ def _rounds(ctx, seat):
 
 
 @jit
-def _count_intel(ctx, where):
-    off = ctx.pk.lay[L_INTEL]
+def _count_at(ctx, region, n, where):
+    """Tokens of a location region (``L_INTEL``, ``L_GREEN``) at ``where``: counted, not named."""
+    off = ctx.pk.lay[region]
     k = 0
-    for t in range(ctx.pk.scal[K_N_INTEL]):
+    for t in range(n):
         if ctx.st[off + t] == where:
             k += 1
     return k
 
 
 @jit
+def _count_intel(ctx, where):
+    return _count_at(ctx, L_INTEL, ctx.pk.scal[K_N_INTEL], where)
+
+
+@jit
 def _count_green(ctx, where):
-    off = ctx.pk.lay[L_GREEN]
-    k = 0
-    for t in range(ctx.pk.scal[K_N_HENCHMEN]):
-        if ctx.st[off + t] == where:
-            k += 1
-    return k
+    return _count_at(ctx, L_GREEN, ctx.pk.scal[K_N_HENCHMEN], where)
 
 
 @jit
@@ -179,14 +180,18 @@ def _henchman(ctx, seat, h):
     return ctx.st[ctx.pk.lay[L_HLEVEL] + h]
 
 
-@jit
-def _character(ctx, seat, who):
-    return ctx.st[player_base(ctx.pk, who) + P_CHAR]
+def _player_field(offset):
+    """``f(ctx, seat, who)``: the number at ``offset`` of seat ``who``'s player block."""
+
+    @jit
+    def read(ctx, seat, who):
+        return ctx.st[player_base(ctx.pk, who) + offset]
+
+    return read
 
 
-@jit
-def _space(ctx, seat, who):
-    return ctx.st[player_base(ctx.pk, who) + P_SPACE]
+_character, _space, _resolve, _resolve_max, _life, _injuries, _un_tokens, _top_secret_count = (
+    _player_field(o) for o in (P_CHAR, P_SPACE, P_RESOLVE, P_RESOLVE_MAX, P_LIFE, P_INJ, P_UN, P_N_TS))
 
 
 @jit
@@ -195,38 +200,8 @@ def _skill(ctx, seat, who, skill):
 
 
 @jit
-def _resolve(ctx, seat, who):
-    return ctx.st[player_base(ctx.pk, who) + P_RESOLVE]
-
-
-@jit
-def _resolve_max(ctx, seat, who):
-    return ctx.st[player_base(ctx.pk, who) + P_RESOLVE_MAX]
-
-
-@jit
-def _life(ctx, seat, who):
-    return ctx.st[player_base(ctx.pk, who) + P_LIFE]
-
-
-@jit
-def _injuries(ctx, seat, who):
-    return ctx.st[player_base(ctx.pk, who) + P_INJ]
-
-
-@jit
 def _has_advanced(ctx, seat, who, skill):
     return ctx.st[player_base(ctx.pk, who) + P_ADV + skill] != 0
-
-
-@jit
-def _un_tokens(ctx, seat, who):
-    return ctx.st[player_base(ctx.pk, who) + P_UN]
-
-
-@jit
-def _top_secret_count(ctx, seat, who):
-    return ctx.st[player_base(ctx.pk, who) + P_N_TS]
 
 
 @jit
@@ -245,12 +220,7 @@ def _mission_city(ctx, seat, who, i):
 
 @jit
 def _pool_face_up(ctx, seat, kind):
-    off, up = ctx.pk.lay[L_INTEL], ctx.pk.lay[L_FACEUP]
-    k = 0
-    for t in range(ctx.pk.scal[K_N_INTEL]):
-        if ctx.st[off + t] == codes.POOL and ctx.st[up + t] != 0 and ctx.pk.intel_token_type[t] == kind:
-            k += 1
-    return k
+    return _face_up_count(ctx, seat, codes.POOL, kind)
 
 
 @jit
