@@ -28,6 +28,7 @@ FILES = (
     "encounters.toml",
     "fate.toml",
     "map.toml",
+    "status.toml",
 )
 
 CONTINENTS = K.DECKS[: K.OCEAN_DECK]  # the five land decks
@@ -329,6 +330,7 @@ class Effect(Model):
     effect: str
     amount: int | None = None
     skill: str | None = None
+    card: str | None = None  # effect "status": the status card's id (status.toml; checked in the loader)
 
     @field_validator("effect")
     @classmethod
@@ -353,6 +355,11 @@ class Effect(Model):
             _known(self.skill, K.ADVANCED_SKILLS, "advanced skill")
         elif self.skill is not None:
             raise ValueError(f"effect {e!r} takes no skill")
+        if e == "status":
+            if self.card is None:
+                raise ValueError("effect 'status' needs a named status card (card = \"<id>\" of status.toml)")
+        elif self.card is not None:
+            raise ValueError(f"effect {e!r} takes no card")
         return self
 
     @property
@@ -453,7 +460,8 @@ class Character(Entry):
         if "," in v:
             raise ValueError(f"name {v!r} contains a comma (line-ups are written as comma-separated names)")
         return v
-    watch: bool = False
+    # the status cards (status.toml ids) the character starts with; checked in the loader
+    start_status: list[str] = Field(default_factory=list, max_length=K.MAX_START_STATUS)
     gives_un: bool = False
     reduced_resolve_cut: bool = False
 
@@ -878,6 +886,60 @@ class MapFile(FileModel):
         return self
 
 
+# --------------------------------------------------------------------- status cards
+MAX_STATUS_AMOUNT = 3
+
+
+class StatusCard(Entry):
+    """One kind of status card: its copies in the deck, polarity and effect (docs/RULES.md "Status cards")."""
+
+    id: Name
+    name: Name
+    copies: int = Field(ge=1, le=MAX_COUNT)
+    polarity: str
+    effect: str
+    amount: int = 0
+    skill: str | None = None
+
+    _polarity = field_validator("polarity")(lambda v: _known(v, K.STATUS_POLARITIES, "polarity"))
+    _effect = field_validator("effect")(lambda v: _known(v, K.STATUS_EFFECTS, "status effect"))
+
+    @model_validator(mode="after")
+    def _details(self):
+        e = self.effect
+        if e == "skill_modifier":
+            if self.skill is None:
+                raise ValueError("effect 'skill_modifier' needs a named basic skill (skill = ...)")
+            _known(self.skill, K.BASIC_SKILLS, "basic skill")
+        elif self.skill is not None:
+            raise ValueError(f"effect {e!r} takes no skill")
+        if e in ("skill_modifier", "resolve"):
+            if self.amount == 0 or abs(self.amount) > MAX_STATUS_AMOUNT:
+                raise ValueError(f"effect {e!r} needs an amount from -{MAX_STATUS_AMOUNT} to "
+                                 f"{MAX_STATUS_AMOUNT}, not 0, got {self.amount}")
+        elif e == "injury_protection":
+            if not 1 <= self.amount <= MAX_STATUS_AMOUNT:
+                raise ValueError(f"effect 'injury_protection' needs an amount (injuries cancelled) from 1 to "
+                                 f"{MAX_STATUS_AMOUNT}, got {self.amount}")
+        elif self.amount != 0:
+            raise ValueError(f"effect {e!r} takes no amount (extra_move adds {K.EXTRA_MP} movement point)")
+        if self.polarity == "third_person" and self.copies != 1:
+            raise ValueError(f"a third person card is one person: copies must be 1, got {self.copies}")
+        return self
+
+
+class StatusFile(FileModel):
+    status: list[StatusCard] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self):
+        for d in _duplicates(c.id for c in self.status):
+            raise EntryValueError(f"status {q(d)}", "duplicate status card id")
+        for d in _duplicates(c.name for c in self.status):
+            raise EntryValueError(f"status {q(d)}", "duplicate status card name")
+        return self
+
+
 MODELS: dict[str, type[FileModel]] = {
     "dice.toml": DiceFile,
     "intel.toml": IntelFile,
@@ -890,5 +952,6 @@ MODELS: dict[str, type[FileModel]] = {
     "encounters.toml": EncountersFile,
     "fate.toml": FateFile,
     "map.toml": MapFile,
+    "status.toml": StatusFile,
 }
 assert tuple(MODELS) == FILES
