@@ -207,7 +207,8 @@ def test_a_negative_card_with_no_copy_left_lowers_any_skill_of_the_players_choic
     p.skills = [2, 0, 1, 0, 3]  # persuasion and athletics at the mat's minimum 0
     g.strategies[CALLI].push("skill_down", lambda view, skills: skills.index(H2H))
     gain_status(g, CALLI, kind("revoked"))
-    decision, (_view, offered) = g.strategies[CALLI].calls[-1]
+    decision, args = g.strategies[CALLI].calls[-1]
+    offered = args[-1]
     assert decision == "skill_down" and offered == [SPY, DEC, H2H]
     assert p.skills == [2, 0, 1, 0, 2] and g.status_of(CALLI) == []
 
