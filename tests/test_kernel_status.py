@@ -231,3 +231,32 @@ def test_a_test_with_skill_modifiers_matches_reference(players):
         assert_same(g, st, rs, where)
 
     _cases(players, n_cases(150, 3), one)
+
+
+@pytest.mark.parametrize("reading", [("unavailable_negative", "top_secret_or_resolve"), ("discarded", "removed")])
+def test_the_status_readings_match_reference(reading):
+    """Both engines follow status.toml [readings] (a whole game each, every strategy)."""
+    from sim.content import build, load_raw
+    from sim.kernel import layout
+    from sim.kernel.game import play_game as k_play_game
+    from sim.rules.game import play_game
+    from sim.rules.state import Settings
+    import strategies
+    from tests.kernel_support import new_rng_state
+    from sim.kernel.packref import kernel_pack
+
+    raw = load_raw()
+    raw["status.toml"]["readings"][reading[0]] = reading[1]
+    c = build(raw)
+    pk = layout.pack(c)
+    kp = kernel_pack(pk)
+    st, rs = layout.new_state(pk), new_rng_state()
+    moves = np.zeros((KM.move_capacity(pk), 4), dtype=np.int64)
+    for game in range(n_cases(20, 1)):
+        name = STRATEGY_NAMES[game % len(STRATEGY_NAMES)]
+        s = Settings.build(c, 1 + game % 6)
+        sid, prm = layout.strategy_vector(strategies.make(name))
+        _rec, g = play_game(c, s, [strategies.make(name) for _ in range(s.players)], 77, game)
+        k_play_game(kernel_context(pk=kp, cfg=layout.settings_vector(c, s), st=st, rs=rs, sid=sid, prm=prm), 77, game, moves)
+        a, b = layout.snapshot(g), layout.snapshot_state(pk, st, s.players)
+        assert a == b, f"{reading}, {name}, game {game}"

@@ -398,3 +398,36 @@ def test_rewards_and_penalties_of_an_encounter_card_deal_status_cards():
     apply_effect(g, CALLI, int(c.encounter_penalty[card, 0]), int(c.encounter_penalty_amount[card, 0]), k)
     assert [int(c.status_type[x]) for x in g.status_of(CALLI)] == [k]
     assert any(line.startswith("  status: status (") for line in g.trace)
+
+
+# ------------------------------------------------------------------ readings
+def test_reading_a_negative_card_with_no_copy_left_as_the_general_rule_gives_a_choice():
+    c = content_with(lambda raw: raw["status.toml"]["readings"].update(unavailable_negative="top_secret_or_resolve"))
+    g = clear_table(new_game(4, cont=c))
+    install_rng(g)
+    hand_out(g, "revoked", ROCKO)
+    skills = list(g.players[CALLI].skills)
+    g.strategies[CALLI].push("status_top_secret", False)
+    resolve = g.players[CALLI].resolve
+    gain_status(g, CALLI, kind("revoked"))
+    assert g.players[CALLI].skills == skills and g.players[CALLI].resolve == min(resolve + 1, g.players[CALLI].resolve_max)
+
+
+def test_reading_discarded_cards_removed_keeps_them_out_of_the_deck():
+    c = content_with(lambda raw: raw["status.toml"]["readings"].update(discarded="removed"))
+    g = clear_table(new_game(4, cont=c))
+    install_rng(g)
+    (vest, _) = copies(g, "bulletproof_vest")
+    g.status_holder[vest] = CALLI
+    take_injuries(g, CALLI, 1)
+    assert g.status_holder[vest] == K.STATUS_REMOVED
+    check_invariants(g)
+    gain_status(g, ROCKO, kind("bulletproof_vest"))  # the other copy
+    g.strategies[NIKA].push("status_top_secret", True)
+    gain_status(g, NIKA, kind("bulletproof_vest"))  # none left: the removed one is not dealt again
+    assert g.status_holder[vest] == K.STATUS_REMOVED and len(g.players[NIKA].top_secret) == 1
+
+
+def test_an_unknown_status_reading_is_refused():
+    e = _bad_pack(lambda raw: raw["status.toml"]["readings"].update(discarded="shredded"))
+    assert e.file == "status.toml" and "unknown discarded reading 'shredded'" in e.reason

@@ -128,6 +128,11 @@ STATUS_EFFECTS = (
     SE_WATCH,
 ) = range(len(STATUS_EFFECTS))
 EXTRA_MP = 1  # the movement points an extra_move card adds (walking only)
+STATUS_IN_DECK, STATUS_REMOVED = -1, -2  # where a status card no player holds is
+# status.toml [readings]: a negative card with no copy left (FAQ 2: "lower_skill"; the Status
+# Deck paragraph's general rule: "top_secret_or_resolve"), and where discarded cards go
+UNAVAILABLE_NEGATIVE_READINGS = ("lower_skill", "top_secret_or_resolve")
+STATUS_DISCARD_READINGS = ("deck", "removed")
 MAX_START_STATUS = 4  # status cards a character may start with
 
 # Top Secret card effects.

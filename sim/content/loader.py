@@ -81,6 +81,7 @@ PRINTED = (
     ("fate.toml", "Fate cards", "n_fate", 44),
     ("encounters.toml", "encounter cards", "n_encounters", 108),
     ("top_secret.toml", "Top Secret cards", "n_top_secret", 22),
+    ("status.toml", "status cards", "n_status", 48),
     ("henchmen.toml", "henchmen (Location tokens)", "n_henchmen", 4),
     ("dice.toml", "dice", "n_dice", 6),
     ("lobo.toml", "the space where Dr. Lobo wins (loss)", "lobo_loss", LOBO_TRACK_LAST),
@@ -679,4 +680,6 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
         status_effect=_i64([K.STATUS_EFFECTS.index(c.effect) for c in status.status]),
         status_amount=_i64([c.amount for c in status.status]),
         status_skill=_i64([-1 if c.skill is None else K.BASIC_SKILLS.index(c.skill) for c in status.status]),
+        status_negative_lowers_skill=status.readings.unavailable_negative == "lower_skill",
+        status_discard_to_deck=status.readings.discarded == "deck",
     )

@@ -172,6 +172,8 @@ class Content:
     status_effect: np.ndarray = None  # [n_kinds] STATUS_EFFECTS code
     status_amount: np.ndarray = None  # [n_kinds] the effect's amount (0 where it takes none)
     status_skill: np.ndarray = None  # [n_kinds] basic skill of skill_modifier, else -1
+    status_negative_lowers_skill: bool = True  # status.toml [readings] unavailable_negative: "lower_skill"
+    status_discard_to_deck: bool = True  # status.toml [readings] discarded: "deck" (True) or "removed"
 
     # the pack as played by a player count with its own Dr. Lobo start or villain mix
     # (setup.toml's optional lobo_start / villain_counts); see for_players

@@ -928,8 +928,25 @@ class StatusCard(Entry):
         return self
 
 
+class StatusReadings(Model):
+    """Readings of the status-card rules where the rulebook allows more than one (docs/RULES.md)."""
+
+    # a negative card with no copy left: "lower_skill" (FAQ 2: "you must Lower Any Skill
+    # instead") or "top_secret_or_resolve" (the Status Deck paragraph: "you may either
+    # receive 1 Resolve or draw a Top Secret Card instead", said of any status card)
+    unavailable_negative: str = "lower_skill"
+    # a discarded status card: back to the status deck ("deck", dealt again) or out of the game
+    discarded: str = "deck"
+
+    _unavailable_negative = field_validator("unavailable_negative")(
+        lambda v: _known(v, K.UNAVAILABLE_NEGATIVE_READINGS, "unavailable_negative reading")
+    )
+    _discarded = field_validator("discarded")(lambda v: _known(v, K.STATUS_DISCARD_READINGS, "discarded reading"))
+
+
 class StatusFile(FileModel):
     status: list[StatusCard] = Field(min_length=1)
+    readings: StatusReadings = StatusReadings()
 
     @model_validator(mode="after")
     def _unique(self):

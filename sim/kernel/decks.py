@@ -16,6 +16,7 @@ from sim.kernel.layout import (
     D_PILE,
     D_TOP,
     K_N_STATUS,
+    K_STATUS_DISCARD_DECK,
     L_AIRPORT,
     L_NEXT,
     L_PLAYERS,
@@ -274,6 +275,12 @@ def status_bonus(pk, st, seat, skill):
             if pk.status_effect[kind] == codes.SE_SKILL_MODIFIER and pk.status_skill[kind] == skill:
                 total += pk.status_amount[kind]
     return total
+
+
+@jit
+def discard_status(pk, st, card):
+    """A status card goes back to the status deck, or out of the game (status.toml [readings] discarded)."""
+    st[pk.lay[L_STATUS] + card] = codes.STATUS_IN_DECK if pk.scal[K_STATUS_DISCARD_DECK] else codes.STATUS_REMOVED
 
 
 @jit

@@ -30,6 +30,7 @@ from sim.kernel.layout import (
     K_N_HENCHMEN,
     K_N_INTEL,
     K_N_STATUS,
+    K_STATUS_NEG_LOWER,
     L_ECAP,
     L_FACEUP,
     L_FATE,
@@ -397,7 +398,7 @@ def take_status(pk, st, seat, card):
 def status_unavailable(ctx, seat, polarity):
     """No copy to deal (FAQ 2): positive, a Top Secret card or 1 Resolve; negative, lower any skill."""
     pk, st = ctx.pk, ctx.st
-    if polarity == codes.POSITIVE:
+    if polarity == codes.POSITIVE or (polarity == codes.NEGATIVE and pk.scal[K_STATUS_NEG_LOWER] == 0):
         if decide.status_top_secret(ctx, seat):
             draw_top_secret(ctx, seat)
         else:

@@ -17,6 +17,7 @@ from sim.content import constants as codes
 from sim.jit import JIT_OPTIONS, KERNEL_OPTIONS, njit
 from sim.kernel import strategy as decide
 from sim.kernel.decks import (
+    discard_status,
     draw_token,
     lobo,
     peek_card,
@@ -37,7 +38,6 @@ from sim.kernel.layout import (
     L_HLEVEL,
     L_INTEL,
     L_SIZE,
-    L_STATUS,
     L_VCAP,
     L_VILLAIN,
     L_W_POOL,
@@ -110,7 +110,7 @@ def play_turn(ctx, seat, moves):
     st[S_WATCHED] = -1
     card = status_first_held(pk, st, seat, codes.SE_LOSE_TURN)
     if card >= 0:  # a lose_turn status card: the villain phase only; the card is discarded
-        st[pk.lay[L_STATUS] + card] = -1
+        discard_status(pk, st, card)
         villain_phase(ctx, 1)
         return
     start_of_turn(ctx, seat)

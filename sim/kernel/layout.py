@@ -123,7 +123,7 @@ REGIONS = (
     Field("L_AIRPORT", "airport_closed", "n_spaces", kind="bool"),
     Field("L_NEXT", "next_to_lobo", "n_villain", kind="list", count="S_N_NEXT"),
     Field("L_REMOVED", "villain_removed", "n_villain", kind="list", count="S_N_REMOVED"),
-    Field("L_STATUS", "status_holder", "n_status"),  # per status card: the seat holding it, or -1 (in the deck)
+    Field("L_STATUS", "status_holder", "n_status"),  # per status card: the seat holding it, -1 (in the deck) or -2 (removed)
     Field("L_VILLAIN", "villain", "n_villain", kind="deck", cap="L_VCAP"),
     Field("L_FATE", "fate", "n_fate", kind="deck", cap="L_FCAP"),
     Field("L_TS", "top_secret", "n_top_secret", kind="deck", cap="L_TSCAP"),
@@ -202,6 +202,8 @@ SCALARS = (
     ("K_N_BAG", "n_bag"),
     ("K_N_CHARACTERS", "n_characters"),
     ("K_N_STATUS", "n_status"),
+    ("K_STATUS_NEG_LOWER", "status_negative_lowers_skill"),
+    ("K_STATUS_DISCARD_DECK", "status_discard_to_deck"),
 )
 
 # --- the content bundle: (name, dtype, ndim); Content arrays first, then derived tables ----

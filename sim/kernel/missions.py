@@ -8,6 +8,7 @@ from sim.kernel import strategy as decide
 from sim.kernel.decks import (
     cards_in,
     discard,
+    discard_status,
     draw_card,
     draw_top_secret,
     gain_resolve,
@@ -115,7 +116,7 @@ def mission_reward(ctx, seat):
         elif kind == codes.R_DISCARD_STATUS:
             for card in range(pk.scal[K_N_STATUS]):  # the lowest-id card of that kind
                 if st[o + card] == seat and pk.status_type[card] == opts[i, 1]:
-                    st[o + card] = -1
+                    discard_status(pk, st, card)
                     break
         else:
             raise_skill(pk, st, seat, opts[i, 1], 1)

@@ -11,6 +11,7 @@ from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel import strategy as decide
 from sim.kernel.decks import (
     discard,
+    discard_status,
     draw_card,
     draw_token,
     lobo,
@@ -73,7 +74,7 @@ def protect(pk, st, seat, n):
     card = status_first_held(pk, st, seat, codes.SE_INJURY_PROTECTION)
     if card >= 0:
         n -= min(n, pk.status_amount[pk.status_type[card]])
-        st[pk.lay[L_STATUS] + card] = -1
+        discard_status(pk, st, card)
     return n
 
 

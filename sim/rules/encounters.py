@@ -339,8 +339,9 @@ def take_status(g: GameState, seat: int, card: int) -> None:
 
 def status_unavailable(g: GameState, seat: int, polarity: int) -> None:
     """No copy of the card to deal (FAQ 2): positive, a Top Secret card or 1 Resolve (the
-    player's choice); negative, lower any skill; a third person, nothing."""
-    if polarity == K.POSITIVE:
+    player's choice); negative, lower any skill (status.toml [readings] unavailable_negative
+    "lower_skill"; else as a positive card); a third person, nothing."""
+    if polarity == K.POSITIVE or (polarity == K.NEGATIVE and not g.content.status_negative_lowers_skill):
         strat = g.strategy(seat)
         ts = strat.status_top_secret(g.view(seat))
         if not isinstance(ts, (bool, np.bool_)):

@@ -64,7 +64,7 @@ def check_invariants(g: GameState) -> None:
     if len(g.status_holder) != c.n_status:
         raise AssertionError(f"status cards: {len(g.status_holder)} tracked, the pack has {c.n_status}")
     for card, h in enumerate(g.status_holder):
-        if not -1 <= h < len(g.players):
+        if not K.STATUS_REMOVED <= h < len(g.players):
             raise AssertionError(f"status card {card} held by impossible seat {h}")
     for p in g.players:
         held = [int(c.status_type[x]) for x in g.status_of(p.seat)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from sim.content import constants as K
 from sim.rules.state import GameState
 
-IN_DECK = -1
+IN_DECK = K.STATUS_IN_DECK
 
 
 def first_held(g: GameState, seat: int, effect: int) -> int:
@@ -51,5 +51,5 @@ def status_name(g: GameState, card: int) -> str:
 
 
 def discard_status(g: GameState, card: int) -> None:
-    """A status card goes back to the status deck."""
-    g.status_holder[card] = IN_DECK
+    """A status card goes back to the status deck, or out of the game (status.toml [readings] discarded)."""
+    g.status_holder[card] = IN_DECK if g.content.status_discard_to_deck else K.STATUS_REMOVED
