@@ -397,7 +397,7 @@ def test_rewards_and_penalties_of_an_encounter_card_deal_status_cards():
     k = int(c.encounter_penalty_skill[card, 0])
     apply_effect(g, CALLI, int(c.encounter_penalty[card, 0]), int(c.encounter_penalty_amount[card, 0]), k)
     assert [int(c.status_type[x]) for x in g.status_of(CALLI)] == [k]
-    assert any(line.startswith("  status: status (") for line in g.trace)
+    assert f"  status card: {c.status_names[k]!r}" in g.trace
 
 
 # ------------------------------------------------------------------ readings

@@ -424,11 +424,12 @@ def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) 
         named = f" ({K.BASIC_SKILLS[skill]})"
     elif effect == K.E_NAMED_ADVANCED_SKILL:
         named = f" ({K.ADVANCED_SKILLS[skill]})"
-    elif effect == K.E_STATUS:
-        named = f" ({g.content.status_names[skill]})"
-    word = "status" if effect == K.E_STATUS else "reward" if effect in REWARD_CODES else "penalty"
-    g.say(f"  {word}: {'V-1' if effect == K.E_V_MINUS_1 else K.EFFECTS[effect].replace('_', ' ')}"
-          + (f" x{amount}" if amount > 1 else "") + named)
+    if effect == K.E_STATUS:  # a reward or a penalty: the card's polarity says which
+        g.say(f"  status card: {g.content.status_names[skill]!r}")
+    else:
+        word = "reward" if effect in REWARD_CODES else "penalty"
+        g.say(f"  {word}: {'V-1' if effect == K.E_V_MINUS_1 else K.EFFECTS[effect].replace('_', ' ')}"
+              + (f" x{amount}" if amount > 1 else "") + named)
     if effect == K.E_GAIN_INTEL:
         for _ in range(amount):
             t = draw_token(g, g.intel_loc, SUPPLY)
