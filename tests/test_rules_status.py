@@ -151,6 +151,14 @@ def test_a_duplicate_status_id_and_an_unknown_start_status_are_refused():
     assert "unknown status card 'pocket_watch'" in e.reason
 
 
+def test_the_old_watch_flag_is_refused_with_its_replacement():
+    def old(raw):
+        raw["characters.toml"]["character"][2]["watch"] = True
+
+    e = _bad_pack(old)
+    assert e.file == "characters.toml" and "start_status" in e.reason, e
+
+
 # ------------------------------------------------------------------ set-up
 def test_dexter_starts_with_the_watch_and_other_characters_with_their_start_status():
     g = new_game(4)

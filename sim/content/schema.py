@@ -454,6 +454,14 @@ class Character(Entry):
     start: str
     start_un: int = Field(default=0, ge=0, le=MAX_STAT)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _old_watch(cls, data):
+        if isinstance(data, dict) and "watch" in data:
+            raise ValueError("the watch flag is now a status card: write start_status = [\"watch\"] "
+                             "(the Watch of status.toml)")
+        return data
+
     @field_validator("name")
     @classmethod
     def _no_comma(cls, v):
