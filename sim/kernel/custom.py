@@ -40,6 +40,7 @@ DECISIONS = (
     "setup_level2_henchmen", "setup_extras", "setup_advanced_skill", "rest", "move", "token", "use_auto_pass", "test_option", "draw_die",
     "resolve_plus_one", "reroll", "gamble_exchange", "mission_reward", "skill_up", "advanced_skill",
     "play_auto_pass", "play_two_dice", "cancel_advance", "heal_all", "intel_to_pool", "use_watch",
+    "skill_down", "status_top_secret",
 )
 
 
