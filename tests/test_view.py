@@ -52,6 +52,8 @@ def _domains(g):
         "where,kind": [(w, k) for w in places for k in range(len(K.INTEL_TYPES))],
         "where": [(w,) for w in places],
         "space": [(s,) for s in range(c.n_spaces)],
+        "card": [(x,) for x in range(len(g.status_holder))],
+        "skill": [(k,) for k in range(len(K.BASIC_SKILLS))],
     }
 
 

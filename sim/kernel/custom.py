@@ -48,6 +48,7 @@ DECISIONS = (
     "setup_level2_henchmen", "setup_extras", "setup_advanced_skill", "rest", "move", "token", "use_auto_pass",
     "test_option", "draw_die", "resolve_plus_one", "reroll", "gamble_exchange", "mission_reward", "skill_up",
     "advanced_skill", "play_auto_pass", "play_two_dice", "cancel_advance", "heal_all", "intel_to_pool", "use_watch",
+    "skill_down", "status_top_secret",
 )
 
 
@@ -74,6 +75,7 @@ def _names(code) -> set[str]:
 
 # --- what a compiled pairing depends on: its fingerprint --------------------------------------
 def _hash_code(code, h) -> None:
+    """Hash a code object: bytecode, names and constants, nested code included."""
     h.update(code.co_code)
     h.update(repr(code.co_names).encode())
     for const in code.co_consts:
@@ -151,21 +153,26 @@ class _PairingLocator(_CacheLocator):
     folder = ""
 
     def __init__(self, py_func, py_file):
+        """Locate ``py_func`` of ``py_file``."""
         self._py_file = py_file
         self._lineno = py_func.__code__.co_firstlineno
 
     def get_cache_path(self):
+        """The pairing's folder."""
         return self.folder
 
     def get_source_stamp(self):
+        """The source file's time and size (numba's own stamp)."""
         st = os.stat(self._py_file)
         return st.st_mtime, st.st_size
 
     def get_disambiguator(self):
+        """The function's first line."""
         return str(self._lineno)
 
     @classmethod
     def from_function(cls, py_func, py_file):
+        """Every function: the pairing chose this locator."""
         return cls(py_func, py_file)
 
 
@@ -178,6 +185,7 @@ def _pairing_cache(py_func, key: str) -> FunctionCache:
         _impl_class = impl
 
         def _index_key(self, sig, codegen):
+            """numba's key and the pairing's."""
             return (*super()._index_key(sig, codegen), key)
 
     return PairingCache(py_func)

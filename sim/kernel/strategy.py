@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel.decks import airport_open, lobo, player_base, top_secret_card, work
+from sim.kernel.decks import airport_open, extra_mp, lobo, player_base, status_bonus, top_secret_card, work
 from sim.kernel.layout import (
     C_PLAYERS,
     H_AUTO_PASS_BELOW,
@@ -54,6 +54,7 @@ from sim.kernel.layout import (
     P_MISSIONS,
     P_N_MISSIONS,
     P_RESOLVE,
+    P_RESOLVE_MAX,
     P_SKILLS,
     P_SPACE,
     P_UN,
@@ -510,10 +511,11 @@ def heuristic_move(ctx, seat, gift):
         found, k0, k2, k3 = True, dist[here, tgt], codes.M_STAY, here
         free_reach = here == tgt
     walk_res = False  # a Resolve walk reaches the target
+    free = codes.BASE_MP + extra_mp(pk, st, seat)
     for k in range(pk.walk_start[here], pk.walk_start[here + 1]):
         dest = pk.walk_dest[k]
-        if pk.walk_mp[k] > codes.BASE_MP:
-            if dest == tgt and can_resolve:
+        if pk.walk_mp[k] > free:
+            if pk.walk_mp[k] == free + 1 and dest == tgt and can_resolve:
                 walk_res = True
             continue
         a = dist[dest, tgt]
@@ -625,7 +627,8 @@ def test_option(ctx, seat, opts, n):
         if opts[i, 3]:
             s = prm[seat, H_GAMBLE_P]
         else:
-            s = p_pass(ctx, seat, st[b + P_SKILLS + opts[i, 0]] + opts[i, 1], opts[i, 2])
+            s = p_pass(ctx, seat, st[b + P_SKILLS + opts[i, 0]] + opts[i, 1] + status_bonus(pk, st, seat, opts[i, 0]),
+                       opts[i, 2])
         if i == 0 or s > best_s:
             best, best_s = i, s
     return best
@@ -637,6 +640,11 @@ def mission_reward(ctx, seat, opts, n):
     pk, st, rs, sid, prm = ctx.pk, ctx.st, ctx.rs, ctx.sid[seat], ctx.prm
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
+    for i in range(n):  # a negative status card with a lasting effect goes first
+        if opts[i, 0] == codes.R_DISCARD_STATUS:
+            e = pk.status_effect[opts[i, 1]]
+            if e == codes.SE_SKILL_MODIFIER or e == codes.SE_LOSE_TURN:
+                return i
     want = int(prm[seat, H_MISSION_REWARD])
     b = player_base(pk, seat)
     for r in range(5):
@@ -673,6 +681,31 @@ def skill_up(ctx, seat, skills, n):
         if st[b + P_SKILLS + skills[i]] > st[b + P_SKILLS + skills[best]]:
             best = i
     return best
+
+
+@jit
+def skill_down(ctx, seat, skills, n):
+    """Index into ``skills[:n]`` of the basic skill to lower by 1 (the weakest, lowest code on ties)."""
+    pk, st, rs, sid = ctx.pk, ctx.st, ctx.rs, ctx.sid[seat]
+    if sid == RANDOM:
+        return next_below_nb(rs, STRATEGY, n)
+    b = player_base(pk, seat)
+    best = 0
+    for i in range(1, n):
+        if st[b + P_SKILLS + skills[i]] < st[b + P_SKILLS + skills[best]]:
+            best = i
+    return best
+
+
+@jit
+def status_top_secret(ctx, seat):
+    """A positive status card with no copy left: a Top Secret card (True) or 1 Resolve (False)?"""
+    pk, st, sid, prm = ctx.pk, ctx.st, ctx.sid[seat], ctx.prm
+    if sid == RANDOM:
+        return coin(ctx)
+    b = player_base(pk, seat)
+    r = st[b + P_RESOLVE]
+    return not (r < st[b + P_RESOLVE_MAX] and r <= prm[seat, H_RESERVE])
 
 
 @jit

@@ -33,7 +33,7 @@ from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel.decks import airport_open as _airport_open_nb
 from sim.kernel.decks import lobo as _lobo_nb
-from sim.kernel.decks import player_base
+from sim.kernel.decks import player_base, status_bonus
 from sim.kernel.layout import (
     C_PLAYERS,
     K_N_HENCHMEN,
@@ -42,6 +42,7 @@ from sim.kernel.layout import (
     L_GREEN,
     L_HLEVEL,
     L_INTEL,
+    L_STATUS,
     N_ADV,
     N_SKILLS,
     P_ADV,
@@ -75,41 +76,49 @@ inline_jit = njit(inline="always", **KERNEL_OPTIONS)  # returns a reference: inl
 # --- the facts, as plain functions of (ctx, seat, ...) ----------------------------------------
 @jit
 def _seat(ctx, seat):
+    """The deciding seat."""
     return seat
 
 
 @inline_jit
 def _content(ctx, seat):
+    """The content pack (static: the printed cards and board)."""
     return ctx.pk
 
 
 @jit
 def _n_players(ctx, seat):
+    """Players at the table."""
     return ctx.cfg[C_PLAYERS]
 
 
 @jit
 def _n_henchmen(ctx, seat):
+    """Henchmen in the game."""
     return ctx.pk.scal[K_N_HENCHMEN]
 
 
 @jit
 def _lobo(ctx, seat):
+    """Dr. Lobo's track."""
     return _lobo_nb(ctx.pk, ctx.st)
 
 
 @jit
 def _location_track(ctx, seat):
+    """The Location Track."""
     return ctx.st[S_LOC_TRACK]
 
 
 @jit
 def _location_target(ctx, seat):
+    """The Location Track's winning mark."""
     return ctx.st[S_LOC_TARGET]
 
 
 @jit
 def _rounds(ctx, seat):
+    """The round being played."""
     n = ctx.cfg[C_PLAYERS]
     return (ctx.st[S_TURN] + n - 1) // n
 
@@ -127,46 +136,55 @@ def _count_at(ctx, region, n, where):
 
 @jit
 def _count_intel(ctx, where):
+    """Yellow Intel tokens at ``where``."""
     return _count_at(ctx, L_INTEL, ctx.pk.scal[K_N_INTEL], where)
 
 
 @jit
 def _count_green(ctx, where):
+    """Green Location tokens at ``where``."""
     return _count_at(ctx, L_GREEN, ctx.pk.scal[K_N_HENCHMEN], where)
 
 
 @jit
 def _pool_size(ctx, seat):
+    """Intel tokens in the Pool."""
     return _count_intel(ctx, codes.POOL)
 
 
 @jit
 def _intel_supply_size(ctx, seat):
+    """Intel tokens in the supply."""
     return _count_intel(ctx, codes.SUPPLY)
 
 
 @jit
 def _green_supply_size(ctx, seat):
+    """Location tokens in the supply."""
     return _count_green(ctx, codes.SUPPLY)
 
 
 @jit
 def _un_supply(ctx, seat):
+    """UN Transport tokens in the supply."""
     return ctx.st[S_UN_SUPPLY]
 
 
 @jit
 def _dice_resolve_used(ctx, seat):
+    """Resolve already spent on dice this turn."""
     return ctx.st[S_DICE_RES] != 0
 
 
 @jit
 def _move_resolve_used(ctx, seat):
+    """Resolve already spent on movement this turn."""
     return ctx.st[S_MOVE_RES] != 0
 
 
 @jit
 def _watched_advance(ctx, seat):
+    """Advancement of the villain card the Watch showed this turn (0 an injury card), or None."""
     c = ctx.st[S_WATCHED]
     if c < 0:
         return None
@@ -177,6 +195,7 @@ def _watched_advance(ctx, seat):
 
 @jit
 def _henchman(ctx, seat, h):
+    """Henchman ``h``'s level (1..3, or DEFEATED)."""
     return ctx.st[ctx.pk.lay[L_HLEVEL] + h]
 
 
@@ -185,6 +204,7 @@ def _player_field(offset):
 
     @jit
     def read(ctx, seat, who):
+        """The number at ``offset`` of seat ``who``'s player block."""
         return ctx.st[player_base(ctx.pk, who) + offset]
 
     return read
@@ -196,22 +216,26 @@ _character, _space, _resolve, _resolve_max, _life, _injuries, _un_tokens, _top_s
 
 @jit
 def _skill(ctx, seat, who, skill):
+    """Basic skill ``skill`` of seat ``who``."""
     return ctx.st[player_base(ctx.pk, who) + P_SKILLS + skill]
 
 
 @jit
 def _has_advanced(ctx, seat, who, skill):
+    """Seat ``who`` has advanced skill ``skill``."""
     return ctx.st[player_base(ctx.pk, who) + P_ADV + skill] != 0
 
 
 @jit
 def _top_secret_effect(ctx, seat, who, i):
+    """Effect code of the ``i``-th Top Secret card in seat ``who``'s hand."""
     b = player_base(ctx.pk, who)
     return ctx.pk.top_secret_effect[ctx.st[b + P_TS + i]]
 
 
 @jit
 def _mission_city(ctx, seat, who, i):
+    """City of seat ``who``'s ``i``-th secret-mission card, -1 once flipped."""
     b = player_base(ctx.pk, who)
     if i >= ctx.st[b + P_N_MISSIONS] or ctx.st[b + P_FLIPPED + i] != 0:
         return -1
@@ -220,11 +244,13 @@ def _mission_city(ctx, seat, who, i):
 
 @jit
 def _pool_face_up(ctx, seat, kind):
+    """Face-up Intel tokens of type ``kind`` in the Pool."""
     return _face_up_count(ctx, seat, codes.POOL, kind)
 
 
 @jit
 def _face_up_count(ctx, seat, where, kind):
+    """Face-up Intel tokens of type ``kind`` at ``where``."""
     off, up = ctx.pk.lay[L_INTEL], ctx.pk.lay[L_FACEUP]
     k = 0
     for t in range(ctx.pk.scal[K_N_INTEL]):
@@ -235,21 +261,37 @@ def _face_up_count(ctx, seat, where, kind):
 
 @jit
 def _yellow_at(ctx, seat, where):
+    """Yellow Intel tokens at ``where`` (counted, not named)."""
     return _count_intel(ctx, where)
 
 
 @jit
 def _green_at(ctx, seat, where):
+    """Green Location tokens at ``where`` (counted, not named)."""
     return _count_green(ctx, where)
 
 
 @jit
 def _airport_open(ctx, seat, space):
+    """The space has an open airport."""
     return _airport_open_nb(ctx.pk, ctx.st, space)
 
 
 @jit
+def _status_holder(ctx, seat, card):
+    """Seat holding status card ``card`` (face up), or -1 in the deck, -2 out of the game."""
+    return ctx.st[ctx.pk.lay[L_STATUS] + card]
+
+
+@jit
+def _status_modifier(ctx, seat, skill):
+    """Dice my status cards add to (or take from) a test of basic skill ``skill``."""
+    return status_bonus(ctx.pk, ctx.st, seat, skill)
+
+
+@jit
 def _random_below(ctx, seat, n):
+    """A uniform draw in 0..n-1 from the game's strategy stream."""
     return next_below_nb(ctx.rs, STRATEGY, n)
 
 
@@ -290,6 +332,8 @@ VIEW_API = {
     "yellow_at": (_yellow_at, ("where",)),
     "green_at": (_green_at, ("where",)),
     "airport_open": (_airport_open, ("space",)),
+    "status_holder": (_status_holder, ("card",)),
+    "status_modifier": (_status_modifier, ("skill",)),
     "random_below": (_random_below, ("n",)),
 }
 _ = (N_ADV, N_SKILLS)  # the argument ranges (tests/test_view.py)
@@ -300,6 +344,7 @@ class ViewType(types.Type):
     """numba type of a player's view: a game context and a seat, with no readable fields."""
 
     def __init__(self, ctx):
+        """The view type of a context type."""
         self.ctx = ctx
         super().__init__(name=f"PlayerView[{ctx}]")
 
@@ -307,6 +352,7 @@ class ViewType(types.Type):
 @register_model(ViewType)
 class _ViewModel(models.StructModel):
     def __init__(self, dmm, fe_type):
+        """Two members: the context and the seat."""
         super().__init__(dmm, fe_type, [("ctx", fe_type.ctx), ("seat", types.int64)])
 
 
@@ -315,6 +361,7 @@ def _make_view(typingctx, ctx, seat):
     """A view of ``ctx`` for ``seat`` (a value: no allocation)."""
 
     def codegen(context, builder, sig, args):
+        """Fill the struct."""
         v = cgutils.create_struct_proxy(sig.return_type)(context, builder)
         v.ctx = args[0]
         v.seat = context.cast(builder, args[1], sig.args[1], types.int64)
@@ -325,7 +372,10 @@ def _make_view(typingctx, ctx, seat):
 
 @intrinsic
 def _view_ctx(typingctx, view):
+    """The view's context (inside this module only)."""
+
     def codegen(context, builder, sig, args):
+        """Read the member."""
         return cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0]).ctx
 
     return view.ctx(view), codegen
@@ -333,7 +383,10 @@ def _view_ctx(typingctx, view):
 
 @intrinsic
 def _view_seat(typingctx, view):
+    """The view's seat."""
+
     def codegen(context, builder, sig, args):
+        """Read the member."""
         return cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0]).seat
 
     return types.int64(view), codegen
@@ -347,6 +400,7 @@ def _register(name, fn, args):
     if not args:
         @overload_attribute(ViewType, name, **_OVERLOAD)
         def _prop(view):
+            """The property's implementation."""
             return lambda view: fn(_view_ctx(view), _view_seat(view))
         return
     a = ", ".join(args)
@@ -379,8 +433,10 @@ def _base_decisions() -> dict:
 
 
 def _seat_zero(fn):
+    """``fn(ctx, players, k, out)`` as ``f(ctx, seat, players, k, out)``."""
     @jit
     def call(ctx, seat, players, k, out):
+        """The built-in decision, seat 0 deciding."""
         return fn(ctx, players, k, out)
 
     return call
@@ -398,11 +454,13 @@ class KernelView:
     __slots__ = ("_ctx", "_seat")
 
     def __init__(self, ctx, seat):
+        """A view of ``ctx`` for ``seat``."""
         self._ctx = ctx
         self._seat = int(seat)
 
 
 def _python_attribute(fn, args):
+    """A property (no arguments) or a method calling ``fn(ctx, seat, *args)``."""
     if not args:
         return property(lambda self: fn(self._ctx, self._seat))
     return lambda self, *a: fn(self._ctx, self._seat, *a)

@@ -179,7 +179,6 @@ class Player:
     top_secret: list[int] = field(default_factory=list)  # Top Secret card ids in hand
     missions: list[int] = field(default_factory=list)  # two Fate card ids
     mission_flipped: list[bool] = field(default_factory=lambda: [False, False])
-    watch: bool = False
     gives_un: bool = False
     # how the player arrived this turn matters for nothing after movement; kept for traces
     rested_last: bool = False
@@ -231,6 +230,9 @@ class GameState:
     fate: Deck
     encounters: list[Deck]  # one per encounter deck (constants.DECKS order)
     top_secret: Deck
+    # per status card (status.toml, card id = place in the deck): the seat holding it, or -1
+    # (in the status deck). Status cards lie face up in front of their holder: public.
+    status_holder: list[int] = field(default_factory=list)
     location_track: int = 0
     turn: int = 0  # player turns played so far
     active: int = 0  # seat of the active player
@@ -268,6 +270,10 @@ class GameState:
         """Completed or started rounds (a round = every player took a turn)."""
         n = self.settings.players
         return (self.turn + n - 1) // n
+
+    def status_of(self, seat: int) -> list[int]:
+        """The status card ids a seat holds, ascending."""
+        return [c for c, h in enumerate(self.status_holder) if h == seat]
 
     def yellow_on(self, space: int) -> list[int]:
         return [t for t, loc in enumerate(self.intel_loc) if loc == space]
@@ -426,6 +432,10 @@ class PlayerView:
             return -1
         return int(self._g.content.fate_city[p.missions[i]])
 
+    def status_holder(self, card: int) -> int:
+        """Seat holding status card ``card`` (face up), or -1 in the deck, -2 out of the game."""
+        return self._g.status_holder[card]
+
     def yellow_at(self, where: int) -> int:
         """Yellow Intel tokens at ``where`` (a space, SUPPLY or POOL), face up or down."""
         return sum(1 for loc in self._g.intel_loc if loc == where)
@@ -483,6 +493,25 @@ class PlayerView:
         p = self._g.players[self.seat if seat is None else seat]
         fate_city = self._g.content.fate_city
         return [int(fate_city[f]) for f, done in zip(p.missions, p.mission_flipped) if not done]
+
+    def status_cards(self, seat: int | None = None) -> list[int]:
+        """Status card ids a player holds (default: me), ascending. They lie face up: public.
+
+        A card's kind is ``content.status_type[card]``; its polarity, effect, amount and skill
+        are ``content.status_polarity`` / ``status_effect`` / ``status_amount`` / ``status_skill``
+        of the kind (sim.content.constants STATUS_*)."""
+        return self._g.status_of(self.seat if seat is None else seat)
+
+    def status_effects(self, seat: int | None = None) -> list[int]:
+        """The STATUS_EFFECTS codes of the status cards a player holds (default: me), by card id."""
+        c = self._g.content
+        return [int(c.status_effect[c.status_type[x]]) for x in self.status_cards(seat)]
+
+    def status_modifier(self, skill: int) -> int:
+        """The dice my status cards add to (or take from) tests of a basic skill."""
+        from sim.rules.status import skill_bonus
+
+        return skill_bonus(self._g, self.seat, skill)
 
     def top_secret_effects(self) -> list[int]:
         """Effect codes of the Top Secret cards in my hand."""
