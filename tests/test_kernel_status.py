@@ -236,14 +236,14 @@ def test_a_test_with_skill_modifiers_matches_reference(players):
 @pytest.mark.parametrize("reading", [("unavailable_negative", "top_secret_or_resolve"), ("discarded", "removed")])
 def test_the_status_readings_match_reference(reading):
     """Both engines follow status.toml [readings] (a whole game each, every strategy)."""
+    import strategies
     from sim.content import build, load_raw
     from sim.kernel import layout
     from sim.kernel.game import play_game as k_play_game
+    from sim.kernel.packref import kernel_pack
     from sim.rules.game import play_game
     from sim.rules.state import Settings
-    import strategies
     from tests.kernel_support import new_rng_state
-    from sim.kernel.packref import kernel_pack
 
     raw = load_raw()
     raw["status.toml"]["readings"][reading[0]] = reading[1]

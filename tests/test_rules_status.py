@@ -10,17 +10,16 @@ from sim.content import ContentError
 from sim.content import constants as K
 from sim.rng import STATUS
 from sim.rules.choices import Means, Reward
+from sim.rules.choices import TestOption as Option
 from sim.rules.encounters import apply_effect, gain_random_status, gain_status, lower_any_skill
 from sim.rules.game import play_turn
 from sim.rules.invariants import check_invariants
 from sim.rules.missions import mission_reward, reward_options
 from sim.rules.movement import legal_moves
 from sim.rules.skill_tests import run_test
-from sim.rules.choices import TestOption as Option
 from sim.rules.villain import take_injuries
 from tests.rules_helpers import (
     DICE,
-    VILLAIN,
     clear_table,
     content,
     content_with,

@@ -14,7 +14,15 @@ from __future__ import annotations
 
 from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel.decks import airport_open, extra_mp, lobo, player_base, status_bonus, top_secret_card, work
+from sim.kernel.decks import (
+    airport_open,
+    extra_mp,
+    lobo,
+    player_base,
+    status_bonus,
+    top_secret_card,
+    work,
+)
 from sim.kernel.layout import (
     C_PLAYERS,
     H_AUTO_PASS_BELOW,

@@ -28,7 +28,6 @@ from sim.kernel.layout import (
     L_GREEN,
     L_INTEL,
     L_NEXT,
-    L_STATUS,
     L_VCAP,
     L_VILLAIN,
     P_INJ,

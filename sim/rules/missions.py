@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from sim.content.constants import NEGATIVE
 from sim.rng import FATE
 from sim.rules.choices import MissionReward, Reward
 from sim.rules.decks import cards_in, draw_card
 from sim.rules.errors import RuleError, StrategyError
-from sim.content.constants import NEGATIVE
 from sim.rules.state import GameState
 from sim.rules.status import discard_status
 from sim.rules.villain import name

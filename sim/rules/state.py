@@ -364,13 +364,85 @@ class PlayerView:
         return sorted((loc, int(types[t])) for t, (loc, up) in enumerate(zip(self._g.intel_loc, self._g.intel_face_up))
                       if up and loc != REMOVED)
 
-    def pool_face_up(self) -> list[int]:
-        """Face-up Intel tokens in the Pool by type (W, T, D, A); the rest of the Pool is face down."""
+    def pool_face_up(self, kind: int | None = None):
+        """Face-up Intel tokens in the Pool by type (W, T, D, A), or of one type ``kind``;
+        the rest of the Pool is face down."""
         counts = [0] * len(K.INTEL_TYPES)
-        for loc, kind in self.face_up_intel():
+        for loc, k in self.face_up_intel():
             if loc == POOL:
-                counts[kind] += 1
-        return counts
+                counts[k] += 1
+        return counts if kind is None else counts[kind]
+
+    def face_up_count(self, where: int, kind: int) -> int:
+        """Face-up Intel tokens of type ``kind`` at ``where`` (a space, SUPPLY or POOL)."""
+        return sum(1 for loc, k in self.face_up_intel() if loc == where and k == kind)
+
+    # --- one number at a time: the same names as the kernel's view (sim.kernel.view) ----
+    @property
+    def n_players(self) -> int:
+        return self._g.settings.players
+
+    @property
+    def n_henchmen(self) -> int:
+        return len(self._g.henchman_level)
+
+    def henchman(self, h: int) -> int:
+        """Henchman ``h``'s level (1..3, or DEFEATED)."""
+        return self._g.henchman_level[h]
+
+    def character(self, who: int) -> int:
+        return self._g.players[who].character
+
+    def space(self, who: int) -> int:
+        return self._g.players[who].space
+
+    def skill(self, who: int, skill: int) -> int:
+        """Basic skill ``skill`` of the player in seat ``who``."""
+        return self._g.players[who].skills[skill]
+
+    def resolve(self, who: int) -> int:
+        return self._g.players[who].resolve
+
+    def resolve_max(self, who: int) -> int:
+        return self._g.players[who].resolve_max
+
+    def life(self, who: int) -> int:
+        return self._g.players[who].life
+
+    def injuries(self, who: int) -> int:
+        return self._g.players[who].injuries
+
+    def has_advanced(self, who: int, skill: int) -> bool:
+        return bool(self._g.players[who].advanced[skill])
+
+    def un_tokens(self, who: int) -> int:
+        return self._g.players[who].un_tokens
+
+    def top_secret_count(self, who: int) -> int:
+        return len(self._g.players[who].top_secret)
+
+    def top_secret_effect(self, who: int, i: int) -> int:
+        """Effect code of the ``i``-th Top Secret card in the hand of seat ``who``."""
+        return int(self._g.content.top_secret_effect[self._g.players[who].top_secret[i]])
+
+    def mission_city(self, who: int, i: int) -> int:
+        """City of seat ``who``'s ``i``-th secret-mission card, -1 once flipped (or absent)."""
+        p = self._g.players[who]
+        if i >= len(p.missions) or p.mission_flipped[i]:
+            return -1
+        return int(self._g.content.fate_city[p.missions[i]])
+
+    def status_holder(self, card: int) -> int:
+        """Seat holding status card ``card`` (face up), or -1 in the deck, -2 out of the game."""
+        return self._g.status_holder[card]
+
+    def yellow_at(self, where: int) -> int:
+        """Yellow Intel tokens at ``where`` (a space, SUPPLY or POOL), face up or down."""
+        return sum(1 for loc in self._g.intel_loc if loc == where)
+
+    def green_at(self, where: int) -> int:
+        """Green Location tokens at ``where`` (a space or SUPPLY), face down: counted, not named."""
+        return sum(1 for loc in self._g.green_loc if loc == where)
 
     @property
     def intel_supply_size(self) -> int:
