@@ -2,7 +2,7 @@
 
 __version__ = "0.1.0"
 # Bump when a rules change alters what a seeded game does (recorded in every result file).
-RULES_VERSION = "2"
+RULES_VERSION = "3"
 
 
 def simulate(*args, **kwargs):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 from pathlib import Path
 
 STAMP = "kernel-sources.sha256"
@@ -67,6 +68,7 @@ def refresh_cache() -> None:
             stale += list(twins.glob(f"{module}.*.nb[ic]"))
         for f in stale:
             f.unlink(missing_ok=True)
+        shutil.rmtree(cache / "pairings", ignore_errors=True)  # KernelStrategy pairings (sim.kernel.custom)
         cache.mkdir(exist_ok=True)
         tmp = cache / f"{STAMP}.{os.getpid()}"
         tmp.write_text(digest)

@@ -706,7 +706,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     lu = sub.add_parser("luck", help="how much of the outcome each random source decides, and the spread across strategies")
     study_args(lu, [2, 4], "folder for luck.json and one chart per player count")
-    lu.add_argument("--strategies", default="random,bold,heuristic,cautious",
+    lu.add_argument("--strategies", default="random,bold,heuristic,cautious,tuned",
                     help="strategies whose win rates show the spread due to decisions (comma-separated)")
     lu.add_argument("--games", type=_int_range(2, 10_000_000), default=100_000,
                     help="pairs of games per source group (default 100,000)")

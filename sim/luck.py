@@ -44,6 +44,7 @@ GROUPS: dict[str, tuple[int, ...]] = {
     "tokens": (R.TOKENS,),
     "gambles": (R.GAMBLE,),
     "Top Secret deck": (R.TOP_SECRET,),
+    "status deck": (R.STATUS,),
     "set-up": (R.SETUP,),
     "strategy": (R.STRATEGY,),
 }

@@ -40,6 +40,7 @@ STRATEGY = 5
 TOP_SECRET = 6
 SETUP = 7  # setup choices that are random (character line-ups drawn per game, ...)
 ENCOUNTER = 8  # encounter deck d uses source ENCOUNTER + d (d = 0..5)
+STATUS = 14  # random status cards
 N_SOURCES = 16
 
 SOURCE_NAMES = {
@@ -51,6 +52,7 @@ SOURCE_NAMES = {
     STRATEGY: "strategy",
     TOP_SECRET: "top_secret",
     SETUP: "setup",
+    STATUS: "status",
 }
 for _d in range(6):
     SOURCE_NAMES[ENCOUNTER + _d] = f"encounter_{_d}"

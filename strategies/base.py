@@ -81,6 +81,16 @@ class Strategy:
     def advanced_skill(self, view: PlayerView, skills: list[int]) -> int:
         raise NotImplementedError
 
+    # status cards (docs/RULES.md "Status cards")
+    def skill_down(self, view: PlayerView, skills: list[int]) -> int:
+        """Index into ``skills`` of the basic skill to lower by 1 ("lower any skill": a negative
+        status card with no copy left)."""
+        raise NotImplementedError
+
+    def status_top_secret(self, view: PlayerView) -> bool:
+        """A positive status card with no copy left: draw a Top Secret card (True) or gain 1 Resolve (False)?"""
+        raise NotImplementedError
+
     # 7. Top Secret cards and the Watch
     def play_auto_pass(self, view: PlayerView, test: Test) -> bool:
         raise NotImplementedError

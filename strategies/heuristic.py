@@ -22,6 +22,7 @@ from sim.rules.skill_tests import autopass_counts, autopass_encounter_counts, au
 from strategies.base import Strategy
 
 MOVE_COST = {Means.STAY: 0, Means.WALK: 0, Means.PLANE: 0, Means.UN: 2, Means.UN_GIFT: 2, Means.TOP_SECRET_UN: 3}
+LASTING = (K.SE_SKILL_MODIFIER, K.SE_LOSE_TURN)  # negative status effects worth a mission reward
 REWARD_KINDS = {"top_secret": Reward.TOP_SECRET, "resolve": Reward.RESOLVE, "un": Reward.UN_TRANSPORT, "skill": Reward.SKILL}
 EXCHANGE_WHEN = ("never", "late", "early")
 MAX_INT_PARAM = 1_000_000_000
@@ -295,7 +296,8 @@ class HeuristicStrategy(Strategy):
             if o.gamble:
                 scores.append(self.p.gamble_p)
             else:
-                scores.append(self._p_pass(view, me.skills[o.skill] + o.modifier, o.successes))
+                scores.append(self._p_pass(view, me.skills[o.skill] + o.modifier + view.status_modifier(o.skill),
+                                           o.successes))
         return max(range(len(options)), key=lambda i: (scores[i], -i))
 
     def use_auto_pass(self, view, skill, henchman, no_advance):
@@ -349,6 +351,11 @@ class HeuristicStrategy(Strategy):
 
     # --- rewards -------------------------------------------------------------------------
     def mission_reward(self, view, options):
+        # a negative status card with a lasting effect goes first (a Resolve card's effect is spent)
+        c = view.content
+        for i, o in enumerate(options):
+            if o.kind == Reward.DISCARD_STATUS and c.status_effect[o.card] in LASTING:
+                return i
         want = REWARD_KINDS[self.p.mission_reward]
         order = [want] + [k for k in (Reward.TOP_SECRET, Reward.RESOLVE, Reward.UN_TRANSPORT, Reward.SKILL) if k != want]
         me = view.me
@@ -362,6 +369,16 @@ class HeuristicStrategy(Strategy):
 
     def skill_up(self, view, skills):
         return self._best_skill(view, skills)
+
+    def skill_down(self, view, skills):
+        """Lower the weakest skill (lowest skill code on ties): the one it tests least."""
+        me = view.me
+        return min(range(len(skills)), key=lambda i: (me.skills[skills[i]], skills[i]))
+
+    def status_top_secret(self, view):
+        """A Top Secret card, unless Resolve is short (at or below the reserve, below the maximum)."""
+        me = view.me
+        return not (me.resolve < me.resolve_max and me.resolve <= self.p.resolve_reserve)
 
     def advanced_skill(self, view, skills):
         counts = autopass_counts(view.content)

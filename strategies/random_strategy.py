@@ -72,6 +72,12 @@ class RandomStrategy(Strategy):
     def advanced_skill(self, view, skills):
         return view.random_below(len(skills))
 
+    def skill_down(self, view, skills):
+        return view.random_below(len(skills))
+
+    def status_top_secret(self, view):
+        return self._coin(view)
+
     def setup_advanced_skill(self, view, skills):
         return view.random_below(len(skills))
 

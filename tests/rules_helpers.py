@@ -162,6 +162,8 @@ class Scripted(Strategy):
     _default_gamble_exchange = (0, False)
     _default_mission_reward = 0
     _default_skill_up = 0
+    _default_skill_down = 0
+    _default_status_top_secret = True
     _default_advanced_skill = 0
     _default_setup_advanced_skill = 0
     _default_play_auto_pass = False
@@ -214,6 +216,12 @@ class Scripted(Strategy):
 
     def advanced_skill(self, view, skills):
         return self._answer("advanced_skill", view, list(skills))
+
+    def skill_down(self, view, skills):
+        return self._answer("skill_down", view, list(skills))
+
+    def status_top_secret(self, view):
+        return self._answer("status_top_secret", view)
 
     def play_auto_pass(self, view, test):
         return self._answer("play_auto_pass", view, test)

@@ -163,7 +163,8 @@ def test_characters(content):
     starts = [content.space_names[i] for i in content.character_start_space]
     assert starts == ["London", "Siberia", "New York", "Japan", "Congo"]
     assert content.character_start_un.tolist() == [1, 0, 0, 0, 0]
-    assert content.character_watch.tolist() == [False, False, True, False, False]
+    watch = content.status_index("watch")
+    assert [watch in row for row in content.character_start_status.tolist()] == [False, False, True, False, False]
     assert content.character_gives_un.tolist() == [True, False, False, False, False]
     assert content.character_reduced_resolve_cut.tolist() == [False, True, False, False, False]
 

@@ -41,7 +41,7 @@ def tracked_files() -> list[str]:
 
 
 def defined_names(path: Path) -> set[str]:
-    """Top-level functions and classes of a module, and ``Class.method`` names."""
+    """Top-level functions, classes and assigned names of a module, and ``Class.method`` names."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     names: set[str] = set()
     for node in tree.body:
@@ -52,6 +52,10 @@ def defined_names(path: Path) -> set[str]:
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     names.add(f"{node.name}.{item.name}")
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
     return names
 
 

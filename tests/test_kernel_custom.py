@@ -5,7 +5,6 @@ from numba import njit
 
 import sim
 from sim.kernel.custom import KernelStrategy
-from sim.rng import STRATEGY, next_below_nb
 from strategies import HeuristicStrategy
 from tests.kernel_support import NO_JIT
 
@@ -14,13 +13,13 @@ pytestmark = pytest.mark.skipif(NO_JIT, reason="custom decisions are compiled co
 
 
 @njit
-def shy_token(ctx, seat, choices, n):
+def shy_token(view, choices, n):
     return 0  # choices[0] is always "ignore the tokens"
 
 
 @njit
-def coin_rest(ctx, seat):
-    return next_below_nb(ctx.rs, STRATEGY, 2) == 1
+def coin_rest(view):
+    return view.random_below(2) == 1
 
 
 class ShyCoinRest(HeuristicStrategy):
@@ -54,3 +53,69 @@ def test_kernel_strategy_refuses_bad_decisions():
         KernelStrategy("heuristic")
     with pytest.raises(ValueError, match="unknown strategy"):
         KernelStrategy("nope", token=shy_token)
+
+
+def test_a_decision_must_take_the_view_and_the_options():
+    @njit
+    def old_style(ctx, seat, choices, n):
+        return 0
+
+    with pytest.raises(ValueError, match=r"decision 'token' takes 3 arguments \(view, choices, n\)"):
+        KernelStrategy("heuristic", token=old_style)
+
+
+CACHED = '''
+from numba import njit
+import sim
+from sim.kernel.custom import KernelStrategy
+
+LIMIT = {limit}
+
+@njit
+def rest(view):
+    return view.injuries(view.seat) >= LIMIT
+
+ks = KernelStrategy("heuristic", rest=rest, name="rester")
+df = sim.simulate(players=2, games=300, seed=4, strategy=ks)
+stats = ks.batch_function().stats
+print(sum(stats.cache_hits.values()), sum(stats.cache_misses.values()), int(df["turns"].sum()))
+'''
+
+
+def _run_pairing(tmp_path, limit):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / f"pairing_{limit}.py"
+    script.write_text(CACHED.format(limit=limit))
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, str(script)], cwd=root, capture_output=True, text=True, timeout=600,
+                         env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    assert out.returncode == 0, out.stderr
+    hits, misses, turns = map(int, out.stdout.split()[-3:])
+    return hits, misses, turns
+
+
+@pytest.mark.slow
+def test_a_compiled_pairing_is_cached_on_disk(tmp_path):
+    _run_pairing(tmp_path, 2)  # compiled (or already on disk)
+    hits, misses, turns = _run_pairing(tmp_path, 2)  # a new process loads it
+    assert (hits, misses) == (1, 0)
+    # a global the decision reads is part of the key: another value is not served the old code
+    hits3, misses3, turns3 = _run_pairing(tmp_path, 3)
+    assert turns3 != turns
+
+
+def test_the_pairing_key_covers_code_and_the_globals_it_reads():
+    from sim.kernel.custom import pairing_key
+
+    def make(limit, body="view.injuries(view.seat) >= LIMIT"):
+        env = {"LIMIT": limit}
+        exec(f"def rest(view):\n    return {body}\n", env)
+        return njit(env["rest"])
+
+    assert pairing_key({"rest": make(2)}) == pairing_key({"rest": make(2)})
+    assert pairing_key({"rest": make(2)}) != pairing_key({"rest": make(3)})
+    assert pairing_key({"rest": make(2)}) != pairing_key({"rest": make(2, "view.injuries(view.seat) > LIMIT")})
+    assert pairing_key({"rest": make(2)}) != pairing_key({"use_watch": make(2)})

@@ -102,3 +102,11 @@ def test_luck_report_on_the_game(tmp_path, capsys):
     assert set(rec["skill"]["strategies"]) == {"bold", "heuristic"}
     assert rec["skill"]["strategies"]["heuristic"]["win_rate"] == pytest.approx(rec["win_rate"])
     assert (tmp_path / "luck_2p.png").exists() and (tmp_path / "luck.json").exists()
+
+
+def test_every_random_source_belongs_to_one_group():
+    """A source left out of every group would never be held: its share would hide in the rest."""
+    from sim import rng as R
+
+    held = [s for group in L.GROUPS.values() for s in group]
+    assert sorted(held) == sorted(R.SOURCE_NAMES) and len(held) == len(set(held))

@@ -53,8 +53,13 @@ def test_mixed_rows_do_not_depend_on_threads_or_batch():
 def test_wrong_seat_counts_and_custom_pairings_are_refused():
     with pytest.raises(ValueError, match="3 given for 4 seats"):
         sim.simulate(players=4, games=5, strategy="heuristic,bold,cautious")
+    from numba import njit
+
     from sim.kernel.custom import KernelStrategy
-    from sim.kernel.strategy import use_watch
+
+    @njit
+    def use_watch(view):
+        return True
 
     ks = KernelStrategy("heuristic", use_watch=use_watch)
     with pytest.raises(ValueError, match="KernelStrategy plays every seat"):

@@ -59,7 +59,7 @@ def test_kernel_strategy_on_a_subclassed_base_is_refused():
     from numba import njit
 
     @njit
-    def token(ctx, seat, choices, n):
+    def token(view, choices, n):
         return 0
 
     name = "wary_base_for_test"

@@ -205,12 +205,12 @@ def test_kernel_set_up_pick_matches_reference(players):
 
 
 @njit
-def last_skill(ctx, seat, skills, n):
+def last_skill(view, skills, n):
     return n - 1
 
 
 @njit
-def never_auto(ctx, seat, skill, henchman, no_advance):
+def never_auto(view, skill, henchman, no_advance):
     return False
 
 

@@ -300,8 +300,7 @@ def test_top_secret_deck_composition():
 # ------------------------------------------------------------------ the Watch
 def test_dexters_watch_reveals_the_next_villain_card():
     g, rng = table()
-    dexter = g.players[DEXTER]
-    assert dexter.watch and not g.players[0].watch
+    assert g.view(DEXTER).status_effects() == [K.SE_WATCH] and g.view(0).status_effects() == []
     minus = villain_cards(g, advance=-1)[0]
     stack_villain(g, minus)
     g.strategies[DEXTER].push("use_watch", True)

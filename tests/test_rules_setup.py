@@ -200,7 +200,8 @@ def test_starting_spaces():
 
 def test_dexter_starts_with_the_watch_and_calli_gives_un():
     g = new_game(4)
-    assert [p.watch for p in g.players] == [False, False, True, False]
+    watch = g.content.status_index("watch")
+    assert [[int(g.content.status_type[x]) for x in g.status_of(p.seat)] for p in g.players] == [[], [], [watch], []]
     assert [p.gives_un for p in g.players] == [True, False, False, False]
     assert g.players[0].un_tokens == 1
 

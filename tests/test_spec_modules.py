@@ -167,7 +167,7 @@ from sim.kernel.custom import KernelStrategy
 
 
 @njit
-def token(ctx, seat, choices, n):
+def token(view, choices, n):
     return 0
 
 

@@ -49,8 +49,13 @@ def test_tuned_plays_its_player_counts_set_on_both_engines(players):
 def test_tuned_needs_the_player_count_and_no_kernel_strategy_base():
     with pytest.raises(ValueError, match="one parameter set per player count"):
         strategies.make("tuned")
+    from numba import njit
+
     from sim.kernel.custom import KernelStrategy
-    from sim.kernel.strategy import use_watch
+
+    @njit
+    def use_watch(view):
+        return True
 
     with pytest.raises(ValueError, match="one parameter set per player count"):
         KernelStrategy("tuned", use_watch=use_watch)

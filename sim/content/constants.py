@@ -62,6 +62,9 @@ EFFECTS = (
     "lose_intel",  # amount 1-2 Intel removed from the Pool (out of the game)
     "injuries",  # amount 1-2 injuries
     "lower_skill",  # named basic skill -1
+    "status",  # the named status card (card = "<id>"); a reward or a penalty
+    "random_status",  # reward: a random status card that is not negative
+    "random_negative_status",  # penalty: a random negative status card
 )
 REWARD_EFFECTS = frozenset(
     {
@@ -77,9 +80,11 @@ REWARD_EFFECTS = frozenset(
         "v_minus_1",
         "flip_pool",
         "flip_anywhere",
+        "status",
+        "random_status",
     }
 )
-PENALTY_EFFECTS = frozenset({"none", "lose_intel", "injuries", "lower_skill"})
+PENALTY_EFFECTS = frozenset({"none", "lose_intel", "injuries", "lower_skill", "status", "random_negative_status"})
 (
     E_NONE,
     E_GAIN_INTEL,
@@ -96,7 +101,39 @@ PENALTY_EFFECTS = frozenset({"none", "lose_intel", "injuries", "lower_skill"})
     E_LOSE_INTEL,
     E_INJURIES,
     E_LOWER_SKILL,
+    E_STATUS,
+    E_RANDOM_STATUS,
+    E_RANDOM_NEGATIVE_STATUS,
 ) = range(len(EFFECTS))
+
+# Status cards (status.toml): polarity, and the effect a card has while its holder keeps it.
+STATUS_POLARITIES = ("positive", "negative", "third_person")
+POSITIVE, NEGATIVE, THIRD_PERSON = range(3)
+STATUS_EFFECTS = (
+    "none",  # no modelled effect (flavour only)
+    "skill_modifier",  # amount (+/-) dice on the tests of the named basic skill
+    "extra_move",  # +1 movement point when walking (does not stack)
+    "injury_protection",  # cancels up to amount injuries of the next hit, then is discarded
+    "resolve",  # amount Resolve (+/-) once, when the card is gained
+    "lose_turn",  # the holder's next turn is lost (villain phase only), then the card is discarded
+    "watch",  # look at the top villain card once per turn (Dexter's Watch)
+)
+(
+    SE_NONE,
+    SE_SKILL_MODIFIER,
+    SE_EXTRA_MOVE,
+    SE_INJURY_PROTECTION,
+    SE_RESOLVE,
+    SE_LOSE_TURN,
+    SE_WATCH,
+) = range(len(STATUS_EFFECTS))
+EXTRA_MP = 1  # the movement points an extra_move card adds (walking only)
+STATUS_IN_DECK, STATUS_REMOVED = -1, -2  # where a status card no player holds is
+# status.toml [readings]: a negative card with no copy left (FAQ 2: "lower_skill"; the Status
+# Deck paragraph's general rule: "top_secret_or_resolve"), and where discarded cards go
+UNAVAILABLE_NEGATIVE_READINGS = ("lower_skill", "top_secret_or_resolve")
+STATUS_DISCARD_READINGS = ("deck", "removed")
+MAX_START_STATUS = 4  # status cards a character may start with
 
 # Top Secret card effects.
 TOP_SECRET_EFFECTS = (
@@ -127,6 +164,6 @@ BASE_MP = 2
 # What to do on a space with tokens (sim.rules.choices.TokenChoice).
 T_NO_INTEL, T_HENCHMAN, T_POOL, T_EXCHANGE = range(4)
 # Secret-mission reward kinds (sim.rules.choices.Reward).
-R_TOP_SECRET, R_RESOLVE, R_UN, R_SKILL = range(4)
+R_TOP_SECRET, R_RESOLVE, R_UN, R_SKILL, R_DISCARD_STATUS = range(5)
 # Cards a gamble may exchange: free, with Gambling Luck, and for 1 Resolve.
 FREE_EXCHANGE, LUCK_EXCHANGE, RESOLVE_EXCHANGE = 1, 2, 5

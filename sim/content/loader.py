@@ -81,6 +81,7 @@ PRINTED = (
     ("fate.toml", "Fate cards", "n_fate", 44),
     ("encounters.toml", "encounter cards", "n_encounters", 108),
     ("top_secret.toml", "Top Secret cards", "n_top_secret", 22),
+    ("status.toml", "status cards", "n_status", 48),
     ("henchmen.toml", "henchmen (Location tokens)", "n_henchmen", 4),
     ("dice.toml", "dice", "n_dice", 6),
     ("lobo.toml", "the space where Dr. Lobo wins (loss)", "lobo_loss", LOBO_TRACK_LAST),
@@ -214,8 +215,11 @@ def _assumed(raw: dict[str, dict]) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
-def _effect_skill(eff) -> int:
-    """The skill code an effect names: advanced (named_advanced_skill), basic (up/lower_skill) or -1."""
+def _effect_skill(eff, status_ids=()) -> int:
+    """The argument code of an effect: advanced skill (named_advanced_skill), basic skill
+    (up/lower_skill), status card kind (status: its index in status.toml) or -1."""
+    if eff.effect == "status":
+        return status_ids.index(eff.card)
     if eff.effect == "named_advanced_skill":
         return K.ADVANCED_SKILLS.index(eff.skill)
     if eff.effect in ("up_skill", "lower_skill"):
@@ -286,6 +290,18 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
     lobo, hench, chars = m["lobo.toml"], m["henchmen.toml"], m["characters.toml"]
     setup, ts, enc = m["setup.toml"], m["top_secret.toml"], m["encounters.toml"]
     fate, mp = m["fate.toml"], m["map.toml"]
+    status = m["status.toml"]
+
+    # ---------------------------------------------------------------- status cards
+    status_ids = tuple(c.id for c in status.status)
+    status_type = []
+    for i, c in enumerate(status.status):
+        status_type += [i] * c.copies
+
+    def status_ref(file: str, entry: str, field: str, eff) -> None:
+        if eff.effect == "status" and eff.card not in status_ids:
+            raise ContentError(file, entry, f"{field}.card names unknown status card {eff.card!r} "
+                                            f"(status.toml has {', '.join(map(repr, status_ids))})")
 
     # ---------------------------------------------------------------- map
     space_names = tuple(mp.space_names())
@@ -405,9 +421,11 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
             if level.autopass is not None:
                 h_auto[h, lv] = K.ADVANCED_SKILLS.index(level.autopass)
             for k, eff in ((0, level.reward), (3, level.penalty)):
+                status_ref("henchmen.toml", f"henchman {q(hm.name)}", f"level {lv + 1}.{'reward' if k == 0 else 'penalty'}",
+                           eff)
                 h_eff[k, h, lv] = K.EFFECTS.index(eff.effect)
                 h_eff[k + 1, h, lv] = eff.value
-                h_eff[k + 2, h, lv] = _effect_skill(eff)
+                h_eff[k + 2, h, lv] = _effect_skill(eff, status_ids)
 
     # ---------------------------------------------------------------- characters
     char_names = tuple(c.name for c in chars.character)
@@ -424,6 +442,14 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
     for i, c in enumerate(chars.character):
         for s in c.advanced:
             c_adv[i, K.ADVANCED_SKILLS.index(s)] = True
+    c_status = np.full((len(char_names), K.MAX_START_STATUS), -1, dtype=np.int64)
+    for i, c in enumerate(chars.character):
+        for j, sid in enumerate(c.start_status):
+            if sid not in status_ids:
+                raise ContentError("characters.toml", f"character {q(c.name)}",
+                                   f"start_status names unknown status card {sid!r} "
+                                   f"(status.toml has {', '.join(map(repr, status_ids))})")
+            c_status[i, j] = status_ids.index(sid)
     c_choices = np.ones((len(char_names), len(K.ADVANCED_SKILLS)), dtype=np.bool_)
     for i, c in enumerate(chars.character):
         if c.advanced_choices is not None:
@@ -497,7 +523,8 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
     e_hench = np.full((ne, 2), -1, dtype=np.int64)
     hench_names = [h.name for h in hench.henchman]
 
-    skill_code = _effect_skill
+    def skill_code(eff):
+        return _effect_skill(eff, status_ids)
 
     for i, card in enumerate(enc.card):
         e_deck[i] = K.DECKS.index(card.deck)
@@ -508,6 +535,8 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
                 e_succ[i, s, o] = opt.successes
             e_gamble[i, s] = sd.gamble
             e_auto[i, s] = -1 if sd.autopass is None else K.ADVANCED_SKILLS.index(sd.autopass)
+            for what, eff in (("reward", sd.reward), ("penalty", sd.penalty)):
+                status_ref("encounters.toml", f"card {q(card.id)}", f"{('no_intel', 'with_intel')[s]}.{what}", eff)
             e_rew[i, s] = K.EFFECTS.index(sd.reward.effect)
             e_rew_amt[i, s] = sd.reward.value
             e_rew_skill[i, s] = skill_code(sd.reward)
@@ -585,7 +614,7 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
         n_advanced_skill_tokens=intel.components.advanced_skill_tokens,
         character_start_space=_i64(c_start),
         character_start_un=_i64([c.start_un for c in chars.character]),
-        character_watch=_b([c.watch for c in chars.character]),
+        character_start_status=_ro(c_status),
         character_gives_un=_b([c.gives_un for c in chars.character]),
         character_reduced_resolve_cut=_b([c.reduced_resolve_cut for c in chars.character]),
         setup_board_intel=by_players("board_intel"),
@@ -644,4 +673,13 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
         neighbor_start=_i64(starts),
         neighbor_list=_i64(nbrs),
         hop_distance=_ro(hop),
+        status_ids=status_ids,
+        status_names=tuple(c.name for c in status.status),
+        status_type=_i64(status_type),
+        status_polarity=_i64([K.STATUS_POLARITIES.index(c.polarity) for c in status.status]),
+        status_effect=_i64([K.STATUS_EFFECTS.index(c.effect) for c in status.status]),
+        status_amount=_i64([c.amount for c in status.status]),
+        status_skill=_i64([-1 if c.skill is None else K.BASIC_SKILLS.index(c.skill) for c in status.status]),
+        status_negative_lowers_skill=status.readings.unavailable_negative == "lower_skill",
+        status_discard_to_deck=status.readings.discarded == "deck",
     )

@@ -92,7 +92,7 @@ class Content:
     n_advanced_skill_tokens: int  # tokens of each advanced skill
     character_start_space: np.ndarray  # [n_char] space index
     character_start_un: np.ndarray  # [n_char]
-    character_watch: np.ndarray  # [n_char] bool
+    character_start_status: np.ndarray  # [n_char, MAX_START_STATUS] status card kinds dealt at set-up, -1 pad
     character_gives_un: np.ndarray  # [n_char] bool
     character_reduced_resolve_cut: np.ndarray  # [n_char] bool
 
@@ -137,7 +137,7 @@ class Content:
     encounter_reward_amount: np.ndarray  # [n_enc, 2]
     encounter_reward_skill: (
         np.ndarray
-    )  # [n_enc, 2] basic (up_skill) / advanced (named_advanced_skill) / -1
+    )  # [n_enc, 2] basic (up_skill) / advanced (named_advanced_skill) / status card kind (status) / -1
     encounter_penalty: np.ndarray  # [n_enc, 2] EFFECTS code
     encounter_penalty_amount: np.ndarray  # [n_enc, 2]
     encounter_penalty_skill: np.ndarray  # [n_enc, 2] basic (lower_skill) / -1
@@ -163,6 +163,17 @@ class Content:
     neighbor_start: np.ndarray  # [n + 1] CSR row starts of `adjacent`
     neighbor_list: np.ndarray  # [m] CSR neighbours, sorted by index within a row
     hop_distance: np.ndarray  # [n, n] BFS steps over `adjacent`; UNREACHABLE when none
+
+    # status cards (status.toml): kinds in file order; a card id = its place in the deck
+    status_ids: tuple[str, ...] = ()
+    status_names: tuple[str, ...] = ()
+    status_type: np.ndarray = None  # [n_status] card id -> kind
+    status_polarity: np.ndarray = None  # [n_kinds] STATUS_POLARITIES code
+    status_effect: np.ndarray = None  # [n_kinds] STATUS_EFFECTS code
+    status_amount: np.ndarray = None  # [n_kinds] the effect's amount (0 where it takes none)
+    status_skill: np.ndarray = None  # [n_kinds] basic skill of skill_modifier, else -1
+    status_negative_lowers_skill: bool = True  # status.toml [readings] unavailable_negative: "lower_skill"
+    status_discard_to_deck: bool = True  # status.toml [readings] discarded: "deck" (True) or "removed"
 
     # the pack as played by a player count with its own Dr. Lobo start or villain mix
     # (setup.toml's optional lobo_start / villain_counts); see for_players
@@ -204,6 +215,10 @@ class Content:
         return int(self.fate_city.shape[0])
 
     @property
+    def n_status(self) -> int:
+        return int(self.status_type.shape[0])
+
+    @property
     def n_henchmen(self) -> int:
         return len(self.henchman_names)
 
@@ -223,6 +238,12 @@ class Content:
 
     def henchman_index(self, name: str) -> int:
         return _index(self.henchman_names, name, "henchmen.toml", "henchman")
+
+    def status_index(self, name: str) -> int:
+        """The status card kind with this id (or name)."""
+        if name in self.status_names:
+            return self.status_names.index(name)
+        return _index(self.status_ids, name, "status.toml", "status card")
 
     def die_index(self, name: str) -> int:
         return _index(self.die_names, name, "dice.toml", "die")

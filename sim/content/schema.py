@@ -28,6 +28,7 @@ FILES = (
     "encounters.toml",
     "fate.toml",
     "map.toml",
+    "status.toml",
 )
 
 CONTINENTS = K.DECKS[: K.OCEAN_DECK]  # the five land decks
@@ -329,6 +330,7 @@ class Effect(Model):
     effect: str
     amount: int | None = None
     skill: str | None = None
+    card: str | None = None  # effect "status": the status card's id (status.toml; checked in the loader)
 
     @field_validator("effect")
     @classmethod
@@ -353,6 +355,11 @@ class Effect(Model):
             _known(self.skill, K.ADVANCED_SKILLS, "advanced skill")
         elif self.skill is not None:
             raise ValueError(f"effect {e!r} takes no skill")
+        if e == "status":
+            if self.card is None:
+                raise ValueError("effect 'status' needs a named status card (card = \"<id>\" of status.toml)")
+        elif self.card is not None:
+            raise ValueError(f"effect {e!r} takes no card")
         return self
 
     @property
@@ -447,13 +454,22 @@ class Character(Entry):
     start: str
     start_un: int = Field(default=0, ge=0, le=MAX_STAT)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _old_watch(cls, data):
+        if isinstance(data, dict) and "watch" in data:
+            raise ValueError("the watch flag is now a status card: write start_status = [\"watch\"] "
+                             "(the Watch of status.toml)")
+        return data
+
     @field_validator("name")
     @classmethod
     def _no_comma(cls, v):
         if "," in v:
             raise ValueError(f"name {v!r} contains a comma (line-ups are written as comma-separated names)")
         return v
-    watch: bool = False
+    # the status cards (status.toml ids) the character starts with; checked in the loader
+    start_status: list[str] = Field(default_factory=list, max_length=K.MAX_START_STATUS)
     gives_un: bool = False
     reduced_resolve_cut: bool = False
 
@@ -878,6 +894,77 @@ class MapFile(FileModel):
         return self
 
 
+# --------------------------------------------------------------------- status cards
+MAX_STATUS_AMOUNT = 3
+
+
+class StatusCard(Entry):
+    """One kind of status card: its copies in the deck, polarity and effect (docs/RULES.md "Status cards")."""
+
+    id: Name
+    name: Name
+    copies: int = Field(ge=1, le=MAX_COUNT)
+    polarity: str
+    effect: str
+    amount: int = 0
+    skill: str | None = None
+
+    _polarity = field_validator("polarity")(lambda v: _known(v, K.STATUS_POLARITIES, "polarity"))
+    _effect = field_validator("effect")(lambda v: _known(v, K.STATUS_EFFECTS, "status effect"))
+
+    @model_validator(mode="after")
+    def _details(self):
+        e = self.effect
+        if e == "skill_modifier":
+            if self.skill is None:
+                raise ValueError("effect 'skill_modifier' needs a named basic skill (skill = ...)")
+            _known(self.skill, K.BASIC_SKILLS, "basic skill")
+        elif self.skill is not None:
+            raise ValueError(f"effect {e!r} takes no skill")
+        if e in ("skill_modifier", "resolve"):
+            if self.amount == 0 or abs(self.amount) > MAX_STATUS_AMOUNT:
+                raise ValueError(f"effect {e!r} needs an amount from -{MAX_STATUS_AMOUNT} to "
+                                 f"{MAX_STATUS_AMOUNT}, not 0, got {self.amount}")
+        elif e == "injury_protection":
+            if not 1 <= self.amount <= MAX_STATUS_AMOUNT:
+                raise ValueError(f"effect 'injury_protection' needs an amount (injuries cancelled) from 1 to "
+                                 f"{MAX_STATUS_AMOUNT}, got {self.amount}")
+        elif self.amount != 0:
+            raise ValueError(f"effect {e!r} takes no amount (extra_move adds {K.EXTRA_MP} movement point)")
+        if self.polarity == "third_person" and self.copies != 1:
+            raise ValueError(f"a third person card is one person: copies must be 1, got {self.copies}")
+        return self
+
+
+class StatusReadings(Model):
+    """Readings of the status-card rules where the rulebook allows more than one (docs/RULES.md)."""
+
+    # a negative card with no copy left: "lower_skill" (FAQ 2: "you must Lower Any Skill
+    # instead") or "top_secret_or_resolve" (the Status Deck paragraph: "you may either
+    # receive 1 Resolve or draw a Top Secret Card instead", said of any status card)
+    unavailable_negative: str = "lower_skill"
+    # a discarded status card: back to the status deck ("deck", dealt again) or out of the game
+    discarded: str = "deck"
+
+    _unavailable_negative = field_validator("unavailable_negative")(
+        lambda v: _known(v, K.UNAVAILABLE_NEGATIVE_READINGS, "unavailable_negative reading")
+    )
+    _discarded = field_validator("discarded")(lambda v: _known(v, K.STATUS_DISCARD_READINGS, "discarded reading"))
+
+
+class StatusFile(FileModel):
+    status: list[StatusCard] = Field(min_length=1)
+    readings: StatusReadings = StatusReadings()
+
+    @model_validator(mode="after")
+    def _unique(self):
+        for d in _duplicates(c.id for c in self.status):
+            raise EntryValueError(f"status {q(d)}", "duplicate status card id")
+        for d in _duplicates(c.name for c in self.status):
+            raise EntryValueError(f"status {q(d)}", "duplicate status card name")
+        return self
+
+
 MODELS: dict[str, type[FileModel]] = {
     "dice.toml": DiceFile,
     "intel.toml": IntelFile,
@@ -890,5 +977,6 @@ MODELS: dict[str, type[FileModel]] = {
     "encounters.toml": EncountersFile,
     "fate.toml": FateFile,
     "map.toml": MapFile,
+    "status.toml": StatusFile,
 }
 assert tuple(MODELS) == FILES

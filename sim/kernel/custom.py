@@ -1,46 +1,67 @@
-"""Your own ``@njit`` decision functions in the kernel.
+"""Your own ``@njit`` decision functions in the kernel, reading only the player's view.
 
 A :class:`KernelStrategy` starts from a built-in strategy (its id and parameter
 vector) and replaces some of its decisions with numba functions you write. Each
-replacement has the signature of the built-in decision of the same name in
-:mod:`sim.kernel.strategy` (for example ``token(ctx, seat, choices, n) -> int``)
-and reads the game through the same context ``ctx``
-(:class:`sim.kernel.layout.Context`: ``ctx.pk`` the content, ``ctx.st`` the
-state, ``ctx.rs`` the random streams, ...). The kernel functions that
-reach a replaced decision are compiled again for that pairing (not cached: it
-takes a while); everything else is the cached kernel. Example::
+replacement takes the player's view first, then the decision's options, the
+arguments of the built-in decision of the same name (:data:`SIGNATURES`), for
+example ``token(view, choices, n) -> int``. The view
+(:mod:`sim.kernel.view`) has the same attributes as the readable engine's
+``PlayerView``: ``view.lobo``, ``view.resolve(view.seat)``, ``view.random_below(n)``...
+and nothing else: the game's hidden state is out of reach. Example::
 
     from numba import njit
     import sim
     from sim.kernel.custom import KernelStrategy
 
     @njit
-    def token(ctx, seat, choices, n):
+    def token(view, choices, n):
         return 0  # choices[0] is always "ignore the tokens": never pool, exchange or fight
 
     shy = KernelStrategy("heuristic", token=token, name="token_shy")
     games = sim.simulate(players=4, games=100_000, strategy=shy)
 
-Randomness must come from the game's streams (``sim.rng.next_below_nb(ctx.rs,
-sim.rng.STRATEGY, n)``) so that games stay reproducible.
+The kernel functions that reach a replaced decision are compiled again for the
+pairing, and the result is cached on disk, keyed by the decisions' code (and
+everything it refers to) and the kernel's sources: a second process loads it in
+about a second. Randomness must come from ``view.random_below(n)`` (the game's
+strategy stream) so that games stay reproducible. :func:`check_twin` compares a
+kernel strategy with its readable twin, decision by decision.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import inspect
+import os
 import types
 
+import numpy as np
+from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLocator
 from numba.core.registry import CPUDispatcher
 
-from sim.jit import njit
+from sim.jit import KERNEL_OPTIONS, njit
 
 KERNEL_MODULES = ("decks", "villain", "endgame", "setup", "skill_tests", "gamble", "movement", "missions",
                   "encounters", "game")
 DECISIONS = (
-    "setup_level2_henchmen", "setup_extras", "setup_advanced_skill", "rest", "move", "token", "use_auto_pass", "test_option", "draw_die",
-    "resolve_plus_one", "reroll", "gamble_exchange", "mission_reward", "skill_up", "advanced_skill",
-    "play_auto_pass", "play_two_dice", "cancel_advance", "heal_all", "intel_to_pool", "use_watch",
+    "setup_level2_henchmen", "setup_extras", "setup_advanced_skill", "rest", "move", "token", "use_auto_pass",
+    "test_option", "draw_die", "resolve_plus_one", "reroll", "gamble_exchange", "mission_reward", "skill_up",
+    "advanced_skill", "play_auto_pass", "play_two_dice", "cancel_advance", "heal_all", "intel_to_pool", "use_watch",
+    "skill_down", "status_top_secret",
 )
+
+
+def _builtin_arguments(name: str) -> tuple[str, ...]:
+    """The built-in decision's arguments after ``(ctx, seat)`` (``setup_level2_henchmen``: after ``ctx``)."""
+    strategy_module = importlib.import_module("sim.kernel.strategy")
+    f = getattr(strategy_module, name)
+    params = list(inspect.signature(getattr(f, "py_func", f)).parameters)
+    return tuple(params[1:] if name == "setup_level2_henchmen" else params[2:])
+
+
+# decision -> your function's arguments after ``view`` (the options, as the kernel passes them)
+SIGNATURES = {name: _builtin_arguments(name) for name in DECISIONS}
 
 
 def _names(code) -> set[str]:
@@ -52,8 +73,146 @@ def _names(code) -> set[str]:
     return out
 
 
-def compile_batch_function(decisions: dict):
-    """The kernel's batch function with ``decisions`` replaced (compiled for this pairing)."""
+# --- what a compiled pairing depends on: its fingerprint --------------------------------------
+def _hash_code(code, h) -> None:
+    """Hash a code object: bytecode, names and constants, nested code included."""
+    h.update(code.co_code)
+    h.update(repr(code.co_names).encode())
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _hash_code(const, h)
+        else:
+            h.update(repr(const).encode())
+
+
+def _fingerprint(obj, h, seen: set, attrs: set | None = None) -> None:
+    """Hash ``obj`` as compiled code sees it: a function's code, and what its globals hold.
+
+    numba freezes the globals a function reads when it compiles, so their values (and the
+    code of the functions they name, recursively) are part of what a cached pairing is.
+    """
+    if isinstance(obj, CPUDispatcher):
+        obj = obj.py_func
+    if isinstance(obj, types.FunctionType):
+        h.update(b"F" + obj.__qualname__.encode())
+        if id(obj) in seen:
+            return
+        seen.add(id(obj))
+        _hash_code(obj.__code__, h)
+        for cell in obj.__closure__ or ():
+            _fingerprint(cell.cell_contents, h, seen)
+        names = _names(obj.__code__)
+        for name in sorted(names):
+            if name in obj.__globals__:
+                h.update(b"G" + name.encode())
+                _fingerprint(obj.__globals__[name], h, seen, names)
+    elif isinstance(obj, types.ModuleType):
+        h.update(b"M" + obj.__name__.encode())
+        if obj.__name__.startswith(("sim.", "strategies")):
+            return  # the project's own modules: part of sim._cache.sources_hash()
+        for name in sorted(attrs or ()):  # module.NAME as the code reads it
+            if name in vars(obj) and not isinstance(vars(obj)[name], types.ModuleType):
+                h.update(b"A" + name.encode())
+                _fingerprint(vars(obj)[name], h, seen)
+    elif isinstance(obj, np.ndarray):
+        h.update(f"{obj.dtype}{obj.shape}".encode())
+        h.update(np.ascontiguousarray(obj).tobytes())
+    elif isinstance(obj, (int, float, complex, str, bytes, bool, type(None))):
+        h.update(repr(obj).encode())
+    elif isinstance(obj, (tuple, list)):
+        h.update(b"T")
+        for x in obj:
+            _fingerprint(x, h, seen)
+    else:  # a class, a numba type, ...: its qualified name and repr
+        h.update(f"{type(obj).__module__}.{type(obj).__qualname__}:{obj!r}".encode())
+
+
+def pairing_key(decisions: dict) -> str:
+    """Hash of the kernel's sources and flags and of the decisions' code: the compiled pairing's key."""
+    from sim._cache import sources_hash
+
+    h = hashlib.sha256(sources_hash().encode())
+    seen: set = set()
+    for name in sorted(decisions):
+        h.update(b"D" + name.encode())
+        _fingerprint(decisions[name], h, seen)
+    return h.hexdigest()
+
+
+# --- the on-disk cache of a pairing -----------------------------------------------------------
+def pairing_cache_dir(key: str):
+    """Folder of a pairing's compiled code: ``<kernel cache>/pairings/<key>``."""
+    from sim._cache import cache_dir
+
+    return cache_dir() / "pairings" / key[:32]
+
+
+class _PairingLocator(_CacheLocator):
+    """Locate a pairing's compiled batch function in its own folder (see :func:`pairing_cache_dir`)."""
+
+    folder = ""
+
+    def __init__(self, py_func, py_file):
+        """Locate ``py_func`` of ``py_file``."""
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+
+    def get_cache_path(self):
+        """The pairing's folder."""
+        return self.folder
+
+    def get_source_stamp(self):
+        """The source file's time and size (numba's own stamp)."""
+        st = os.stat(self._py_file)
+        return st.st_mtime, st.st_size
+
+    def get_disambiguator(self):
+        """The function's first line."""
+        return str(self._lineno)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        """Every function: the pairing chose this locator."""
+        return cls(py_func, py_file)
+
+
+def _pairing_cache(py_func, key: str) -> FunctionCache:
+    """numba's function cache for ``py_func`` in the pairing's folder, keyed by ``key`` as well."""
+    locator = type("Locator", (_PairingLocator,), {"folder": str(pairing_cache_dir(key))})
+    impl = type("Impl", (CompileResultCacheImpl,), {"_locator_classes": [locator]})
+
+    class PairingCache(FunctionCache):
+        _impl_class = impl
+
+        def _index_key(self, sig, codegen):
+            """numba's key and the pairing's."""
+            return (*super()._index_key(sig, codegen), key)
+
+    return PairingCache(py_func)
+
+
+def _adapter(name: str, user):
+    """The kernel-side decision ``name(ctx, seat, ...)`` calling ``user(view, ...)``."""
+    from sim.kernel.view import make_view
+
+    args = SIGNATURES[name]
+    if name == "setup_level2_henchmen":  # seat 0 decides for the table
+        src = f"def {name}(ctx, {', '.join(args)}):\n    return _user(_view(ctx, 0), {', '.join(args)})\n"
+    else:
+        a = "".join(f", {x}" for x in args)
+        src = f"def {name}(ctx, seat{a}):\n    return _user(_view(ctx, seat){a})\n"
+    env = {"_user": user, "_view": make_view}
+    exec(src, env)  # noqa: S102 - a fixed template: numba needs the arguments spelled out
+    return njit(**{**KERNEL_OPTIONS, "cache": False})(env[name])
+
+
+def compile_batch_function(decisions: dict, key: str | None = None):
+    """The kernel's batch function with ``decisions`` replaced (compiled for this pairing, cached on disk).
+
+    ``decisions`` map a decision name to ``f(view, ...)``; ``key`` (default
+    :func:`pairing_key`) names the pairing's cache folder.
+    """
+    key = key or pairing_key(decisions)
     strategy_module = importlib.import_module("sim.kernel.strategy")
     modules = [importlib.import_module(f"sim.kernel.{m}") for m in KERNEL_MODULES]
     owner = {}  # id(dispatcher) -> (module, name)
@@ -72,8 +231,8 @@ def compile_batch_function(decisions: dict):
     changed = True
     while changed:
         changed = False
-        for key in list(owner.values()):
-            m, name = key
+        for key_ in list(owner.values()):
+            m, name = key_
             if (m.__name__, name) in marked:
                 continue
             for ref in _names(getattr(m, name).py_func.__code__):
@@ -84,17 +243,19 @@ def compile_batch_function(decisions: dict):
                     break
     substitute = types.ModuleType(f"{strategy_module.__name__}_custom")
     substitute.__dict__.update(vars(strategy_module))
-    substitute.__dict__.update(decisions)
+    substitute.__dict__.update({name: _adapter(name, f) for name, f in decisions.items()})
     if "move" in decisions:  # always list the legal moves for the user's choice
         substitute.direct_move = strategy_module.list_the_moves
     envs = {m.__name__: {**vars(m), "decide": substitute} for m in modules}
     clones = {}
+    top = ("sim.kernel.game", "simulate_batch")
     for m in modules:
         for name in [n for (mod, n) in marked if mod == m.__name__]:
             f = getattr(m, name).py_func
             clone = types.FunctionType(f.__code__, envs[m.__name__], f.__name__, f.__defaults__, f.__closure__)
+            clone.__qualname__ = f.__qualname__
             options = {k: v for k, v in getattr(m, name).targetoptions.items() if k != "nopython"}
-            options["cache"] = False  # the original's flags (no runtime), not cached
+            options["cache"] = False  # only the batch function is cached (with all it calls), below
             clones[(m.__name__, name)] = njit(**options)(clone)
     for m in modules:
         env = envs[m.__name__]
@@ -103,7 +264,12 @@ def compile_batch_function(decisions: dict):
                 om, on = owner[id(v)]
                 if (om.__name__, on) in clones:
                     env[k] = clones[(om.__name__, on)]
-    return clones[("sim.kernel.game", "simulate_batch")]
+    batch = clones[top]
+    try:
+        batch._cache = _pairing_cache(batch.py_func, key)
+    except OSError:
+        pass  # a read-only cache folder: compile in memory
+    return batch
 
 
 class KernelStrategy:
@@ -119,6 +285,11 @@ class KernelStrategy:
         for k, f in decisions.items():
             if not isinstance(f, CPUDispatcher):
                 raise ValueError(f"decision {k!r} must be a numba @njit function, got {type(f).__name__}")
+            want = ("view", *SIGNATURES[k])
+            got = tuple(inspect.signature(f.py_func).parameters)
+            if len(got) != len(want):
+                raise ValueError(f"decision {k!r} takes {len(want)} arguments ({', '.join(want)}); "
+                                 f"{f.py_func.__name__} takes {len(got)} ({', '.join(got)})")
         from sim.run import make_team, per_player_count  # a registered name -> its strategy object
 
         if isinstance(base, str) and per_player_count(base):
@@ -131,7 +302,7 @@ class KernelStrategy:
         self._batch = None
 
     def batch_function(self):
-        """The compiled batch function for this pairing (compiled on first use)."""
+        """The compiled batch function for this pairing (loaded from disk or compiled on first use)."""
         if self._batch is None:
             self._batch = compile_batch_function(self.decisions)
         return self._batch

@@ -8,16 +8,20 @@ Secret hand), so every other kernel module imports from here.
 
 from __future__ import annotations
 
+from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel.layout import (
     D_COUNT,
     D_NDISC,
     D_PILE,
     D_TOP,
+    K_N_STATUS,
+    K_STATUS_DISCARD_DECK,
     L_AIRPORT,
     L_NEXT,
     L_PLAYERS,
     L_PSTRIDE,
+    L_STATUS,
     L_TS,
     L_TSCAP,
     P_CHAR,
@@ -239,3 +243,49 @@ def airport_open(pk, st, space):
     return pk.space_airport[space] != 0 and (
         pk.space_red_airport[space] != 0 or st[pk.lay[L_AIRPORT] + space] == 0
     )
+
+
+# --- status cards held (``sim.rules.status``): L_STATUS[card] = the holder's seat, or -1 ---
+@jit
+def status_first_held(pk, st, seat, effect):
+    """The lowest id of a status card with ``effect`` the seat holds, or -1."""
+    o = pk.lay[L_STATUS]
+    for card in range(pk.scal[K_N_STATUS]):
+        if st[o + card] == seat and pk.status_effect[pk.status_type[card]] == effect:
+            return card
+    return -1
+
+
+@jit
+def status_holds_kind(pk, st, seat, kind):
+    """The seat holds a card of this status kind."""
+    o = pk.lay[L_STATUS]
+    for card in range(pk.scal[K_N_STATUS]):
+        if st[o + card] == seat and pk.status_type[card] == kind:
+            return True
+    return False
+
+
+@jit
+def status_bonus(pk, st, seat, skill):
+    """Dice the seat's skill_modifier status cards add to a test of ``skill``."""
+    o = pk.lay[L_STATUS]
+    total = 0
+    for card in range(pk.scal[K_N_STATUS]):
+        if st[o + card] == seat:
+            kind = pk.status_type[card]
+            if pk.status_effect[kind] == codes.SE_SKILL_MODIFIER and pk.status_skill[kind] == skill:
+                total += pk.status_amount[kind]
+    return total
+
+
+@jit
+def discard_status(pk, st, card):
+    """A status card goes back to the status deck, or out of the game (status.toml [readings] discarded)."""
+    st[pk.lay[L_STATUS] + card] = codes.STATUS_IN_DECK if pk.scal[K_STATUS_DISCARD_DECK] else codes.STATUS_REMOVED
+
+
+@jit
+def extra_mp(pk, st, seat):
+    """Walking movement points an extra_move status card adds (they do not stack)."""
+    return codes.EXTRA_MP if status_first_held(pk, st, seat, codes.SE_EXTRA_MOVE) >= 0 else 0

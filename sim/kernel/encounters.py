@@ -17,6 +17,7 @@ from sim.kernel.decks import (  # noqa: F401  (the reward helpers live in decks,
     player_base,
     raise_skill,
     skill_max,
+    status_holds_kind,
     work,
 )
 from sim.kernel.endgame import check_henchmen, check_location
@@ -28,6 +29,8 @@ from sim.kernel.layout import (
     K_N_ADV_TOKENS,
     K_N_HENCHMEN,
     K_N_INTEL,
+    K_N_STATUS,
+    K_STATUS_NEG_LOWER,
     L_ECAP,
     L_FACEUP,
     L_FATE,
@@ -35,6 +38,7 @@ from sim.kernel.layout import (
     L_GREEN,
     L_HLEVEL,
     L_INTEL,
+    L_STATUS,
     L_W_CHOICES,
     L_W_EFFECT,
     L_W_GREENS,
@@ -42,6 +46,9 @@ from sim.kernel.layout import (
     N_ADV,
     N_SKILLS,
     P_ADV,
+    P_CHAR,
+    P_RESOLVE,
+    P_RESOLVE_MAX,
     P_SKILLS,
     P_SPACE,
     S_LOC_TRACK,
@@ -56,7 +63,7 @@ from sim.kernel.layout import (
 from sim.kernel.missions import flip_missions
 from sim.kernel.skill_tests import run_test
 from sim.kernel.villain import take_injuries, v_minus_1, villain_advancement
-from sim.rng import ENCOUNTER, FATE, TOKENS, next_below_nb
+from sim.rng import ENCOUNTER, FATE, STATUS, TOKENS, next_below_nb
 
 jit = njit(**KERNEL_OPTIONS)
 
@@ -359,6 +366,96 @@ def flip_up(ctx, amount, first, second, third):
 
 
 @jit
+def lower_any_skill(ctx, seat):
+    """The player lowers a basic skill of their choice by 1 (none above the mat's minimum: nothing)."""
+    pk, st = ctx.pk, ctx.st
+    b = player_base(pk, seat)
+    lo = pk.character_skill_min[st[b + P_CHAR]]
+    options = work(pk, st, L_W_EFFECT)[:N_SKILLS]
+    n = 0
+    for s in range(N_SKILLS):
+        if st[b + P_SKILLS + s] > lo:
+            options[n] = s
+            n += 1
+    if n:
+        i = decide.skill_down(ctx, seat, options, n)
+        if i < 0 or i >= n:
+            raise ValueError("strategy chose an illegal skill to lower")
+        raise_skill(pk, st, seat, options[i], -1)
+
+
+@jit
+def take_status(pk, st, seat, card):
+    """The seat takes status card ``card`` from the deck; a resolve card acts as it is gained."""
+    st[pk.lay[L_STATUS] + card] = seat
+    kind = pk.status_type[card]
+    if pk.status_effect[kind] == codes.SE_RESOLVE:
+        b = player_base(pk, seat)
+        st[b + P_RESOLVE] = max(0, min(st[b + P_RESOLVE_MAX], st[b + P_RESOLVE] + pk.status_amount[kind]))
+
+
+@jit
+def status_unavailable(ctx, seat, polarity):
+    """No copy to deal (FAQ 2): positive, a Top Secret card or 1 Resolve; negative, lower any skill."""
+    pk, st = ctx.pk, ctx.st
+    if polarity == codes.POSITIVE or (polarity == codes.NEGATIVE and pk.scal[K_STATUS_NEG_LOWER] == 0):
+        if decide.status_top_secret(ctx, seat):
+            draw_top_secret(ctx, seat)
+        else:
+            gain_resolve(pk, st, seat, 1)
+    elif polarity == codes.NEGATIVE:
+        lower_any_skill(ctx, seat)
+
+
+@jit
+def gain_status(ctx, seat, kind):
+    """Deal the named status card (its lowest-id copy in the deck) to the seat."""
+    pk, st = ctx.pk, ctx.st
+    polarity = pk.status_polarity[kind]
+    if polarity == codes.THIRD_PERSON and status_holds_kind(pk, st, seat, kind):
+        return
+    o = pk.lay[L_STATUS]
+    for card in range(pk.scal[K_N_STATUS]):
+        if st[o + card] == -1 and pk.status_type[card] == kind:
+            take_status(pk, st, seat, card)
+            return
+    status_unavailable(ctx, seat, polarity)
+
+
+@jit
+def _random_status_ok(pk, st, seat, card, negative):
+    """A card in the deck a random deal may give (``sim.rules.encounters.gain_random_status``)."""
+    if st[pk.lay[L_STATUS] + card] != -1:
+        return False
+    kind = pk.status_type[card]
+    pol = pk.status_polarity[kind]
+    if negative:
+        return pol == codes.NEGATIVE
+    return pol == codes.POSITIVE or (pol == codes.THIRD_PERSON and not status_holds_kind(pk, st, seat, kind))
+
+
+@jit
+def gain_random_status(ctx, seat, negative):
+    """A random status card from the deck: negative (penalty), else not negative (reward)."""
+    pk, st, rs = ctx.pk, ctx.st, ctx.rs
+    n_s = pk.scal[K_N_STATUS]
+    count = 0
+    for card in range(n_s):
+        if _random_status_ok(pk, st, seat, card, negative):
+            count += 1
+    if count == 0:
+        status_unavailable(ctx, seat, codes.NEGATIVE if negative else codes.POSITIVE)
+        return
+    r = next_below_nb(rs, STATUS, count)
+    for card in range(n_s):
+        if _random_status_ok(pk, st, seat, card, negative):
+            if r == 0:
+                take_status(pk, st, seat, card)
+                return
+            r -= 1
+
+
+@jit
 def apply_effect(ctx, seat, effect, amount, skill):
     """One reward or penalty of the Appendix."""
     pk, st, rs = ctx.pk, ctx.st, ctx.rs
@@ -428,5 +525,11 @@ def apply_effect(ctx, seat, effect, amount, skill):
         take_injuries(ctx, seat, amount)
     elif effect == codes.E_LOWER_SKILL:
         raise_skill(pk, st, seat, skill, -1)
+    elif effect == codes.E_STATUS:
+        gain_status(ctx, seat, skill)
+    elif effect == codes.E_RANDOM_STATUS:
+        gain_random_status(ctx, seat, False)
+    elif effect == codes.E_RANDOM_NEGATIVE_STATUS:
+        gain_random_status(ctx, seat, True)
     else:
         raise RuntimeError("unknown effect code")

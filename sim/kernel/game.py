@@ -17,11 +17,13 @@ from sim.content import constants as codes
 from sim.jit import JIT_OPTIONS, KERNEL_OPTIONS, njit
 from sim.kernel import strategy as decide
 from sim.kernel.decks import (
+    discard_status,
     draw_token,
     lobo,
     peek_card,
     play_top_secret,
     player_base,
+    status_first_held,
     top_secret_card,
     work,
 )
@@ -43,7 +45,6 @@ from sim.kernel.layout import (
     P_CHAR,
     P_INJ,
     P_RESTED,
-    P_WATCH,
     R_GAME,
     R_HENCHMEN_DEFEATED,
     R_LOBO,
@@ -81,7 +82,7 @@ inline_jit = njit(inline="always", **KERNEL_OPTIONS)
 
 @jit
 def start_of_turn(ctx, seat):
-    """Top Secret cards a player may play at the start of the turn, and Dexter's Watch."""
+    """Top Secret cards a player may play at the start of the turn, and a Watch status card."""
     pk, st, rs = ctx.pk, ctx.st, ctx.rs
     b = player_base(pk, seat)
     ts = top_secret_card(pk, st, seat, codes.TS_HEAL_ALL)
@@ -99,7 +100,7 @@ def start_of_turn(ctx, seat):
         play_top_secret(pk, st, seat, ts)
         t = draw_token(st, off, n_i, codes.SUPPLY, rs)
         st[off + t] = codes.POOL
-    if st[b + P_WATCH] and decide.use_watch(ctx, seat):
+    if status_first_held(pk, st, seat, codes.SE_WATCH) >= 0 and decide.use_watch(ctx, seat):
         st[S_WATCHED] = peek_card(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], rs, VILLAIN)
 
 
@@ -112,6 +113,11 @@ def play_turn(ctx, seat, moves):
     st[S_DICE_RES] = 0
     st[S_MOVE_RES] = 0
     st[S_WATCHED] = -1
+    card = status_first_held(pk, st, seat, codes.SE_LOSE_TURN)
+    if card >= 0:  # a lose_turn status card: the villain phase only; the card is discarded
+        discard_status(pk, st, card)
+        villain_phase(ctx, 1)
+        return
     start_of_turn(ctx, seat)
     rested = movement_phase(ctx, seat, moves)
     if st[S_OUTCOME] >= 0:

@@ -106,7 +106,6 @@ PLAYER = (
     Field("P_UN", "un_tokens"),
     Field("P_MISSIONS", "missions", 2, kind="list", count="P_N_MISSIONS"),  # 2 Fate card ids
     Field("P_FLIPPED", "mission_flipped", 2, kind="bool"),
-    Field("P_WATCH", "watch", kind="bool"),
     Field("P_GIVES", "gives_un", kind="bool"),
     Field("P_RESTED", "rested_last", kind="bool"),
     Field("P_TS", "top_secret", "n_top_secret", kind="list", count="P_N_TS"),  # the Top Secret hand
@@ -124,6 +123,7 @@ REGIONS = (
     Field("L_AIRPORT", "airport_closed", "n_spaces", kind="bool"),
     Field("L_NEXT", "next_to_lobo", "n_villain", kind="list", count="S_N_NEXT"),
     Field("L_REMOVED", "villain_removed", "n_villain", kind="list", count="S_N_REMOVED"),
+    Field("L_STATUS", "status_holder", "n_status"),  # per status card: the seat holding it, -1 (in the deck) or -2 (removed)
     Field("L_VILLAIN", "villain", "n_villain", kind="deck", cap="L_VCAP"),
     Field("L_FATE", "fate", "n_fate", kind="deck", cap="L_FCAP"),
     Field("L_TS", "top_secret", "n_top_secret", kind="deck", cap="L_TSCAP"),
@@ -134,7 +134,7 @@ REGIONS = (
     Field("L_W_CHOICES", size=4, kind="scratch"),  # token choices
     Field("L_W_OPTS", size="(MAX_OPTIONS + 1) * 4", kind="scratch"),  # test options (skill, modifier, successes, gamble)
     Field("L_W_EFFECT", size="max(N_SKILLS, N_ADV)", kind="scratch"),  # skills offered by a reward
-    Field("L_W_MOPTS", size="(3 + N_SKILLS) * 2", kind="scratch"),  # secret-mission rewards (kind, skill)
+    Field("L_W_MOPTS", size="(3 + N_SKILLS + n_status_kinds) * 2", kind="scratch"),  # secret-mission rewards (kind, skill or status kind)
     Field("L_W_BAG", size="n_bag", kind="scratch"),  # dice left in the bag
     Field("L_W_DICE", size="n_bag + 1", kind="scratch"),  # dice drawn (the Yellow die last)
     Field("L_W_FACES", size="n_bag + 1", kind="scratch"),  # their faces
@@ -201,6 +201,9 @@ SCALARS = (
     ("K_N_ENCOUNTER", "n_encounter"),
     ("K_N_BAG", "n_bag"),
     ("K_N_CHARACTERS", "n_characters"),
+    ("K_N_STATUS", "n_status"),
+    ("K_STATUS_NEG_LOWER", "status_negative_lowers_skill"),
+    ("K_STATUS_DISCARD_DECK", "status_discard_to_deck"),
 )
 
 # --- the content bundle: (name, dtype, ndim); Content arrays first, then derived tables ----
@@ -236,7 +239,7 @@ BUNDLE = (
     ("character_skill_max", "int64", 1),
     ("character_start_space", "int64", 1),
     ("character_start_un", "int64", 1),
-    ("character_watch", "int64", 1),
+    ("character_start_status", "int64", 2),
     ("character_gives_un", "int64", 1),
     ("character_reduced_resolve_cut", "int64", 1),
     ("setup_board_intel", "int64", 1),
@@ -285,6 +288,11 @@ BUNDLE = (
     ("space_red_airport", "int64", 1),
     ("space_train", "int64", 1),
     ("hop_distance", "int64", 2),
+    ("status_type", "int64", 1),
+    ("status_polarity", "int64", 1),
+    ("status_effect", "int64", 1),
+    ("status_amount", "int64", 1),
+    ("status_skill", "int64", 1),
     ("steps_start", "int64", 1),  # [n_spaces + 1] CSR of spaces one MP away (connections + train hops)
     ("steps_list", "int64", 1),
     ("autopass_counts", "int64", 1),  # [11] automatic passes per advanced skill (heuristic's advanced_skill)
@@ -295,18 +303,20 @@ BUNDLE = (
     ("lay", "int64", 1),  # state layout L_* (region offsets, deck capacities)
     ("region_size", "int64", 1),  # [N_LAY] size of each region (what work() hands out)
     ("pass_table", "float64", 3),  # [6, 2, 2] exact P(pass) (sim.odds.content_pass_table)
-    ("walk_start", "int64", 1),  # [n_spaces + 1] CSR: spaces within BASE_MP + 1 walking MP of a start, ascending
+    ("walk_start", "int64", 1),  # [n_spaces + 1] CSR: spaces within BASE_MP + EXTRA_MP + 1 walking MP of a start, ascending
     ("walk_dest", "int64", 1),
-    ("walk_mp", "int64", 1),  # their walking cost (1 .. BASE_MP + 1)
+    ("walk_mp", "int64", 1),  # their walking cost (1 .. BASE_MP + EXTRA_MP + 1)
     ("airport_spaces", "int64", 1),  # spaces with an airport, ascending
     ("airport_reach", "int64", 2),  # [n_spaces, words] bit set of the spaces one MP from an airport (not itself)
     ("un_dests", "int64", 1),  # spaces a UN Transport may reach (not regional), ascending
     ("airports_by_distance", "int64", 2),  # [n_spaces, n_airports] airports by (hop distance to a space, id)
     ("airports_near_start", "int64", 1),  # [n_spaces + 1] CSR: airports one MP from a space (not the space itself)
     ("airports_near", "int64", 1),
-    ("walk_best", "int64", 2),  # [n_spaces, n_spaces] free walk (<= BASE_MP) nearest a target, lowest id on ties; -1
-    ("walk_to", "int64", 2),
-    ("space_in_region", "int64", 2),  # [n_regions, n_spaces] 1 if a space lies in an End of Turn region  # [n_spaces, n_spaces] walking MP from a space to another (0: not within BASE_MP + 1)
+    # [EXTRA_MP + 1, n_spaces, n_spaces] free walk (<= BASE_MP + extra MP) from a space nearest a target,
+    # lowest id on ties; -1 if none
+    ("walk_best", "int64", 3),
+    ("walk_to", "int64", 2),  # [n_spaces, n_spaces] walking MP from a space to another (0: beyond the walk table)
+    ("space_in_region", "int64", 2),  # [n_regions, n_spaces] 1 if a space lies in an End of Turn region
 )
 Pack = namedtuple("Pack", [name for name, _, _ in BUNDLE])
 
@@ -384,6 +394,8 @@ def sizes(c: Content) -> dict[str, int]:
         "encounter_cap": max(int(np.count_nonzero(c.encounter_deck == d)) for d in range(len(codes.DECKS))),
         "n_bag": len(c.bag_dice),
         "n_characters": len(c.character_life),
+        "n_status": int(c.n_status),
+        "n_status_kinds": len(c.status_ids),
         "MAX_PLAYERS": codes.MAX_PLAYERS,
         "MAX_OPTIONS": codes.MAX_OPTIONS,
         "N_SKILLS": N_SKILLS,
@@ -478,7 +490,7 @@ def move_tables(c: Content) -> dict:
     view = SimpleNamespace(content=c)
     start, dest, mp = [0], [], []
     for s in range(c.n_spaces):
-        costs = walk_costs(view, s, codes.BASE_MP + 1)
+        costs = walk_costs(view, s, codes.BASE_MP + codes.EXTRA_MP + 1)
         for d in sorted(costs):
             if d != s:
                 dest.append(d)
@@ -494,17 +506,16 @@ def move_tables(c: Content) -> dict:
     un = [s for s in range(c.n_spaces) if c.space_kind[s] != codes.REGIONAL]
     hop = np.asarray(c.hop_distance)
     by_distance = [sorted(airports, key=lambda a, t=t: (int(hop[a, t]), a)) for t in range(c.n_spaces)]
-    walk_best = np.full((c.n_spaces, c.n_spaces), -1, dtype=np.int64)
+    walk_best = np.full((codes.EXTRA_MP + 1, c.n_spaces, c.n_spaces), -1, dtype=np.int64)
     walk_to = np.zeros((c.n_spaces, c.n_spaces), dtype=np.int64)
     for s in range(c.n_spaces):
-        free = []
         for k in range(start[s], start[s + 1]):
             walk_to[s, dest[k]] = mp[k]
-            if mp[k] <= codes.BASE_MP:
-                free.append(dest[k])
-        for t in range(c.n_spaces):
-            if free:
-                walk_best[s, t] = min(free, key=lambda d, t=t: (int(hop[d, t]), d))
+        for extra in range(codes.EXTRA_MP + 1):
+            free = [dest[k] for k in range(start[s], start[s + 1]) if mp[k] <= codes.BASE_MP + extra]
+            for t in range(c.n_spaces):
+                if free:
+                    walk_best[extra, s, t] = min(free, key=lambda d, t=t: (int(hop[d, t]), d))
     near_start, near = [0], []
     for t in range(c.n_spaces):
         near.extend(a for a in airports if a != t and t in table[a])

@@ -8,6 +8,7 @@ from sim.kernel import strategy as decide
 from sim.kernel.decks import (
     cards_in,
     discard,
+    discard_status,
     draw_card,
     draw_top_secret,
     gain_resolve,
@@ -15,13 +16,16 @@ from sim.kernel.decks import (
     player_base,
     raise_skill,
     skill_max,
+    status_holds_kind,
     work,
 )
 from sim.kernel.layout import (
     C_PLAYERS,
     D_NDISC,
+    K_N_STATUS,
     L_FATE,
     L_FCAP,
+    L_STATUS,
     L_TS,
     L_W_MOPTS,
     N_SKILLS,
@@ -73,7 +77,7 @@ def mission_reward(ctx, seat):
     if not (st[b + P_FLIPPED] and st[b + P_FLIPPED + 1]):
         return
     st[ST_MISSIONS_COMPLETED] += 1
-    opts = work(pk, st, L_W_MOPTS).reshape((3 + N_SKILLS, 2))
+    opts = work(pk, st, L_W_MOPTS).reshape((pk.region_size[L_W_MOPTS] // 2, 2))
     opts[:] = 0
     n = 0
     tsb = pk.lay[L_TS]
@@ -91,6 +95,13 @@ def mission_reward(ctx, seat):
             opts[n, 0] = codes.R_SKILL
             opts[n, 1] = s
             n += 1
+    # discard a negative status card: one option per negative kind held, ascending kind
+    o = pk.lay[L_STATUS]
+    for kind in range(pk.status_polarity.shape[0]):
+        if pk.status_polarity[kind] == codes.NEGATIVE and status_holds_kind(pk, st, seat, kind):
+            opts[n, 0] = codes.R_DISCARD_STATUS
+            opts[n, 1] = kind
+            n += 1
     if n:
         i = decide.mission_reward(ctx, seat, opts, n)
         if i < 0 or i >= n:
@@ -102,6 +113,11 @@ def mission_reward(ctx, seat):
             gain_resolve(pk, st, seat, pk.setup_mission_resolve[cfg[C_PLAYERS]])
         elif kind == codes.R_UN:
             gain_un(pk, st, seat)
+        elif kind == codes.R_DISCARD_STATUS:
+            for card in range(pk.scal[K_N_STATUS]):  # the lowest-id card of that kind
+                if st[o + card] == seat and pk.status_type[card] == opts[i, 1]:
+                    discard_status(pk, st, card)
+                    break
         else:
             raise_skill(pk, st, seat, opts[i, 1], 1)
     for i in range(st[b + P_N_MISSIONS]):

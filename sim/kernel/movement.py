@@ -10,7 +10,7 @@ from __future__ import annotations
 from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel import strategy as decide
-from sim.kernel.decks import airport_open, play_top_secret, player_base, top_secret_card
+from sim.kernel.decks import airport_open, extra_mp, play_top_secret, player_base, top_secret_card
 from sim.kernel.layout import (
     C_PLAYERS,
     K_N_SPACES,
@@ -76,11 +76,12 @@ def legal_moves(ctx, seat, moves):
     if pk.space_kind[here] != codes.REGIONAL:
         n = _add(moves, n, here, codes.M_STAY, 0, 0)
     walk_dest, walk_mp = pk.walk_dest, pk.walk_mp
+    free = codes.BASE_MP + extra_mp(pk, st, seat)  # an extra_move status card: one more MP
     for k in range(pk.walk_start[here], pk.walk_start[here + 1]):
         mp = walk_mp[k]
-        if mp <= codes.BASE_MP:
+        if mp <= free:
             n = _add(moves, n, walk_dest[k], codes.M_WALK, 0, mp)
-        elif can_resolve:
+        elif mp == free + 1 and can_resolve:
             n = _add(moves, n, walk_dest[k], codes.M_WALK, 1, mp)
     if airport_open(pk, st, here):
         # plane to every other open airport; with Resolve, one step further: the union of

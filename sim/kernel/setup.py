@@ -20,7 +20,7 @@ from sim.kernel.decks import (
     player_base,
     work,
 )
-from sim.kernel.encounters import advanced_available
+from sim.kernel.encounters import advanced_available, take_status
 from sim.kernel.layout import (
     C_CHARS,
     C_EASIER,
@@ -39,6 +39,7 @@ from sim.kernel.layout import (
     K_N_FATE,
     K_N_HENCHMEN,
     K_N_INTEL,
+    K_N_STATUS,
     K_N_TOP_SECRET,
     K_N_UN,
     K_N_VILLAIN,
@@ -48,6 +49,7 @@ from sim.kernel.layout import (
     L_HLEVEL,
     L_INTEL,
     L_REMOVED,
+    L_STATUS,
     L_TS,
     L_VILLAIN,
     L_W_CARDS,
@@ -68,7 +70,6 @@ from sim.kernel.layout import (
     P_RESOLVE_MAX,
     P_SKILLS,
     P_SPACE,
-    P_WATCH,
     S_ACTIVE,
     S_CLOSE_LEFT,
     S_LOBO_START,
@@ -201,8 +202,21 @@ def make_player(ctx, seat, character):
     st[b + P_LIFE] = pk.character_life[character]
     for s in range(N_ADV):
         st[b + P_ADV + s] = 0  # taken in setup_game (choose_advanced_skills)
-    st[b + P_WATCH] = pk.character_watch[character]
     st[b + P_GIVES] = pk.character_gives_un[character]
+
+
+@jit
+def deal_start_status(pk, st, seat, character):
+    """The status cards the character starts with, each the lowest-id copy left (none left: none)."""
+    o = pk.lay[L_STATUS]
+    for j in range(pk.character_start_status.shape[1]):
+        kind = pk.character_start_status[character, j]
+        if kind < 0:
+            continue
+        for card in range(pk.scal[K_N_STATUS]):
+            if st[o + card] == -1 and pk.status_type[card] == kind:
+                take_status(pk, st, seat, card)
+                break
 
 
 @jit
@@ -279,9 +293,14 @@ def setup_game(ctx, seed, game):
             k = st[base + D_COUNT]
             st[base + D_PILE + k] = x
             st[base + D_COUNT] = k + 1
+    n_s = pk.scal[K_N_STATUS]
+    for card in range(n_s):
+        st[pk.lay[L_STATUS] + card] = -1
     for seat in range(n):
         for _ in range(pk.character_start_un[lineup[seat]]):
             gain_un(pk, st, seat)
+    for seat in range(n):
+        deal_start_status(pk, st, seat, lineup[seat])
     for seat in range(n):
         choose_advanced_skills(ctx, seat)
     # henchmen starting at level 2 (the players choose which)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel import strategy as decide
-from sim.kernel.decks import play_top_secret, player_base, top_secret_card, work
+from sim.kernel.decks import play_top_secret, player_base, status_bonus, top_secret_card, work
 from sim.kernel.gamble import gamble
 from sim.kernel.layout import (
     K_ALWAYS_DIE,
@@ -109,7 +109,7 @@ def run_test(
     if gamble_option:
         passed = gamble(ctx, seat)
     else:
-        allowed = st[player_base(pk, seat) + P_SKILLS + skill] + modifier
+        allowed = st[player_base(pk, seat) + P_SKILLS + skill] + modifier + status_bonus(pk, st, seat, skill)
         ts = top_secret_card(pk, st, seat, codes.TS_AUTO_PASS)
         if (
             ts >= 0

@@ -14,7 +14,15 @@ from __future__ import annotations
 
 from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel.decks import airport_open, lobo, player_base, top_secret_card, work
+from sim.kernel.decks import (
+    airport_open,
+    extra_mp,
+    lobo,
+    player_base,
+    status_bonus,
+    top_secret_card,
+    work,
+)
 from sim.kernel.layout import (
     C_PLAYERS,
     H_AUTO_PASS_BELOW,
@@ -54,6 +62,7 @@ from sim.kernel.layout import (
     P_MISSIONS,
     P_N_MISSIONS,
     P_RESOLVE,
+    P_RESOLVE_MAX,
     P_SKILLS,
     P_SPACE,
     P_UN,
@@ -515,10 +524,12 @@ def heuristic_move(ctx, seat, gift):
         free_reach = here == tgt
     # the walks: the best free one and whether a free or a Resolve walk reaches the target are
     # static tables of the map (pk.walk_best, pk.walk_to), the same as scanning the walk list
+    extra = extra_mp(pk, st, seat)  # an extra_move status card: one more free MP
+    free = codes.BASE_MP + extra
     mp = pk.walk_to[here, tgt]
-    walk_res = can_resolve and mp > codes.BASE_MP  # a Resolve walk reaches the target
-    free_reach = free_reach or 0 < mp <= codes.BASE_MP
-    dest = pk.walk_best[here, tgt]
+    walk_res = can_resolve and mp == free + 1  # a Resolve walk reaches the target
+    free_reach = free_reach or 0 < mp <= free
+    dest = pk.walk_best[extra, here, tgt]
     if dest >= 0:
         a = dist[dest, tgt]
         if not found or _better(a, 0, codes.M_WALK, dest, k0, 0, k2, k3):
@@ -628,7 +639,8 @@ def test_option(ctx, seat, opts, n):
         if opts[i, 3]:
             s = prm[seat, H_GAMBLE_P]
         else:
-            s = p_pass(ctx, seat, st[b + P_SKILLS + opts[i, 0]] + opts[i, 1], opts[i, 2])
+            s = p_pass(ctx, seat, st[b + P_SKILLS + opts[i, 0]] + opts[i, 1] + status_bonus(pk, st, seat, opts[i, 0]),
+                       opts[i, 2])
         if i == 0 or s > best_s:
             best, best_s = i, s
     return best
@@ -640,6 +652,11 @@ def mission_reward(ctx, seat, opts, n):
     pk, st, rs, sid, prm = ctx.pk, ctx.st, ctx.rs, ctx.sid[seat], ctx.prm
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
+    for i in range(n):  # a negative status card with a lasting effect goes first
+        if opts[i, 0] == codes.R_DISCARD_STATUS:
+            e = pk.status_effect[opts[i, 1]]
+            if e == codes.SE_SKILL_MODIFIER or e == codes.SE_LOSE_TURN:
+                return i
     want = int(prm[seat, H_MISSION_REWARD])
     b = player_base(pk, seat)
     for r in range(5):
@@ -676,6 +693,31 @@ def skill_up(ctx, seat, skills, n):
         if st[b + P_SKILLS + skills[i]] > st[b + P_SKILLS + skills[best]]:
             best = i
     return best
+
+
+@jit
+def skill_down(ctx, seat, skills, n):
+    """Index into ``skills[:n]`` of the basic skill to lower by 1 (the weakest, lowest code on ties)."""
+    pk, st, rs, sid = ctx.pk, ctx.st, ctx.rs, ctx.sid[seat]
+    if sid == RANDOM:
+        return next_below_nb(rs, STRATEGY, n)
+    b = player_base(pk, seat)
+    best = 0
+    for i in range(1, n):
+        if st[b + P_SKILLS + skills[i]] < st[b + P_SKILLS + skills[best]]:
+            best = i
+    return best
+
+
+@jit
+def status_top_secret(ctx, seat):
+    """A positive status card with no copy left: a Top Secret card (True) or 1 Resolve (False)?"""
+    pk, st, sid, prm = ctx.pk, ctx.st, ctx.sid[seat], ctx.prm
+    if sid == RANDOM:
+        return coin(ctx)
+    b = player_base(pk, seat)
+    r = st[b + P_RESOLVE]
+    return not (r < st[b + P_RESOLVE_MAX] and r <= prm[seat, H_RESERVE])
 
 
 @jit

@@ -11,11 +11,13 @@ from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel import strategy as decide
 from sim.kernel.decks import (
     discard,
+    discard_status,
     draw_card,
     draw_token,
     lobo,
     play_top_secret,
     player_base,
+    status_first_held,
     top_secret_card,
 )
 from sim.kernel.layout import (
@@ -66,6 +68,16 @@ def draw_villain_card(ctx):
 
 
 @jit
+def protect(pk, st, seat, n):
+    """``n`` injuries less what an injury_protection status card cancels (the card is discarded)."""
+    card = status_first_held(pk, st, seat, codes.SE_INJURY_PROTECTION)
+    if card >= 0:
+        n -= min(n, pk.status_amount[pk.status_type[card]])
+        discard_status(pk, st, card)
+    return n
+
+
+@jit
 def villain_advancement(ctx):
     """Draw a villain card and apply its Villain Advancement side (see the reference).
 
@@ -85,6 +97,8 @@ def villain_advancement(ctx):
         if pk.villain_injury[card]:
             discard(st, pk.lay[L_VILLAIN], pk.lay[L_VCAP], card)
             # take_injuries(seat, 1), whose knock-out advances the villain again
+            if protect(pk, st, seat, 1) == 0:
+                return
             st[b + P_INJ] += 1
             st[ST_INJURIES_TAKEN] += 1
             if st[b + P_INJ] >= st[b + P_LIFE]:
@@ -132,6 +146,9 @@ def v_minus_1(ctx):
 def take_injuries(ctx, seat, n):
     """Injure a player; reaching life points knocks them out (discard all, villain advances)."""
     pk, st = ctx.pk, ctx.st
+    if n <= 0:
+        return
+    n = protect(pk, st, seat, n)
     if n <= 0:
         return
     b = player_base(pk, seat)

@@ -66,9 +66,11 @@ class Reward(IntEnum):
     RESOLVE = K.R_RESOLVE
     UN_TRANSPORT = K.R_UN
     SKILL = K.R_SKILL  # +1 to a basic skill (which one: MissionReward.skill)
+    DISCARD_STATUS = K.R_DISCARD_STATUS  # discard a negative status card (which kind: MissionReward.card)
 
 
 @dataclass(frozen=True)
 class MissionReward:
     kind: Reward
     skill: int = -1
+    card: int = -1  # DISCARD_STATUS: the status card kind (content.status_type) discarded

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.content import constants as K
-from sim.rng import ENCOUNTER, FATE, TOKENS, TOP_SECRET
+from sim.rng import ENCOUNTER, FATE, STATUS, TOKENS, TOP_SECRET
 from sim.rules.choices import TestOption, TokenChoice
 from sim.rules.decks import draw_card, draw_token, pick_on_space
 from sim.rules.endgame import check_henchmen, check_location
@@ -16,6 +16,7 @@ from sim.rules.errors import RuleError, StrategyError
 from sim.rules.missions import flip_missions
 from sim.rules.skill_tests import choose_option, describe_option, run_test
 from sim.rules.state import DEFEATED, POOL, REMOVED, SUPPLY, GameState
+from sim.rules.status import IN_DECK, holds_kind, status_name
 from sim.rules.villain import name, take_injuries, v_minus_1, villain_advancement
 
 
@@ -308,14 +309,112 @@ def raise_skill(g: GameState, seat: int, skill: int, delta: int) -> None:
     p.skills[skill] = min(skill_max(g, seat), max(lo, p.skills[skill] + delta))
 
 
+def lower_any_skill(g: GameState, seat: int) -> None:
+    """The player lowers a basic skill of their choice by 1 (none above the mat's minimum: nothing)."""
+    p = g.players[seat]
+    lo = int(g.content.character_skill_min[p.character])
+    options = [s for s in range(len(K.BASIC_SKILLS)) if p.skills[s] > lo]
+    if not options:
+        g.say("    no skill can be lowered")
+        return
+    strat = g.strategy(seat)
+    i = strat.skill_down(g.view(seat), options)
+    if not isinstance(i, int) or not 0 <= i < len(options):
+        raise StrategyError(f"strategy {strat.name!r} chose skill {i!r} of {len(options)} to lower")
+    raise_skill(g, seat, options[i], -1)
+    g.say(f"    lowers {K.BASIC_SKILLS[options[i]]}: now {p.skills[options[i]]}")
+
+
+def take_status(g: GameState, seat: int, card: int) -> None:
+    """The seat takes status card ``card`` from the deck; a resolve card acts as it is gained."""
+    c = g.content
+    p = g.players[seat]
+    kind = int(c.status_type[card])
+    g.status_holder[card] = seat
+    g.say(f"    takes the status card {status_name(g, card)!r} ({K.STATUS_POLARITIES[int(c.status_polarity[kind])]})")
+    if c.status_effect[kind] == K.SE_RESOLVE:
+        p.resolve = max(0, min(p.resolve_max, p.resolve + int(c.status_amount[kind])))
+        g.say(f"    Resolve now {p.resolve}")
+
+
+def status_unavailable(g: GameState, seat: int, polarity: int) -> None:
+    """No copy of the card to deal (FAQ 2): positive, a Top Secret card or 1 Resolve (the
+    player's choice); negative, lower any skill (status.toml [readings] unavailable_negative
+    "lower_skill"; else as a positive card); a third person, nothing."""
+    if polarity == K.POSITIVE or (polarity == K.NEGATIVE and not g.content.status_negative_lowers_skill):
+        strat = g.strategy(seat)
+        ts = strat.status_top_secret(g.view(seat))
+        if not isinstance(ts, (bool, np.bool_)):
+            raise StrategyError(f"strategy {strat.name!r} answered status_top_secret with {ts!r}, not true or false")
+        if ts:
+            g.say("    no copy left: draws a Top Secret card instead")
+            draw_top_secret(g, seat)
+        else:
+            g.say("    no copy left: gains 1 Resolve instead")
+            gain_resolve(g, seat, 1)
+    elif polarity == K.NEGATIVE:
+        g.say("    no copy left: lowers any skill instead")
+        lower_any_skill(g, seat)
+    else:
+        g.say("    no copy left: a third person gives nothing")
+
+
+def gain_status(g: GameState, seat: int, kind: int) -> None:
+    """Deal the named status card (its lowest-id copy in the deck) to the seat.
+
+    A third person the player already holds gives nothing (FAQ 2); no copy in the deck:
+    :func:`status_unavailable`.
+    """
+    c = g.content
+    polarity = int(c.status_polarity[kind])
+    if polarity == K.THIRD_PERSON and holds_kind(g, seat, kind):
+        g.say(f"    already with {c.status_names[kind]!r}: a third person gives nothing the second time")
+        return
+    for card, h in enumerate(g.status_holder):
+        if h == IN_DECK and c.status_type[card] == kind:
+            take_status(g, seat, card)
+            return
+    g.say(f"    status card {c.status_names[kind]!r}:")
+    status_unavailable(g, seat, polarity)
+
+
+def gain_random_status(g: GameState, seat: int, negative: bool) -> None:
+    """A random status card from the deck: a negative one (penalty), else one that is not
+    negative and that the player may gain (no third person they already hold).
+
+    Protocol (both engines): the eligible cards in the deck in ascending id order, one
+    drawn with ``below(count)`` from the STATUS stream; none eligible: the unavailable
+    rule of the polarity asked for (positive for a reward, negative for a penalty).
+    """
+    c = g.content
+    cands = []
+    for card, h in enumerate(g.status_holder):
+        if h != IN_DECK:
+            continue
+        kind = int(c.status_type[card])
+        pol = int(c.status_polarity[kind])
+        if negative:
+            if pol == K.NEGATIVE:
+                cands.append(card)
+        elif pol == K.POSITIVE or (pol == K.THIRD_PERSON and not holds_kind(g, seat, kind)):
+            cands.append(card)
+    if not cands:
+        status_unavailable(g, seat, K.NEGATIVE if negative else K.POSITIVE)
+        return
+    take_status(g, seat, cands[g.rng.below(len(cands), STATUS)])
+
+
 def advanced_available(g: GameState, skill: int) -> bool:
     """A token of this advanced skill is left: fewer players hold it than the pack has tokens."""
     held = sum(1 for p in g.players if p.advanced[skill])
     return held < int(g.content.n_advanced_skill_tokens)
 
 
+REWARD_CODES = frozenset(K.EFFECTS.index(e) for e in K.REWARD_EFFECTS)
+
+
 def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) -> None:
-    """One reward or penalty of the Appendix."""
+    """One reward or penalty of the Appendix (``skill``: the effect's skill or status card kind)."""
     if effect == K.E_NONE:
         return
     p = g.players[seat]
@@ -325,8 +424,12 @@ def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) 
         named = f" ({K.BASIC_SKILLS[skill]})"
     elif effect == K.E_NAMED_ADVANCED_SKILL:
         named = f" ({K.ADVANCED_SKILLS[skill]})"
-    g.say(f"  {'reward' if effect < K.E_LOSE_INTEL else 'penalty'}: {'V-1' if effect == K.E_V_MINUS_1 else K.EFFECTS[effect].replace('_', ' ')}"
-          + (f" x{amount}" if amount > 1 else "") + named)
+    if effect == K.E_STATUS:  # a reward or a penalty: the card's polarity says which
+        g.say(f"  status card: {g.content.status_names[skill]!r}")
+    else:
+        word = "reward" if effect in REWARD_CODES else "penalty"
+        g.say(f"  {word}: {'V-1' if effect == K.E_V_MINUS_1 else K.EFFECTS[effect].replace('_', ' ')}"
+              + (f" x{amount}" if amount > 1 else "") + named)
     if effect == K.E_GAIN_INTEL:
         for _ in range(amount):
             t = draw_token(g, g.intel_loc, SUPPLY)
@@ -383,6 +486,12 @@ def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) 
         take_injuries(g, seat, amount)
     elif effect == K.E_LOWER_SKILL:
         raise_skill(g, seat, skill, -1)
+    elif effect == K.E_STATUS:
+        gain_status(g, seat, skill)
+    elif effect == K.E_RANDOM_STATUS:
+        gain_random_status(g, seat, False)
+    elif effect == K.E_RANDOM_NEGATIVE_STATUS:
+        gain_random_status(g, seat, True)
     else:
         raise RuleError(f"unknown effect code {effect}")
 

@@ -15,6 +15,7 @@ from sim.rules.missions import mission_reward
 from sim.rules.movement import movement_phase
 from sim.rules.setup import setup_game
 from sim.rules.state import DEFEATED, POOL, SUPPLY, GameState, Outcome, Settings
+from sim.rules.status import discard_status, first_held, status_name
 from sim.rules.villain import (
     _play_top_secret,
     _top_secret_card,
@@ -70,7 +71,7 @@ class GameRecord:
 
 
 def start_of_turn(g: GameState, seat: int) -> None:
-    """Top Secret cards a player may play at the start of the turn, and Dexter's Watch."""
+    """Top Secret cards a player may play at the start of the turn, and a Watch status card."""
     p = g.players[seat]
     strat = g.strategy(seat)
     ts = _top_secret_card(g, p, K.TS_HEAL_ALL)
@@ -84,7 +85,7 @@ def start_of_turn(g: GameState, seat: int) -> None:
         t = draw_token(g, g.intel_loc, SUPPLY)
         g.intel_loc[t] = POOL
         g.say("  plays a Top Secret card: 1 Intel from the supply into the Pool")
-    if p.watch and strat.use_watch(g.view(seat)):
+    if first_held(g, seat, K.SE_WATCH) >= 0 and strat.use_watch(g.view(seat)):
         g.watched = peek_card(g, g.villain, VILLAIN)
         g.say(f"  uses the Watch: top villain card advances {describe_advance(g, g.watched)}")
 
@@ -101,7 +102,16 @@ def play_turn(g: GameState, seat: int) -> None:
         f"--- turn {g.turn} (round {g.rounds}): {name(g, seat)} at {g.content.space_names[p.space]} | "
         f"Lobo {g.lobo}, Location {g.location_track}/{g.location_target}, Pool {len(g.intel_in(POOL))}, "
         f"injuries {p.injuries}/{p.life}, Resolve {p.resolve}, UN {p.un_tokens}, TS {len(p.top_secret)}"
+        + (f", status {', '.join(status_name(g, x) for x in g.status_of(seat))}" if g.status_of(seat) else "")
     )
+    card = first_held(g, seat, K.SE_LOSE_TURN)
+    if card >= 0:
+        # a lose_turn status card: no movement, encounter or mission reward; the villain phase
+        # draws its card as usual; the card is discarded
+        discard_status(g, card)
+        g.say(f"  loses this turn ({status_name(g, card)!r}, discarded)")
+        villain_phase(g, 1)
+        return
     start_of_turn(g, seat)
     rested = movement_phase(g, seat)
     p.rested_last = rested

@@ -61,6 +61,16 @@ def check_invariants(g: GameState) -> None:
         for x in _deck_cards(deck):
             if c.encounter_deck[x] != d:
                 raise AssertionError(f"encounter card {x} in the wrong deck {d}")
+    if len(g.status_holder) != c.n_status:
+        raise AssertionError(f"status cards: {len(g.status_holder)} tracked, the pack has {c.n_status}")
+    for card, h in enumerate(g.status_holder):
+        if not K.STATUS_REMOVED <= h < len(g.players):
+            raise AssertionError(f"status card {card} held by impossible seat {h}")
+    for p in g.players:
+        held = [int(c.status_type[x]) for x in g.status_of(p.seat)
+                if c.status_polarity[c.status_type[x]] == K.THIRD_PERSON]
+        if len(held) != len(set(held)):
+            raise AssertionError(f"seat {p.seat} holds a third person twice")
     un = g.un_supply + sum(p.un_tokens for p in g.players)
     if un != c.n_un_transport or g.un_supply < 0:
         raise AssertionError(f"UN Transport tokens: {un} in play, expected {c.n_un_transport}")

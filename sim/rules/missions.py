@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from sim.content.constants import NEGATIVE
 from sim.rng import FATE
 from sim.rules.choices import MissionReward, Reward
 from sim.rules.decks import cards_in, draw_card
 from sim.rules.errors import RuleError, StrategyError
 from sim.rules.state import GameState
+from sim.rules.status import discard_status
 from sim.rules.villain import name
 
 
@@ -50,6 +52,11 @@ def reward_options(g: GameState, seat: int) -> list[MissionReward]:
     for s in range(len(BASIC_SKILLS)):
         if p.skills[s] < skill_max(g, seat):
             options.append(MissionReward(Reward.SKILL, s))
+    # "alternatively, a negative Status Card can be discarded": one option per negative kind held
+    c = g.content
+    kinds = sorted({int(c.status_type[x]) for x in g.status_of(seat)
+                    if c.status_polarity[c.status_type[x]] == NEGATIVE})
+    options.extend(MissionReward(Reward.DISCARD_STATUS, card=k) for k in kinds)
     return options
 
 
@@ -73,6 +80,8 @@ def mission_reward(g: GameState, seat: int) -> None:
             from sim.content.constants import BASIC_SKILLS
 
             what = f"+1 {BASIC_SKILLS[r.skill]}"
+        elif r.kind == Reward.DISCARD_STATUS:
+            what = f"discard the status card {g.content.status_names[r.card]!r}"
         g.say(f"{name(g, seat)} completes a secret mission: reward {what}")
         if r.kind == Reward.TOP_SECRET:
             draw_top_secret(g, seat)
@@ -80,6 +89,8 @@ def mission_reward(g: GameState, seat: int) -> None:
             gain_resolve(g, seat, int(g.content.setup_mission_resolve[g.settings.players]))
         elif r.kind == Reward.UN_TRANSPORT:
             gain_un(g, seat)
+        elif r.kind == Reward.DISCARD_STATUS:
+            discard_status(g, next(x for x in g.status_of(seat) if g.content.status_type[x] == r.card))
         else:
             raise_skill(g, seat, r.skill, +1)
     g.fate.discard.extend(p.missions)

@@ -13,6 +13,7 @@ from sim.rng import DICE
 from sim.rules.choices import Means, Move
 from sim.rules.errors import StrategyError
 from sim.rules.state import GameState
+from sim.rules.status import extra_mp
 from sim.rules.villain import _play_top_secret, _top_secret_card, heal, name, villain_advancement
 
 
@@ -95,13 +96,14 @@ def legal_moves(g: GameState, seat: int) -> list[Move]:
     moves: list[Move] = []
     if not regional:
         moves.append(_move(here, Means.STAY))
-    # walking and trains
-    costs = walk_costs(g, here, K.BASE_MP + 1)
+    # walking and trains (an extra_move status card: one more movement point)
+    free = K.BASE_MP + extra_mp(g, seat)
+    costs = walk_costs(g, here, free + 1)
     for dest in sorted(costs):
         mp = costs[dest]
         if dest == here:
             continue
-        if mp <= K.BASE_MP:
+        if mp <= free:
             moves.append(_move(dest, Means.WALK, False, mp))
         elif can_resolve:
             moves.append(_move(dest, Means.WALK, True, mp))

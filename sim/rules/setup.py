@@ -67,9 +67,28 @@ def make_player(c: Content, s: Settings, seat: int, character: int) -> Player:
         resolve_max=int(c.character_resolve_max[character]),
         life=int(c.character_life[character]),
         advanced=[False] * len(K.ADVANCED_SKILLS),  # taken in setup_game (choose_advanced_skills)
-        watch=bool(c.character_watch[character]),
         gives_un=bool(c.character_gives_un[character]),
     )
+
+
+def deal_start_status(g: GameState, seat: int) -> None:
+    """The status cards the character starts with (characters.toml start_status), in list order.
+
+    Each is the lowest-id copy left in the status deck; none left: the character starts
+    without it (no substitute at set-up). A resolve card acts as it is gained.
+    """
+    from sim.rules.encounters import take_status
+
+    c = g.content
+    for kind in c.character_start_status[g.players[seat].character]:
+        if kind < 0:
+            continue
+        card = next((x for x, h in enumerate(g.status_holder) if h == -1 and c.status_type[x] == kind), -1)
+        if card < 0:
+            g.say(f"  {name(g, seat)}: no {c.status_names[kind]!r} status card left to start with")
+            continue
+        g.say(f"  {name(g, seat)} starts with a status card:")
+        take_status(g, seat, card)
 
 
 def choose_advanced_skills(g: GameState, seat: int) -> None:
@@ -137,6 +156,7 @@ def setup_game(c: Content, s: Settings, strategies: list, seed: int, game: int, 
         fate=Deck(list(range(len(c.fate_city)))),
         encounters=[Deck([x for x in range(len(c.encounter_deck)) if c.encounter_deck[x] == d]) for d in range(len(K.DECKS))],
         top_secret=Deck(list(range(len(c.top_secret_effect)))),
+        status_holder=[-1] * c.n_status,
         rng=rng,
         strategies=list(strategies),
         trace=[] if trace else None,
@@ -149,6 +169,8 @@ def setup_game(c: Content, s: Settings, strategies: list, seed: int, game: int, 
     for p in players:
         for _ in range(int(c.character_start_un[p.character])):
             gain_un(g, p.seat)
+    for p in players:
+        deal_start_status(g, p.seat)
     for p in players:
         choose_advanced_skills(g, p.seat)
     # henchmen starting at level 2 (the players choose which)

@@ -19,6 +19,7 @@ from sim.rng import DICE
 from sim.rules.choices import Test, TestOption
 from sim.rules.errors import StrategyError
 from sim.rules.state import GameState
+from sim.rules.status import skill_bonus
 from sim.rules.villain import _play_top_secret, _top_secret_card, heal, name, take_injuries
 
 FACE_TEXT = {(1, 0, 0): "success", (0, 1, 0): "injury", (0, 2, 0): "2 injuries", (0, 0, 1): "heal"}
@@ -115,7 +116,7 @@ def run_test(g: GameState, seat: int, option: TestOption, *, henchman: int = -1,
     if option.gamble:
         passed = gamble(g, seat)
     else:
-        allowed = p.skills[option.skill] + option.modifier
+        allowed = p.skills[option.skill] + option.modifier + skill_bonus(g, seat, option.skill)
         test = Test(option, allowed, henchman, level, no_advance)
         ts = _top_secret_card(g, p, K.TS_AUTO_PASS)
         if ts >= 0 and level != 3 and strat.play_auto_pass(g.view(seat), test):

@@ -179,7 +179,6 @@ class Player:
     top_secret: list[int] = field(default_factory=list)  # Top Secret card ids in hand
     missions: list[int] = field(default_factory=list)  # two Fate card ids
     mission_flipped: list[bool] = field(default_factory=lambda: [False, False])
-    watch: bool = False
     gives_un: bool = False
     # how the player arrived this turn matters for nothing after movement; kept for traces
     rested_last: bool = False
@@ -231,6 +230,9 @@ class GameState:
     fate: Deck
     encounters: list[Deck]  # one per encounter deck (constants.DECKS order)
     top_secret: Deck
+    # per status card (status.toml, card id = place in the deck): the seat holding it, or -1
+    # (in the status deck). Status cards lie face up in front of their holder: public.
+    status_holder: list[int] = field(default_factory=list)
     location_track: int = 0
     turn: int = 0  # player turns played so far
     active: int = 0  # seat of the active player
@@ -268,6 +270,10 @@ class GameState:
         """Completed or started rounds (a round = every player took a turn)."""
         n = self.settings.players
         return (self.turn + n - 1) // n
+
+    def status_of(self, seat: int) -> list[int]:
+        """The status card ids a seat holds, ascending."""
+        return [c for c, h in enumerate(self.status_holder) if h == seat]
 
     def yellow_on(self, space: int) -> list[int]:
         return [t for t, loc in enumerate(self.intel_loc) if loc == space]
@@ -358,13 +364,85 @@ class PlayerView:
         return sorted((loc, int(types[t])) for t, (loc, up) in enumerate(zip(self._g.intel_loc, self._g.intel_face_up))
                       if up and loc != REMOVED)
 
-    def pool_face_up(self) -> list[int]:
-        """Face-up Intel tokens in the Pool by type (W, T, D, A); the rest of the Pool is face down."""
+    def pool_face_up(self, kind: int | None = None):
+        """Face-up Intel tokens in the Pool by type (W, T, D, A), or of one type ``kind``;
+        the rest of the Pool is face down."""
         counts = [0] * len(K.INTEL_TYPES)
-        for loc, kind in self.face_up_intel():
+        for loc, k in self.face_up_intel():
             if loc == POOL:
-                counts[kind] += 1
-        return counts
+                counts[k] += 1
+        return counts if kind is None else counts[kind]
+
+    def face_up_count(self, where: int, kind: int) -> int:
+        """Face-up Intel tokens of type ``kind`` at ``where`` (a space, SUPPLY or POOL)."""
+        return sum(1 for loc, k in self.face_up_intel() if loc == where and k == kind)
+
+    # --- one number at a time: the same names as the kernel's view (sim.kernel.view) ----
+    @property
+    def n_players(self) -> int:
+        return self._g.settings.players
+
+    @property
+    def n_henchmen(self) -> int:
+        return len(self._g.henchman_level)
+
+    def henchman(self, h: int) -> int:
+        """Henchman ``h``'s level (1..3, or DEFEATED)."""
+        return self._g.henchman_level[h]
+
+    def character(self, who: int) -> int:
+        return self._g.players[who].character
+
+    def space(self, who: int) -> int:
+        return self._g.players[who].space
+
+    def skill(self, who: int, skill: int) -> int:
+        """Basic skill ``skill`` of the player in seat ``who``."""
+        return self._g.players[who].skills[skill]
+
+    def resolve(self, who: int) -> int:
+        return self._g.players[who].resolve
+
+    def resolve_max(self, who: int) -> int:
+        return self._g.players[who].resolve_max
+
+    def life(self, who: int) -> int:
+        return self._g.players[who].life
+
+    def injuries(self, who: int) -> int:
+        return self._g.players[who].injuries
+
+    def has_advanced(self, who: int, skill: int) -> bool:
+        return bool(self._g.players[who].advanced[skill])
+
+    def un_tokens(self, who: int) -> int:
+        return self._g.players[who].un_tokens
+
+    def top_secret_count(self, who: int) -> int:
+        return len(self._g.players[who].top_secret)
+
+    def top_secret_effect(self, who: int, i: int) -> int:
+        """Effect code of the ``i``-th Top Secret card in the hand of seat ``who``."""
+        return int(self._g.content.top_secret_effect[self._g.players[who].top_secret[i]])
+
+    def mission_city(self, who: int, i: int) -> int:
+        """City of seat ``who``'s ``i``-th secret-mission card, -1 once flipped (or absent)."""
+        p = self._g.players[who]
+        if i >= len(p.missions) or p.mission_flipped[i]:
+            return -1
+        return int(self._g.content.fate_city[p.missions[i]])
+
+    def status_holder(self, card: int) -> int:
+        """Seat holding status card ``card`` (face up), or -1 in the deck, -2 out of the game."""
+        return self._g.status_holder[card]
+
+    def yellow_at(self, where: int) -> int:
+        """Yellow Intel tokens at ``where`` (a space, SUPPLY or POOL), face up or down."""
+        return sum(1 for loc in self._g.intel_loc if loc == where)
+
+    def green_at(self, where: int) -> int:
+        """Green Location tokens at ``where`` (a space or SUPPLY), face down: counted, not named."""
+        return sum(1 for loc in self._g.green_loc if loc == where)
 
     @property
     def intel_supply_size(self) -> int:
@@ -415,6 +493,25 @@ class PlayerView:
         p = self._g.players[self.seat if seat is None else seat]
         fate_city = self._g.content.fate_city
         return [int(fate_city[f]) for f, done in zip(p.missions, p.mission_flipped) if not done]
+
+    def status_cards(self, seat: int | None = None) -> list[int]:
+        """Status card ids a player holds (default: me), ascending. They lie face up: public.
+
+        A card's kind is ``content.status_type[card]``; its polarity, effect, amount and skill
+        are ``content.status_polarity`` / ``status_effect`` / ``status_amount`` / ``status_skill``
+        of the kind (sim.content.constants STATUS_*)."""
+        return self._g.status_of(self.seat if seat is None else seat)
+
+    def status_effects(self, seat: int | None = None) -> list[int]:
+        """The STATUS_EFFECTS codes of the status cards a player holds (default: me), by card id."""
+        c = self._g.content
+        return [int(c.status_effect[c.status_type[x]]) for x in self.status_cards(seat)]
+
+    def status_modifier(self, skill: int) -> int:
+        """The dice my status cards add to (or take from) tests of a basic skill."""
+        from sim.rules.status import skill_bonus
+
+        return skill_bonus(self._g, self.seat, skill)
 
     def top_secret_effects(self) -> list[int]:
         """Effect codes of the Top Secret cards in my hand."""

@@ -11,6 +11,7 @@ from sim.rules.decks import draw_card, draw_token
 from sim.rules.endgame import check_lobo
 from sim.rules.errors import RuleError
 from sim.rules.state import POOL, SUPPLY, GameState
+from sim.rules.status import discard_status, first_held, status_name
 
 
 def draw_villain_card(g: GameState) -> int:
@@ -68,9 +69,21 @@ def v_minus_1(g: GameState) -> None:
 
 
 def take_injuries(g: GameState, seat: int, n: int) -> None:
-    """Injure a player; reaching life points knocks them out (discard all, villain advances)."""
+    """Injure a player; reaching life points knocks them out (discard all, villain advances).
+
+    An injury_protection status card the player holds (the lowest id) cancels up to its
+    amount of the injuries and is discarded.
+    """
     if n <= 0:
         return
+    card = first_held(g, seat, K.SE_INJURY_PROTECTION)
+    if card >= 0:
+        cancel = min(n, int(g.content.status_amount[g.content.status_type[card]]))
+        n -= cancel
+        discard_status(g, card)
+        g.say(f"  {status_name(g, card)!r} cancels {cancel} injur{'y' if cancel == 1 else 'ies'} and is discarded")
+        if n <= 0:
+            return
     p = g.players[seat]
     p.injuries += n
     g.stats.injuries_taken += n

@@ -1,0 +1,472 @@
+"""A player's view of a kernel game: the only thing a kernel strategy reads.
+
+Your ``@njit`` decisions (:class:`sim.kernel.custom.KernelStrategy`) receive a
+``view`` as their first argument, the same name and the same attributes as the
+readable engine's :class:`sim.rules.state.PlayerView`, so that a Python strategy
+and its kernel twin are written against one vocabulary::
+
+    view.lobo                    # Dr. Lobo's track
+    view.resolve(view.seat)      # my Resolve
+    view.airport_open(space)     # ...
+    view.base_token(choices, n)  # the base strategy's own decision (Python: super().token)
+
+:data:`VIEW_API` lists every documented attribute with its arguments; it is the
+whole interface (docs/RULES.md "The player's view" and the README walk-through).
+The view exposes public facts and the player's own hand only: face-down Intel and
+Location tokens are counted, never identified, and no deck's order can be read.
+Inside compiled code the view has no other attribute (numba refuses
+``view.st`` at compile time); the kernel's state stays out of reach.
+
+Two implementations share one table of plain functions ``f(ctx, seat, *args)``
+(below): compiled, a numba type :class:`ViewType` whose attributes call them;
+under ``NUMBA_DISABLE_JIT=1``, the plain class :class:`KernelView`.
+"""
+
+from __future__ import annotations
+
+from numba import config, types
+from numba.core import cgutils
+from numba.core.datamodel import models
+from numba.extending import intrinsic, overload_attribute, overload_method, register_model
+
+from sim.content import constants as codes
+from sim.jit import KERNEL_OPTIONS, njit
+from sim.kernel.decks import airport_open as _airport_open_nb
+from sim.kernel.decks import lobo as _lobo_nb
+from sim.kernel.decks import player_base, status_bonus
+from sim.kernel.layout import (
+    C_PLAYERS,
+    K_N_HENCHMEN,
+    K_N_INTEL,
+    L_FACEUP,
+    L_GREEN,
+    L_HLEVEL,
+    L_INTEL,
+    L_STATUS,
+    N_ADV,
+    N_SKILLS,
+    P_ADV,
+    P_CHAR,
+    P_FLIPPED,
+    P_INJ,
+    P_LIFE,
+    P_MISSIONS,
+    P_N_MISSIONS,
+    P_N_TS,
+    P_RESOLVE,
+    P_RESOLVE_MAX,
+    P_SKILLS,
+    P_SPACE,
+    P_TS,
+    P_UN,
+    S_DICE_RES,
+    S_LOC_TARGET,
+    S_LOC_TRACK,
+    S_MOVE_RES,
+    S_TURN,
+    S_UN_SUPPLY,
+    S_WATCHED,
+)
+from sim.rng import STRATEGY, next_below_nb
+
+jit = njit(**KERNEL_OPTIONS)
+inline_jit = njit(inline="always", **KERNEL_OPTIONS)  # returns a reference: inlined (no runtime to count it)
+
+
+# --- the facts, as plain functions of (ctx, seat, ...) ----------------------------------------
+@jit
+def _seat(ctx, seat):
+    """The deciding seat."""
+    return seat
+
+
+@inline_jit
+def _content(ctx, seat):
+    """The content pack (static: the printed cards and board)."""
+    return ctx.pk
+
+
+@jit
+def _n_players(ctx, seat):
+    """Players at the table."""
+    return ctx.cfg[C_PLAYERS]
+
+
+@jit
+def _n_henchmen(ctx, seat):
+    """Henchmen in the game."""
+    return ctx.pk.scal[K_N_HENCHMEN]
+
+
+@jit
+def _lobo(ctx, seat):
+    """Dr. Lobo's track."""
+    return _lobo_nb(ctx.pk, ctx.st)
+
+
+@jit
+def _location_track(ctx, seat):
+    """The Location Track."""
+    return ctx.st[S_LOC_TRACK]
+
+
+@jit
+def _location_target(ctx, seat):
+    """The Location Track's winning mark."""
+    return ctx.st[S_LOC_TARGET]
+
+
+@jit
+def _rounds(ctx, seat):
+    """The round being played."""
+    n = ctx.cfg[C_PLAYERS]
+    return (ctx.st[S_TURN] + n - 1) // n
+
+
+@jit
+def _count_at(ctx, region, n, where):
+    """Tokens of a location region (``L_INTEL``, ``L_GREEN``) at ``where``: counted, not named."""
+    off = ctx.pk.lay[region]
+    k = 0
+    for t in range(n):
+        if ctx.st[off + t] == where:
+            k += 1
+    return k
+
+
+@jit
+def _count_intel(ctx, where):
+    """Yellow Intel tokens at ``where``."""
+    return _count_at(ctx, L_INTEL, ctx.pk.scal[K_N_INTEL], where)
+
+
+@jit
+def _count_green(ctx, where):
+    """Green Location tokens at ``where``."""
+    return _count_at(ctx, L_GREEN, ctx.pk.scal[K_N_HENCHMEN], where)
+
+
+@jit
+def _pool_size(ctx, seat):
+    """Intel tokens in the Pool."""
+    return _count_intel(ctx, codes.POOL)
+
+
+@jit
+def _intel_supply_size(ctx, seat):
+    """Intel tokens in the supply."""
+    return _count_intel(ctx, codes.SUPPLY)
+
+
+@jit
+def _green_supply_size(ctx, seat):
+    """Location tokens in the supply."""
+    return _count_green(ctx, codes.SUPPLY)
+
+
+@jit
+def _un_supply(ctx, seat):
+    """UN Transport tokens in the supply."""
+    return ctx.st[S_UN_SUPPLY]
+
+
+@jit
+def _dice_resolve_used(ctx, seat):
+    """Resolve already spent on dice this turn."""
+    return ctx.st[S_DICE_RES] != 0
+
+
+@jit
+def _move_resolve_used(ctx, seat):
+    """Resolve already spent on movement this turn."""
+    return ctx.st[S_MOVE_RES] != 0
+
+
+@jit
+def _watched_advance(ctx, seat):
+    """Advancement of the villain card the Watch showed this turn (0 an injury card), or None."""
+    c = ctx.st[S_WATCHED]
+    if c < 0:
+        return None
+    if ctx.pk.villain_injury[c]:
+        return 0
+    return ctx.pk.villain_advance[c]
+
+
+@jit
+def _henchman(ctx, seat, h):
+    """Henchman ``h``'s level (1..3, or DEFEATED)."""
+    return ctx.st[ctx.pk.lay[L_HLEVEL] + h]
+
+
+def _player_field(offset):
+    """``f(ctx, seat, who)``: the number at ``offset`` of seat ``who``'s player block."""
+
+    @jit
+    def read(ctx, seat, who):
+        """The number at ``offset`` of seat ``who``'s player block."""
+        return ctx.st[player_base(ctx.pk, who) + offset]
+
+    return read
+
+
+_character, _space, _resolve, _resolve_max, _life, _injuries, _un_tokens, _top_secret_count = (
+    _player_field(o) for o in (P_CHAR, P_SPACE, P_RESOLVE, P_RESOLVE_MAX, P_LIFE, P_INJ, P_UN, P_N_TS))
+
+
+@jit
+def _skill(ctx, seat, who, skill):
+    """Basic skill ``skill`` of seat ``who``."""
+    return ctx.st[player_base(ctx.pk, who) + P_SKILLS + skill]
+
+
+@jit
+def _has_advanced(ctx, seat, who, skill):
+    """Seat ``who`` has advanced skill ``skill``."""
+    return ctx.st[player_base(ctx.pk, who) + P_ADV + skill] != 0
+
+
+@jit
+def _top_secret_effect(ctx, seat, who, i):
+    """Effect code of the ``i``-th Top Secret card in seat ``who``'s hand."""
+    b = player_base(ctx.pk, who)
+    return ctx.pk.top_secret_effect[ctx.st[b + P_TS + i]]
+
+
+@jit
+def _mission_city(ctx, seat, who, i):
+    """City of seat ``who``'s ``i``-th secret-mission card, -1 once flipped."""
+    b = player_base(ctx.pk, who)
+    if i >= ctx.st[b + P_N_MISSIONS] or ctx.st[b + P_FLIPPED + i] != 0:
+        return -1
+    return ctx.pk.fate_city[ctx.st[b + P_MISSIONS + i]]
+
+
+@jit
+def _pool_face_up(ctx, seat, kind):
+    """Face-up Intel tokens of type ``kind`` in the Pool."""
+    return _face_up_count(ctx, seat, codes.POOL, kind)
+
+
+@jit
+def _face_up_count(ctx, seat, where, kind):
+    """Face-up Intel tokens of type ``kind`` at ``where``."""
+    off, up = ctx.pk.lay[L_INTEL], ctx.pk.lay[L_FACEUP]
+    k = 0
+    for t in range(ctx.pk.scal[K_N_INTEL]):
+        if ctx.st[off + t] == where and ctx.st[up + t] != 0 and ctx.pk.intel_token_type[t] == kind:
+            k += 1
+    return k
+
+
+@jit
+def _yellow_at(ctx, seat, where):
+    """Yellow Intel tokens at ``where`` (counted, not named)."""
+    return _count_intel(ctx, where)
+
+
+@jit
+def _green_at(ctx, seat, where):
+    """Green Location tokens at ``where`` (counted, not named)."""
+    return _count_green(ctx, where)
+
+
+@jit
+def _airport_open(ctx, seat, space):
+    """The space has an open airport."""
+    return _airport_open_nb(ctx.pk, ctx.st, space)
+
+
+@jit
+def _status_holder(ctx, seat, card):
+    """Seat holding status card ``card`` (face up), or -1 in the deck, -2 out of the game."""
+    return ctx.st[ctx.pk.lay[L_STATUS] + card]
+
+
+@jit
+def _status_modifier(ctx, seat, skill):
+    """Dice my status cards add to (or take from) a test of basic skill ``skill``."""
+    return status_bonus(ctx.pk, ctx.st, seat, skill)
+
+
+@jit
+def _random_below(ctx, seat, n):
+    """A uniform draw in 0..n-1 from the game's strategy stream."""
+    return next_below_nb(ctx.rs, STRATEGY, n)
+
+
+# name -> (implementation, argument names): the whole documented view. No argument: a
+# property (``view.lobo``); arguments: a method (``view.resolve(seat)``). The readable
+# engine's PlayerView has every one of these names with the same meaning.
+VIEW_API = {
+    "seat": (_seat, ()),
+    "content": (_content, ()),
+    "n_players": (_n_players, ()),
+    "n_henchmen": (_n_henchmen, ()),
+    "lobo": (_lobo, ()),
+    "location_track": (_location_track, ()),
+    "location_target": (_location_target, ()),
+    "rounds": (_rounds, ()),
+    "pool_size": (_pool_size, ()),
+    "intel_supply_size": (_intel_supply_size, ()),
+    "green_supply_size": (_green_supply_size, ()),
+    "un_supply": (_un_supply, ()),
+    "dice_resolve_used": (_dice_resolve_used, ()),
+    "move_resolve_used": (_move_resolve_used, ()),
+    "watched_advance": (_watched_advance, ()),
+    "henchman": (_henchman, ("h",)),
+    "character": (_character, ("who",)),
+    "space": (_space, ("who",)),
+    "skill": (_skill, ("who", "skill")),
+    "resolve": (_resolve, ("who",)),
+    "resolve_max": (_resolve_max, ("who",)),
+    "life": (_life, ("who",)),
+    "injuries": (_injuries, ("who",)),
+    "has_advanced": (_has_advanced, ("who", "skill")),
+    "un_tokens": (_un_tokens, ("who",)),
+    "top_secret_count": (_top_secret_count, ("who",)),
+    "top_secret_effect": (_top_secret_effect, ("who", "i")),
+    "mission_city": (_mission_city, ("who", "i")),
+    "pool_face_up": (_pool_face_up, ("kind",)),
+    "face_up_count": (_face_up_count, ("where", "kind")),
+    "yellow_at": (_yellow_at, ("where",)),
+    "green_at": (_green_at, ("where",)),
+    "airport_open": (_airport_open, ("space",)),
+    "status_holder": (_status_holder, ("card",)),
+    "status_modifier": (_status_modifier, ("skill",)),
+    "random_below": (_random_below, ("n",)),
+}
+_ = (N_ADV, N_SKILLS)  # the argument ranges (tests/test_view.py)
+
+
+# --- compiled: a numba type with exactly these attributes -------------------------------------
+class ViewType(types.Type):
+    """numba type of a player's view: a game context and a seat, with no readable fields."""
+
+    def __init__(self, ctx):
+        """The view type of a context type."""
+        self.ctx = ctx
+        super().__init__(name=f"PlayerView[{ctx}]")
+
+
+@register_model(ViewType)
+class _ViewModel(models.StructModel):
+    def __init__(self, dmm, fe_type):
+        """Two members: the context and the seat."""
+        super().__init__(dmm, fe_type, [("ctx", fe_type.ctx), ("seat", types.int64)])
+
+
+@intrinsic
+def _make_view(typingctx, ctx, seat):
+    """A view of ``ctx`` for ``seat`` (a value: no allocation)."""
+
+    def codegen(context, builder, sig, args):
+        """Fill the struct."""
+        v = cgutils.create_struct_proxy(sig.return_type)(context, builder)
+        v.ctx = args[0]
+        v.seat = context.cast(builder, args[1], sig.args[1], types.int64)
+        return v._getvalue()
+
+    return ViewType(ctx)(ctx, seat), codegen
+
+
+@intrinsic
+def _view_ctx(typingctx, view):
+    """The view's context (inside this module only)."""
+
+    def codegen(context, builder, sig, args):
+        """Read the member."""
+        return cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0]).ctx
+
+    return view.ctx(view), codegen
+
+
+@intrinsic
+def _view_seat(typingctx, view):
+    """The view's seat."""
+
+    def codegen(context, builder, sig, args):
+        """Read the member."""
+        return cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0]).seat
+
+    return types.int64(view), codegen
+
+
+_OVERLOAD = {"jit_options": {"_nrt": False, "no_cfunc_wrapper": True}}
+
+
+def _register(name, fn, args):
+    """``view.<name>`` (a property) or ``view.<name>(*args)`` (a method) on :class:`ViewType`."""
+    if not args:
+        @overload_attribute(ViewType, name, **_OVERLOAD)
+        def _prop(view):
+            """The property's implementation."""
+            return lambda view: fn(_view_ctx(view), _view_seat(view))
+        return
+    a = ", ".join(args)
+    src = (f"def _impl(view, {a}):\n"
+           f"    return fn(_view_ctx(view), _view_seat(view), {a})\n"
+           f"def _typing(view, {a}):\n"
+           f"    return _impl\n")
+    env = {"fn": fn, "_view_ctx": _view_ctx, "_view_seat": _view_seat}
+    exec(src, env)  # noqa: S102 - a fixed template: numba needs the arguments spelled out
+    overload_method(ViewType, name, **_OVERLOAD)(env["_typing"])
+
+
+for _name, (_fn, _args) in VIEW_API.items():
+    _register(_name, _fn, _args)
+
+
+# --- the base strategy's own decisions: view.base_<decision>(...) -------------------------------
+def _base_decisions() -> dict:
+    """``base_<decision>`` -> (the built-in decision as ``f(ctx, seat, ...)``, its option arguments)."""
+    from sim.kernel import strategy as builtin
+    from sim.kernel.custom import DECISIONS, SIGNATURES
+
+    out = {}
+    for name in DECISIONS:
+        fn = getattr(builtin, name)
+        if name == "setup_level2_henchmen":  # (ctx, players, k, out): seat 0 decides for the table
+            fn = _seat_zero(fn)
+        out[f"base_{name}"] = (fn, SIGNATURES[name])
+    return out
+
+
+def _seat_zero(fn):
+    """``fn(ctx, players, k, out)`` as ``f(ctx, seat, players, k, out)``."""
+    @jit
+    def call(ctx, seat, players, k, out):
+        """The built-in decision, seat 0 deciding."""
+        return fn(ctx, players, k, out)
+
+    return call
+
+
+BASE_API = _base_decisions()
+for _name, (_fn, _args) in BASE_API.items():
+    _register(_name, _fn, _args)
+
+
+# --- plain Python (NUMBA_DISABLE_JIT=1): the same attributes ------------------------------------
+class KernelView:
+    """The view as a plain object (the kernel running as Python); same attributes as compiled."""
+
+    __slots__ = ("_ctx", "_seat")
+
+    def __init__(self, ctx, seat):
+        """A view of ``ctx`` for ``seat``."""
+        self._ctx = ctx
+        self._seat = int(seat)
+
+
+def _python_attribute(fn, args):
+    """A property (no arguments) or a method calling ``fn(ctx, seat, *args)``."""
+    if not args:
+        return property(lambda self: fn(self._ctx, self._seat))
+    return lambda self, *a: fn(self._ctx, self._seat, *a)
+
+
+for _name, (_fn, _args) in {**VIEW_API, **BASE_API}.items():
+    setattr(KernelView, _name, _python_attribute(_fn, _args))
+
+make_view = KernelView if config.DISABLE_JIT else _make_view

@@ -1,0 +1,253 @@
+"""Does a kernel strategy play exactly like its readable twin? ``check_twin`` says, or says where not.
+
+A Python strategy (a :class:`strategies.Strategy`, run by the readable engine) and a
+:class:`sim.kernel.custom.KernelStrategy` written against the same view are twins when
+they play identical games. :func:`check_twin` plays ``games`` games of each seed on both
+engines and compares the rows. Where they differ it replays the first differing game
+on both engines with every decision logged (the kernel's own code run as plain Python)
+and reports the first decision where the two answered differently::
+
+    from sim.twin import check_twin
+    report = check_twin(Brave(name="brave"), brave_kernel, players=4, games=2000)
+    print(report)          # "agree: 2,000 games at 4 players ..." or the first difference
+    assert report.agree
+"""
+
+from __future__ import annotations
+
+import importlib
+import types
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sim.kernel.custom import DECISIONS, KERNEL_MODULES, KernelStrategy, _adapter
+
+_IGNORED_COLUMNS = ("strategy",)  # the two twins may carry different names
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One decision as an engine logged it: what was asked, of whom, on which turn, and the answer."""
+
+    index: int  # position in the game's sequence of decisions
+    name: str
+    seat: int
+    turn: int
+    answer: object
+
+
+@dataclass
+class TwinReport:
+    """What :func:`check_twin` found; ``agree`` is the verdict, ``str(report)`` the explanation."""
+
+    agree: bool
+    players: int | tuple  # the count that differs, or every count checked
+    games: int
+    seed: int
+    game: int | None = None  # the first game whose rows differ
+    columns: list = field(default_factory=list)  # the row fields that differ in that game
+    python: Decision | None = None  # the first differing decision, as each engine made it
+    kernel: Decision | None = None
+    decisions_compared: int = 0
+
+    def __str__(self) -> str:
+        if self.agree:
+            counts = ", ".join(map(str, self.players)) if isinstance(self.players, tuple) else self.players
+            return (f"agree: {self.games:,} games at {counts} players (seed {self.seed}) "
+                    "gave identical rows on both engines")
+        head = (f"differ: game {self.game} (seed {self.seed}, {self.players} players) first differs in "
+                f"{', '.join(self.columns)}")
+        if self.python is None and self.kernel is None:
+            return (head + f"; all {self.decisions_compared} decisions agreed, so the engines differ "
+                    "elsewhere (report it)")
+        p, k = self.python, self.kernel
+        at = p or k
+        return (head + f"; first differing decision #{at.index} on turn {at.turn}: "
+                f"{_say(p, 'python')} vs {_say(k, 'kernel')}")
+
+
+def _say(d: Decision | None, engine: str) -> str:
+    if d is None:
+        return f"{engine}: (no such decision)"
+    return f"{engine} {d.name}(seat {d.seat}) -> {d.answer!r}"
+
+
+def _norm(v):
+    """A decision's answer in a form both engines share (ints, tuples of ints)."""
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return tuple(_norm(x) for x in v)
+    if v is None:
+        return None
+    return int(v)
+
+
+def check_twin(python_strategy, kernel_strategy: KernelStrategy, players=4, games: int = 2000,
+               seed: int = 1) -> TwinReport:
+    """Compare a Python strategy with its kernel twin on ``games`` games per player count.
+
+    ``players`` is a count or a list of counts; the first count where they differ is
+    reported. Returns a :class:`TwinReport` (``report.agree``).
+    """
+    import sim
+    import strategies
+
+    if not isinstance(kernel_strategy, KernelStrategy):
+        raise TypeError(f"kernel_strategy must be a sim.kernel.custom.KernelStrategy, got "
+                        f"{type(kernel_strategy).__name__}")
+    if not isinstance(python_strategy, strategies.Strategy):
+        raise TypeError(f"python_strategy must be a strategies.Strategy, got {type(python_strategy).__name__}")
+    counts = [players] if isinstance(players, int) else list(players)
+    for p in counts:
+        fast = sim.simulate(players=p, games=games, seed=seed, strategy=kernel_strategy)
+        slow = sim.simulate(players=p, games=games, seed=seed, strategy=python_strategy, engine="reference")
+        cols = [c for c in fast.columns if c not in _IGNORED_COLUMNS]
+        a, b = fast.select(cols).to_numpy(), slow.select(cols).to_numpy()
+        rows = np.flatnonzero((a != b).any(axis=1))
+        if rows.size == 0:
+            continue
+        i = int(rows[0])
+        game = int(fast["game"][i])
+        differ = [c for j, c in enumerate(cols) if a[i, j] != b[i, j]]
+        py_log = python_decisions(python_strategy, p, seed, game)
+        k_log = kernel_decisions(kernel_strategy, p, seed, game)
+        out = TwinReport(False, p, games, seed, game, differ, decisions_compared=min(len(py_log), len(k_log)))
+        for x in range(max(len(py_log), len(k_log))):
+            pd = py_log[x] if x < len(py_log) else None
+            kd = k_log[x] if x < len(k_log) else None
+            if pd is None or kd is None or (pd.name, pd.seat, pd.answer) != (kd.name, kd.seat, kd.answer):
+                out.python, out.kernel = pd, kd
+                break
+        return out
+    return TwinReport(True, tuple(counts), games, seed)
+
+
+# --- the readable engine, decisions logged ---------------------------------------------------
+class _LoggedStrategy:
+    """Wraps a Python strategy: every decision's answer goes to ``log``."""
+
+    def __init__(self, inner, log: list):
+        self._inner, self._log = inner, log
+
+    def __getattr__(self, name):
+        attr = getattr(self._inner, name)
+        if name not in DECISIONS:
+            return attr
+
+        def logged(view, *args):
+            answer = attr(view, *args)
+            self._log.append(Decision(len(self._log), name, int(view.seat), int(view._g.turn), _norm(answer)))
+            return answer
+
+        return logged
+
+
+def python_decisions(strategy, players: int, seed: int, game: int) -> list[Decision]:
+    """Every decision of game ``game`` of ``seed`` played by ``strategy`` on the readable engine."""
+    from sim.rules import Settings, play_game
+    from sim.run import resolve_content
+
+    log: list[Decision] = []
+    c = resolve_content(None)
+    play_game(c, Settings.build(c, players), [_LoggedStrategy(strategy, log)] * players, seed, game)
+    return log
+
+
+# --- the kernel as plain Python, decisions logged ---------------------------------------------
+def kernel_decisions(kernel_strategy: KernelStrategy, players: int, seed: int, game: int) -> list[Decision]:
+    """Every decision of game ``game`` of ``seed`` as the kernel plays it with ``kernel_strategy``.
+
+    The kernel's functions (and your decisions) run as plain Python here, from the
+    same source as the compiled kernel, so that each answer can be logged.
+    """
+    from sim.content.constants import MAX_PLAYERS
+    from sim.kernel import layout
+    from sim.kernel.batch import bundle
+    from sim.kernel.layout import S_TURN
+    from sim.rng import N_SOURCES
+    from sim.rules import Settings
+    from sim.run import resolve_content
+
+    c = resolve_content(None)
+    settings = Settings.build(c, players)
+    c = c.for_players(players)
+    plain = _Plain()
+    builtin = importlib.import_module("sim.kernel.strategy")
+    log: list[Decision] = []
+
+    def logger(name, fn):
+        def logged(ctx, *args):
+            seat = 0 if name == "setup_level2_henchmen" else int(args[0])
+            answer = fn(ctx, *args)
+            shown = _norm(args[2][: args[1]]) if name == "setup_level2_henchmen" else _norm(answer)
+            log.append(Decision(len(log), name, seat, int(ctx.st[S_TURN]), shown))
+            return answer
+
+        return logged
+
+    decide = types.SimpleNamespace(**{k: plain.value(v) for k, v in vars(builtin).items()})
+    for name in DECISIONS:
+        user = kernel_strategy.decisions.get(name)
+        fn = plain.value(_adapter(name, user)) if user is not None else getattr(decide, name)
+        setattr(decide, name, logger(name, fn))
+    decide.direct_move = decide.list_the_moves  # list the moves and ask ``move``, as the readable engine does
+    plain.replace_module(builtin, decide)
+    batch = plain.value(importlib.import_module("sim.kernel.game").simulate_batch)
+    team = [kernel_strategy.base] * players
+    sid, prm = layout.team_vectors(team)
+    pk, _ = bundle(c)
+    cfg = layout.settings_vector(c, settings)
+    out = np.zeros((1, layout.row_width(pk)), dtype=np.int64)
+    batch(pk, cfg, sid, prm, seed, game, 1, out, np.zeros(N_SOURCES, np.int64))
+    assert sid.shape[0] == MAX_PLAYERS
+    return log
+
+
+class _Plain:
+    """Plain-Python clones of compiled functions, calling each other as plain Python."""
+
+    def __init__(self):
+        from sim.kernel import layout, packref, view
+
+        self._memo: dict[int, object] = {}
+        self._modules: dict[int, object] = {}
+        self._special: dict[int, object] = {}
+        self._kernel_modules = {f"sim.kernel.{m}" for m in KERNEL_MODULES} | {"sim.kernel.strategy", "sim.kernel.view"}
+        # compiled-only constructs and their plain twins
+        attributes = {name: view._python_attribute(self.value(fn), args)
+                      for name, (fn, args) in {**view.VIEW_API, **view.BASE_API}.items()}
+        plain_view = type("PlainView", (view.KernelView,), attributes)
+        self._special = {id(packref.new_context): layout.Context, id(view.make_view): plain_view}
+
+    def replace_module(self, module, namespace) -> None:
+        self._modules[id(module)] = namespace
+
+    def value(self, v):
+        from numba.core.registry import CPUDispatcher
+
+        if id(v) in self._special:
+            return self._special[id(v)]
+        if isinstance(v, CPUDispatcher):
+            return self._function(v)
+        if isinstance(v, types.ModuleType):
+            if id(v) in self._modules:
+                return self._modules[id(v)]
+            if v.__name__ in self._kernel_modules:
+                ns = types.SimpleNamespace()
+                self._modules[id(v)] = ns
+                for k, x in vars(v).items():
+                    setattr(ns, k, self.value(x))
+                return ns
+        return v
+
+    def _function(self, dispatcher):
+        hit = self._memo.get(id(dispatcher))
+        if hit is not None:
+            return hit
+        f = dispatcher.py_func
+        env: dict = {}
+        clone = types.FunctionType(f.__code__, env, f.__name__, f.__defaults__, f.__closure__)
+        self._memo[id(dispatcher)] = clone
+        for k, x in f.__globals__.items():
+            env[k] = self.value(x)
+        return clone

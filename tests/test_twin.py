@@ -1,0 +1,68 @@
+"""check_twin: a strategy written against the player's view plays identically on both engines.
+
+The example strategy (``strategies/examples.py``) shares one rule, written against
+the view's names, between its Python class and its kernel twin; a twin that reads
+one more fact is caught, with the game and the decision where the two part ways.
+"""
+
+import pytest
+from numba import njit
+
+from tests.kernel_support import NO_JIT
+
+if NO_JIT:
+    pytest.skip("kernel strategies are compiled code", allow_module_level=True)
+
+from sim.content import constants as codes  # noqa: E402
+from sim.kernel.custom import KernelStrategy  # noqa: E402
+from sim.twin import check_twin, kernel_decisions, python_decisions  # noqa: E402
+from strategies.examples import Brave, brave_kernel  # noqa: E402
+
+
+@pytest.mark.slow
+def test_the_example_twins_agree_on_2000_games():
+    report = check_twin(Brave(name="brave"), brave_kernel, players=[1, 4], games=2000, seed=3)
+    assert report.agree, str(report)
+    assert str(report).startswith("agree: 2,000 games at 1, 4 players")
+
+
+def test_every_decision_is_the_same_in_the_same_order():
+    """The decision logs behind check_twin's diagnosis: identical for twins, call for call."""
+    for players, game in ((1, 3), (4, 1), (6, 2)):
+        a = python_decisions(Brave(name="brave"), players, 1, game)
+        b = kernel_decisions(brave_kernel, players, 1, game)
+        assert len(a) > 50
+        assert [(d.name, d.seat, d.turn, d.answer) for d in a] == [(d.name, d.seat, d.turn, d.answer) for d in b]
+
+
+@njit
+def rash_token(view, choices, n):
+    """Brave's rule with one more fact (Resolve > 2): not Brave's twin."""
+    if view.resolve(view.seat) > 2 and view.injuries(view.seat) <= 1:
+        for i in range(n):
+            if choices[i] == codes.T_HENCHMAN:
+                return i
+    return view.base_token(choices, n)
+
+
+def test_a_false_twin_is_caught_at_its_first_differing_decision():
+    report = check_twin(Brave(name="brave"), KernelStrategy("heuristic", token=rash_token, name="rash"),
+                        players=4, games=300, seed=1)
+    assert not report.agree
+    assert report.python.name == report.kernel.name == "token"
+    assert report.python.seat == report.kernel.seat and report.python.answer != report.kernel.answer
+    # everything before it agreed: the replay reached the same decision on both engines
+    i = report.python.index
+    a = python_decisions(Brave(name="brave"), 4, 1, report.game)
+    b = kernel_decisions(KernelStrategy("heuristic", token=rash_token, name="rash"), 4, 1, report.game)
+    assert [(d.name, d.answer) for d in a[:i]] == [(d.name, d.answer) for d in b[:i]]
+    assert a[i] == report.python and b[i] == report.kernel
+    text = str(report)
+    assert f"game {report.game}" in text and "token(seat" in text and "differs in" in text
+
+
+def test_check_twin_refuses_wrong_arguments():
+    with pytest.raises(TypeError, match="KernelStrategy"):
+        check_twin(Brave(name="brave"), "heuristic")
+    with pytest.raises(TypeError, match="strategies.Strategy"):
+        check_twin("heuristic", brave_kernel)

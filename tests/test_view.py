@@ -1,0 +1,193 @@
+"""The player's view: one vocabulary for both engines, and nothing hidden behind it.
+
+Every attribute of the kernel's view (``sim.kernel.view.VIEW_API``) exists on the
+readable engine's ``PlayerView`` with the same value in the same position, and no
+attribute of either changes when only hidden facts change: which face-down Intel
+token is which, which henchman a face-down Location token belongs to, the order
+of any deck.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+
+import numba
+import pytest
+
+import sim.content.constants as K
+from sim.kernel import layout
+from sim.kernel.view import VIEW_API, KernelView, make_view
+from sim.rules.game import play_turn
+from tests.kernel_support import NO_JIT, content_and_pack, kernel_context, reference_game
+
+N_SPACES = None
+
+
+def _positions():
+    """Reference games at set-up and after some turns, at 1, 4 and 6 players."""
+    out = []
+    for players, turns in ((1, 0), (1, 7), (4, 0), (4, 9), (4, 23), (6, 13)):
+        g, s, cfg, sid, prm = reference_game(players, "heuristic", seed=5, game=players * 10 + turns)
+        for _ in range(turns):
+            if g.outcome is not None:
+                break
+            play_turn(g, g.active)
+            g.active = (g.active + 1) % players
+        out.append((g, cfg, sid, prm))
+    return out
+
+
+def _domains(g):
+    """The arguments each VIEW_API attribute is asked with."""
+    c = g.content
+    seats = range(len(g.players))
+    places = [*range(c.n_spaces), K.SUPPLY, K.POOL]
+    return {
+        "h": [(h,) for h in range(len(g.henchman_level))],
+        "who": [(w,) for w in seats],
+        "who,skill": [(w, k) for w in seats for k in range(len(K.BASIC_SKILLS))],
+        "who,i": [(w, i) for w in seats for i in range(2)],
+        "kind": [(k,) for k in range(len(K.INTEL_TYPES))],
+        "where,kind": [(w, k) for w in places for k in range(len(K.INTEL_TYPES))],
+        "where": [(w,) for w in places],
+        "space": [(s,) for s in range(c.n_spaces)],
+        "card": [(x,) for x in range(len(g.status_holder))],
+        "skill": [(k,) for k in range(len(K.BASIC_SKILLS))],
+    }
+
+
+SKIP = {"random_below", "content"}  # a draw from the strategy stream; the static pack (no game state)
+ADVANCED = {"has_advanced"}
+
+
+def _args(name, args, g, domains):
+    if name in ADVANCED:
+        return [(w, a) for w in range(len(g.players)) for a in range(len(K.ADVANCED_SKILLS))]
+    if name == "top_secret_effect":
+        return [(w, i) for w in range(len(g.players)) for i in range(len(g.players[w].top_secret))]
+    return domains[",".join(args)] if args else [()]
+
+
+def _read(view, name, args):
+    a = getattr(view, name)
+    return a(*args) if args else a
+
+
+def view_values(view, g) -> dict:
+    """Every documented attribute of ``view`` at every argument."""
+    domains = _domains(g)
+    out = {}
+    for name, (_, args) in VIEW_API.items():
+        if name in SKIP:
+            continue
+        for a in _args(name, args, g, domains):
+            v = _read(view, name, a)
+            out[(name, a)] = None if v is None else int(v)
+    return out
+
+
+def _kernel_view(g, cfg, sid, prm, seat):
+    _, pk = content_and_pack()
+    st = layout.encode(pk, g)
+    ctx = kernel_context(cfg=cfg, st=st, rs=g.rng.state(), sid=sid, prm=prm)
+    return KernelView(ctx, seat)
+
+
+@pytest.fixture(scope="module")
+def positions():
+    return _positions()
+
+
+def test_both_engines_name_the_same_facts(positions):
+    names = set(VIEW_API) - SKIP
+    g = positions[0][0]
+    pv = g.view(0)
+    missing = [n for n in sorted(names) if not hasattr(pv, n)]
+    assert not missing, f"PlayerView lacks {missing}"
+    for g, cfg, sid, prm in positions:
+        for seat in range(len(g.players)):
+            want = view_values(g.view(seat), g)
+            got = view_values(_kernel_view(g, cfg, sid, prm, seat), g)
+            assert got == want
+
+
+def _hide_differently(g, rnd: random.Random):
+    """A copy of ``g`` that differs only in what no player may see."""
+    h = copy.deepcopy(g)
+    types = h.content.intel_token_type
+    down = [t for t, (loc, up) in enumerate(zip(h.intel_loc, h.intel_face_up)) if not up and loc != K.REMOVED]
+    swapped = 0
+    for _ in range(200):  # swap places of face-down tokens of different types
+        a, b = rnd.sample(down, 2)
+        if types[a] != types[b] and h.intel_loc[a] != h.intel_loc[b]:
+            h.intel_loc[a], h.intel_loc[b] = h.intel_loc[b], h.intel_loc[a]
+            swapped += 1
+    greens = [t for t, loc in enumerate(h.green_loc) if loc >= 0 or loc == K.SUPPLY]
+    locs = [h.green_loc[t] for t in greens]
+    rnd.shuffle(locs)  # which henchman each face-down Location token is
+    for t, loc in zip(greens, locs):
+        h.green_loc[t] = loc
+    for deck in (h.villain, h.fate, h.top_secret, *h.encounters):
+        if deck.top < 0:
+            rnd.shuffle(deck.pile)
+    return h, swapped
+
+
+def test_the_view_hides_token_identity_and_deck_order(positions):
+    rnd = random.Random(3)
+    total = greens = 0
+    for g, cfg, sid, prm in positions:
+        h, swapped = _hide_differently(g, rnd)
+        total += swapped
+        greens += h.green_loc != g.green_loc
+        assert h.villain.pile != g.villain.pile  # the hidden facts changed...
+        for seat in range(len(g.players)):
+            # ...and neither engine's view shows it
+            assert view_values(h.view(seat), h) == view_values(g.view(seat), g)
+            assert view_values(_kernel_view(h, cfg, sid, prm, seat), h) == view_values(
+                _kernel_view(g, cfg, sid, prm, seat), g)
+            # the readable view's other public methods as well
+            for name in ("face_up_intel", "yellow_spaces", "green_spaces", "pool_face_up", "mission_cities",
+                         "top_secret_effects"):
+                assert getattr(h.view(seat), name)() == getattr(g.view(seat), name)()
+    assert greens > 0  # Location tokens on the map changed owners
+    assert total > 0  # face-down Intel tokens did trade places (between spaces, the supply and the Pool)
+
+
+def test_a_public_change_shows(positions):
+    """The control: the comparison above can fail (a public fact does change the view)."""
+    g, cfg, sid, prm = positions[3]
+    h = copy.deepcopy(g)
+    h.lobo_start += 1
+    h.players[0].resolve += 1
+    a, b = view_values(g.view(1), g), view_values(h.view(1), h)
+    assert {k for k in a if a[k] != b[k]} == {("lobo", ()), ("resolve", (0,))}
+    ka = view_values(_kernel_view(g, cfg, sid, prm, 1), g)
+    kb = view_values(_kernel_view(h, cfg, sid, prm, 1), h)
+    assert {k for k in ka if ka[k] != kb[k]} == {("lobo", ()), ("resolve", (0,))}
+
+
+@pytest.mark.skipif(NO_JIT, reason="compiled code")
+def test_compiled_view_has_no_other_attribute(positions):
+    """In compiled code the view has only its documented attributes: the state is out of reach."""
+    g, cfg, sid, prm = positions[1]
+    _, pk = content_and_pack()
+    ctx = kernel_context(cfg=cfg, st=layout.encode(pk, g), rs=g.rng.state(), sid=sid, prm=prm)
+
+    @numba.njit
+    def peek(ctx):
+        return make_view(ctx, 0).st[0]
+
+    with pytest.raises(numba.core.errors.TypingError, match="Unknown attribute 'st'"):
+        peek(ctx)
+
+    @numba.njit
+    def fair(ctx):
+        v = make_view(ctx, 0)
+        w = v.watched_advance
+        return v.lobo, v.resolve(v.seat), v.pool_size, -100 if w is None else w
+
+    kv = KernelView(ctx, 0)
+    want = kv.watched_advance
+    assert fair(ctx) == (kv.lobo, kv.resolve(0), kv.pool_size, -100 if want is None else want)
