@@ -114,6 +114,8 @@ def write_perf_map() -> str:
 def phase_profile(players: int, strategy: str, seed: int, games: int) -> dict:
     """Cycles per phase from the tool's own copy of the turn loop (sim.kernel.game), timed with rdtsc.
 
+    (The copy follows the status-card rules, RULES_VERSION 3: a lost turn is its villain phase.)
+
     The loop calls the kernel's own phase functions in the kernel's order, and its rows
     are checked equal to ``simulate_batch``'s; each timer costs ~25 cycles (subtracted).
     """
@@ -131,7 +133,7 @@ def phase_profile(players: int, strategy: str, seed: int, games: int) -> dict:
     from sim.kernel.game import record, simulate_batch, start_of_turn
     from sim.kernel.layout import C_PLAYERS, K_N_SPACES, K_TURN_CAP, L_SIZE, P_RESTED, S_ACTIVE, S_DICE_RES
     from sim.kernel.layout import S_MOVE_RES, S_OUTCOME, S_TURN, S_WATCHED
-    from sim.kernel.decks import player_base
+    from sim.kernel.decks import discard_status, player_base, status_first_held
     from sim.kernel.missions import mission_reward
     from sim.kernel.movement import movement_phase
     from sim.kernel.packref import new_context
@@ -175,6 +177,17 @@ def phase_profile(players: int, strategy: str, seed: int, games: int) -> dict:
                 st[S_DICE_RES] = 0
                 st[S_MOVE_RES] = 0
                 st[S_WATCHED] = -1
+                card = status_first_held(pk, st, seat, codes.SE_LOSE_TURN)
+                if card >= 0:  # a lose_turn status card: the villain phase only
+                    t0 = cycles()
+                    discard_status(pk, st, card)
+                    villain_phase(ctx, 1)
+                    acc[4] += cycles() - t0
+                    acc[9] += 1
+                    if st[S_OUTCOME] >= 0:
+                        break
+                    seat = (seat + 1) % n
+                    continue
                 t0 = cycles()
                 start_of_turn(ctx, seat)
                 t1 = cycles()
