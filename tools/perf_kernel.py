@@ -22,7 +22,6 @@ import struct
 import sys
 import time
 
-
 _OBJECTS: dict[str, bytes] = {}
 
 
@@ -129,11 +128,22 @@ def phase_profile(players: int, strategy: str, seed: int, games: int) -> dict:
     from sim.content import load
     from sim.kernel import layout
     from sim.kernel.batch import bundle
+    from sim.kernel.decks import discard_status, player_base, status_first_held
     from sim.kernel.encounters import encounter_phase
     from sim.kernel.game import record, simulate_batch, start_of_turn
-    from sim.kernel.layout import C_PLAYERS, K_N_SPACES, K_TURN_CAP, L_SIZE, P_RESTED, S_ACTIVE, S_DICE_RES
-    from sim.kernel.layout import S_MOVE_RES, S_OUTCOME, S_TURN, S_WATCHED
-    from sim.kernel.decks import discard_status, player_base, status_first_held
+    from sim.kernel.layout import (
+        C_PLAYERS,
+        K_N_SPACES,
+        K_TURN_CAP,
+        L_SIZE,
+        P_RESTED,
+        S_ACTIVE,
+        S_DICE_RES,
+        S_MOVE_RES,
+        S_OUTCOME,
+        S_TURN,
+        S_WATCHED,
+    )
     from sim.kernel.missions import mission_reward
     from sim.kernel.movement import movement_phase
     from sim.kernel.packref import new_context
