@@ -44,6 +44,7 @@ def bundle(content: Content, copy: int = 0):
 # encounter phase from the cache. The same code either way: only who compiles it differs.
 HELPER_PART = ("encounters", "encounter_phase", ("ctx", "int"))
 OWN_PARTS = (
+    ("encounters", "apply_effect", ("ctx", "int", "int", "int", "int")),  # first: the helper then finds it cached
     ("setup", "setup_game", ("ctx", "int", "int")),
     ("game", "start_of_turn", ("ctx", "int")),
     ("movement", "movement_phase", ("ctx", "int", "moves")),
@@ -75,7 +76,9 @@ def _compile_cold_in_parallel() -> None:
 
     if simulate_batch.overloads or is_compiled() or (os.cpu_count() or 1) < 2:
         return
-    code = f"from sim.kernel.batch import compile_part; compile_part(*{HELPER_PART!r})"
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout's sim
+    code = (f"import sys; sys.path.insert(0, {root!r}); from sim.kernel.batch import compile_part; "
+            f"compile_part(*{HELPER_PART!r})")
     try:
         helper = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except OSError:
