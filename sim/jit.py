@@ -25,6 +25,35 @@ JIT_OPTIONS = {"cache": True, "nogil": True, "fastmath": False}
 KERNEL_OPTIONS = {**JIT_OPTIONS, "_nrt": False, "no_cfunc_wrapper": True}
 
 
+# Compiled code of these modules (its symbols start so) indexes arrays without Python's
+# negative-index wraparound: every index it uses is >= 0 (the tests run it under
+# NUMBA_BOUNDSCHECK=1 too, where a negative index raises IndexError instead of
+# wrapping). Numba otherwise adds ``if i < 0: i += n`` to every ``st[off + t]``, which
+# costs a compare and a select per access and turns the token scans into gathers.
+NO_WRAPAROUND = ("_ZN3sim6kernel", "_ZN3sim3rng", "_ZN3sim5poker")
+
+
+def _without_wraparound() -> None:
+    """Make numba skip the wraparound of signed indices inside :data:`NO_WRAPAROUND` code only."""
+    from numba.np import arrayobj
+
+    if getattr(arrayobj.fix_integer_index, "no_wraparound", False):
+        return
+    plain = arrayobj.fix_integer_index
+
+    def fix_integer_index(context, builder, idxty, idx, size):
+        """numba's index fix-up, minus the wraparound in the kernel's own functions."""
+        if idxty.signed and builder.function.name.startswith(NO_WRAPAROUND):
+            return context.cast(builder, idx, idxty, nbtypes.intp)
+        return plain(context, builder, idxty, idx, size)
+
+    fix_integer_index.no_wraparound = True
+    arrayobj.fix_integer_index = fix_integer_index
+
+
+_without_wraparound()
+
+
 class Dispatcher(CPUDispatcher):
     """numba's dispatcher, compiling one version per argument *type*, never per constant.
 

@@ -127,3 +127,16 @@ def test_villain_sequences_match_reference(players):
                 break
     if games >= 10:
         assert ended > 0  # the script reaches the end of a game through the villain
+
+
+def test_space_in_region_table_is_the_rulebook_in_region():
+    """The kernel's End of Turn region table equals ``sim.rules.villain.in_region`` for every space."""
+    from types import SimpleNamespace
+
+    from sim.content import constants as K
+
+    c, pk = content_and_pack()
+    view = SimpleNamespace(content=c)
+    for region in range(len(K.REGIONS)):
+        for space in range(c.n_spaces):
+            assert bool(pk.space_in_region[region, space]) == RV.in_region(view, space, region), (region, space)

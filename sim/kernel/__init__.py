@@ -12,8 +12,11 @@ with the reference (tests/test_kernel_*.py).
 How it stays fast: the kernel never allocates (scratch space is a region at the
 end of the state vector, ``L_W_*`` in :mod:`sim.kernel.layout`) and is compiled
 without numba's runtime (:data:`sim.jit.KERNEL_OPTIONS`), so no call pays for
-atomic reference counts; map facts that never change are tables in the bundle
-(walking costs, airports by distance); and the heuristic finds its move without
+atomic reference counts, and without negative-index wraparound
+(:data:`sim.jit.NO_WRAPAROUND`); map facts that never change are tables in the
+bundle (walking costs and the best walk toward each target, airports by
+distance, End of Turn regions); token scans pick without a branch per token
+where the board decides (:func:`sim.kernel.decks.draw_token`); and the heuristic finds its move without
 listing the ~200 legal moves (:func:`sim.kernel.strategy.heuristic_move`, tested
 against the Python heuristic). Entry points:
 

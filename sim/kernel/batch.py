@@ -8,6 +8,8 @@ and returns the int64 rows; :func:`records` turns rows into the reference's
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from sim.content import Content
@@ -33,6 +35,62 @@ def bundle(content: Content, copy: int = 0):
         hit = (content, pk, kernel_pack(pk))
         _BUNDLES[key] = hit
     return hit[1], hit[2]
+
+
+# --- a cold start on two cores: half of the kernel compiled by a helper process -------------------
+# numba compiles one function at a time. With an empty cache, a helper process compiles the
+# encounter phase (about 40% of the kernel) into the shared on-disk cache while this process
+# compiles the other phases; the last compile (play_game, simulate_batch) then loads the
+# encounter phase from the cache. The same code either way: only who compiles it differs.
+HELPER_PART = ("encounters", "encounter_phase", ("ctx", "int"))
+OWN_PARTS = (
+    ("encounters", "apply_effect", ("ctx", "int", "int", "int", "int")),  # first: the helper then finds it cached
+    ("setup", "setup_game", ("ctx", "int", "int")),
+    ("game", "start_of_turn", ("ctx", "int")),
+    ("movement", "movement_phase", ("ctx", "int", "moves")),
+    ("villain", "villain_phase", ("ctx", "int")),
+    ("missions", "mission_reward", ("ctx", "int")),
+    ("game", "record", ("ctx", "int", "int", "row")),
+)
+
+
+def compile_part(module: str, name: str, args: tuple) -> None:
+    """Compile one kernel function (and all it calls) for the kernel's argument types, into the cache."""
+    import importlib
+
+    from numba import types
+
+    from sim.kernel.packref import CONTEXT_TYPE
+
+    kinds = {"ctx": CONTEXT_TYPE, "int": types.int64, "moves": types.Array(types.int64, 2, "C"),
+             "row": types.Array(types.int64, 1, "C")}
+    importlib.import_module(f"sim.kernel.{module}").__dict__[name].compile(tuple(kinds[a] for a in args))
+
+
+def _compile_cold_in_parallel() -> None:
+    """On an empty cache with 2+ cores: compile the encounter phase in a helper process meanwhile."""
+    import subprocess
+    import sys
+
+    from sim._cache import is_compiled
+
+    if simulate_batch.overloads or is_compiled() or (os.cpu_count() or 1) < 2:
+        return
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout's sim
+    code = (f"import sys; sys.path.insert(0, {root!r}); from sim.kernel.batch import compile_part; "
+            f"compile_part(*{HELPER_PART!r})")
+    try:
+        helper = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        return
+    try:
+        for part in OWN_PARTS:
+            compile_part(*part)
+    finally:
+        try:
+            helper.wait(timeout=600)  # whatever it did not finish, this process compiles itself
+        except subprocess.TimeoutExpired:
+            helper.kill()
 
 
 def default_threads() -> int:
@@ -82,6 +140,8 @@ def run_batch(
         batch = custom[0].batch_function()
         team = [custom[0].base] * settings.players
     sid, prm = layout.team_vectors(team)
+    if batch is simulate_batch and hasattr(simulate_batch, "overloads"):  # compiled (not NUMBA_DISABLE_JIT)
+        _compile_cold_in_parallel()
     pk, kp = bundle(content)
     cfg = layout.settings_vector(content, settings)
     out = np.zeros((n_games, layout.row_width(pk)), dtype=np.int64)

@@ -312,6 +312,11 @@ BUNDLE = (
     ("airports_by_distance", "int64", 2),  # [n_spaces, n_airports] airports by (hop distance to a space, id)
     ("airports_near_start", "int64", 1),  # [n_spaces + 1] CSR: airports one MP from a space (not the space itself)
     ("airports_near", "int64", 1),
+    # [EXTRA_MP + 1, n_spaces, n_spaces] free walk (<= BASE_MP + extra MP) from a space nearest a target,
+    # lowest id on ties; -1 if none
+    ("walk_best", "int64", 3),
+    ("walk_to", "int64", 2),  # [n_spaces, n_spaces] walking MP from a space to another (0: beyond the walk table)
+    ("space_in_region", "int64", 2),  # [n_regions, n_spaces] 1 if a space lies in an End of Turn region
 )
 Pack = namedtuple("Pack", [name for name, _, _ in BUNDLE])
 
@@ -460,6 +465,10 @@ def pack(c: Content) -> Pack:
     arrays["region_size"] = region_size
     arrays["pass_table"] = content_pass_table(c)
     arrays.update(move_tables(c))
+    # villain.in_region for every region and space (USSR cities count as Asia too; oceans in none)
+    arrays["space_in_region"] = np.array(
+        [[c.space_kind[s] != codes.OCEAN and (c.space_ussr[s] != 0 if r == codes.USSR_REGION else c.space_deck[s] == r)
+          for s in range(c.n_spaces)] for r in range(len(codes.REGIONS))], dtype=np.int64)
     out = {}
     for name, dtype, ndim in BUNDLE:
         a = np.ascontiguousarray(np.asarray(arrays.pop(name)).astype(dtype))
@@ -497,6 +506,16 @@ def move_tables(c: Content) -> dict:
     un = [s for s in range(c.n_spaces) if c.space_kind[s] != codes.REGIONAL]
     hop = np.asarray(c.hop_distance)
     by_distance = [sorted(airports, key=lambda a, t=t: (int(hop[a, t]), a)) for t in range(c.n_spaces)]
+    walk_best = np.full((codes.EXTRA_MP + 1, c.n_spaces, c.n_spaces), -1, dtype=np.int64)
+    walk_to = np.zeros((c.n_spaces, c.n_spaces), dtype=np.int64)
+    for s in range(c.n_spaces):
+        for k in range(start[s], start[s + 1]):
+            walk_to[s, dest[k]] = mp[k]
+        for extra in range(codes.EXTRA_MP + 1):
+            free = [dest[k] for k in range(start[s], start[s + 1]) if mp[k] <= codes.BASE_MP + extra]
+            for t in range(c.n_spaces):
+                if free:
+                    walk_best[extra, s, t] = min(free, key=lambda d, t=t: (int(hop[d, t]), d))
     near_start, near = [0], []
     for t in range(c.n_spaces):
         near.extend(a for a in airports if a != t and t in table[a])
@@ -511,6 +530,8 @@ def move_tables(c: Content) -> dict:
         "airports_by_distance": np.array(by_distance, dtype=np.int64).reshape(c.n_spaces, len(airports)),
         "airports_near_start": np.array(near_start, dtype=np.int64),
         "airports_near": np.array(near, dtype=np.int64),
+        "walk_best": walk_best,
+        "walk_to": walk_to,
     }
 
 

@@ -283,15 +283,16 @@ def setup_game(ctx, seed, game):
     n_ts = pk.scal[K_N_TOP_SECRET]
     _init_deck(st, pk.lay[L_TS], n_ts)
     n_e = pk.scal[K_N_ENCOUNTER]
-    for d in range(len(codes.DECKS)):
-        base = pk.deck_base[d]
-        k = 0
-        for x in range(n_e):
-            if pk.encounter_deck[x] == d:
-                st[base + D_PILE + k] = x
-                k += 1
-        st[base + D_COUNT] = k
-        st[base + D_TOP] = -1
+    n_d = len(codes.DECKS)
+    for d in range(n_d):
+        st[pk.deck_base[d] + D_TOP] = -1  # (the counts are 0: st was cleared)
+    for x in range(n_e):  # one pass: each card onto its deck's pile, in ascending order
+        d = pk.encounter_deck[x]
+        if 0 <= d < n_d:
+            base = pk.deck_base[d]
+            k = st[base + D_COUNT]
+            st[base + D_PILE + k] = x
+            st[base + D_COUNT] = k + 1
     n_s = pk.scal[K_N_STATUS]
     for card in range(n_s):
         st[pk.lay[L_STATUS] + card] = -1

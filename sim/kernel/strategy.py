@@ -421,14 +421,18 @@ def ready_to_fight(ctx, seat):
 @jit
 def _nearest(pk, st, off, n, here, best, best_d):
     """Fold tokens at ``st[off:off+n]`` (spaces >= 0) into the nearest (distance, space)."""
+    # the smallest key (distance, space) as one int, kept with conditional moves: a branch per
+    # token on where it lies mispredicts; tokens off the map (< 0) never win
+    dist = pk.hop_distance
+    none = 1 << 62
+    key = (best_d << 32) | best if best >= 0 else none
     for t in range(n):
         s = st[off + t]
-        if s < 0:
-            continue
-        d = pk.hop_distance[here, s]
-        if best < 0 or d < best_d or (d == best_d and s < best):
-            best, best_d = s, d
-    return best, best_d
+        k = (dist[here, max(s, 0)] << 32) | s if s >= 0 else none
+        key = min(key, k)
+    if key == none:
+        return -1, 0
+    return key & 0xFFFFFFFF, key >> 32
 
 
 @jit
@@ -518,16 +522,16 @@ def heuristic_move(ctx, seat, gift):
     if not regional:
         found, k0, k2, k3 = True, dist[here, tgt], codes.M_STAY, here
         free_reach = here == tgt
-    walk_res = False  # a Resolve walk reaches the target
-    free = codes.BASE_MP + extra_mp(pk, st, seat)
-    for k in range(pk.walk_start[here], pk.walk_start[here + 1]):
-        dest = pk.walk_dest[k]
-        if pk.walk_mp[k] > free:
-            if pk.walk_mp[k] == free + 1 and dest == tgt and can_resolve:
-                walk_res = True
-            continue
+    # the walks: the best free one and whether a free or a Resolve walk reaches the target are
+    # static tables of the map (pk.walk_best, pk.walk_to), the same as scanning the walk list
+    extra = extra_mp(pk, st, seat)  # an extra_move status card: one more free MP
+    free = codes.BASE_MP + extra
+    mp = pk.walk_to[here, tgt]
+    walk_res = can_resolve and mp == free + 1  # a Resolve walk reaches the target
+    free_reach = free_reach or 0 < mp <= free
+    dest = pk.walk_best[extra, here, tgt]
+    if dest >= 0:
         a = dist[dest, tgt]
-        free_reach = free_reach or dest == tgt
         if not found or _better(a, 0, codes.M_WALK, dest, k0, 0, k2, k3):
             found, k0, k2, k3 = True, a, codes.M_WALK, dest
     plane_res = False  # a plane + Resolve reaches the target

@@ -210,10 +210,13 @@ def end_of_turn_event(ctx, card):
     region = pk.villain_remove_region[card]
     if region >= 0:
         off, n = pk.lay[L_INTEL], pk.scal[K_N_INTEL]
+        # in_region of every space is a table of the map; each token is rewritten without a
+        # branch on where it lies (such branches follow the board and mispredict)
+        inside = pk.space_in_region
         for t in range(n):
             loc = st[off + t]
-            if loc >= 0 and in_region(pk, loc, region):
-                st[off + t] = codes.SUPPLY
+            gone = (loc >= 0) & (inside[region, max(loc, 0)] != 0)
+            st[off + t] = codes.SUPPLY if gone else loc
     for i in range(pk.villain_add_intel.shape[1]):
         space = pk.villain_add_intel[card, i]
         if space >= 0:

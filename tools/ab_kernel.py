@@ -1,0 +1,99 @@
+"""Kernel games/s of two checkouts, A and B, measured interleaved in one run.
+
+The machine is shared and noisy, so two versions are only compared inside one run:
+one worker process per checkout (each imports its own ``sim``), then rounds of
+A, B, A, B ... of the same games on one thread each, and the ratio of the medians
+(and of each round's pair). Timings are never asserted anywhere.
+
+    .venv/bin/python tools/ab_kernel.py /path/to/checkout-A /path/to/checkout-B --games 100000 --rounds 7
+
+Each checkout compiles (or loads) its own kernel in its own ``sim/kernel/__pycache__``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+
+WORKER = r"""
+import hashlib, sys, time
+sys.path.insert(0, {tree!r})
+import numpy as np
+import sim, strategies
+from sim.content import load
+from sim.kernel import layout
+from sim.kernel.batch import bundle
+from sim.kernel.game import simulate_batch
+from sim.rng import N_SOURCES
+from sim.rules.state import Settings
+assert sim.__file__.startswith({tree!r}), sim.__file__
+players, strategy, games, seed = {players}, {strategy!r}, {games}, {seed}
+content = load()
+settings = Settings.build(content, players)
+content = content.for_players(players)
+sid, prm = layout.team_vectors([strategies.make(strategy, players=players) for _ in range(players)])
+pk, kp = bundle(content)
+cfg = layout.settings_vector(content, settings)
+offsets = np.zeros(N_SOURCES, np.int64)
+out = np.zeros((games, layout.row_width(pk)), np.int64)
+simulate_batch(kp, cfg, sid, prm, seed, 0, 10, out[:10], offsets)
+print("ready", flush=True)
+for line in sys.stdin:
+    t = time.perf_counter()
+    simulate_batch(kp, cfg, sid, prm, seed, 0, games, out, offsets)
+    dt = time.perf_counter() - t
+    print(dt, hashlib.sha256(out.tobytes()).hexdigest()[:16], flush=True)
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("a")
+    ap.add_argument("b")
+    ap.add_argument("--games", type=int, default=100_000)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--players", type=int, default=4)
+    ap.add_argument("--strategy", default="heuristic")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--b-env", action="append", default=[], metavar="NAME=VALUE",
+                    help="an environment variable for B only (give B its own NUMBA_CACHE_DIR with numba flags)")
+    args = ap.parse_args()
+    procs = {}
+    for name, tree in (("A", args.a), ("B", args.b)):
+        code = WORKER.format(tree=tree, players=args.players, strategy=args.strategy, games=args.games, seed=args.seed)
+        env = dict(os.environ)
+        if name == "B":
+            env.update(kv.split("=", 1) for kv in args.b_env)
+        procs[name] = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       text=True, cwd=tree, env=env)
+    for p in procs.values():
+        line = p.stdout.readline()
+        if line.strip() != "ready":
+            raise SystemExit(f"worker failed to start: {line!r}")
+    times = {"A": [], "B": []}
+    sums = {}
+    for r in range(args.rounds):
+        for name in ("A", "B") if r % 2 == 0 else ("B", "A"):
+            p = procs[name]
+            p.stdin.write("go\n")
+            p.stdin.flush()
+            dt, check = p.stdout.readline().split()
+            times[name].append(float(dt))
+            sums.setdefault(name, check)
+    for p in procs.values():
+        p.stdin.close()
+        p.wait()
+    ma, mb = statistics.median(times["A"]), statistics.median(times["B"])
+    pairs = sorted(a / b for a, b in zip(times["A"], times["B"]))
+    print(f"A {args.a}: median {ma:.3f} s ({args.games / ma:,.0f} games/s)  all {[round(t, 3) for t in times['A']]}")
+    print(f"B {args.b}: median {mb:.3f} s ({args.games / mb:,.0f} games/s)  all {[round(t, 3) for t in times['B']]}")
+    print(f"speed-up B/A: {ma / mb:.3f}x (medians), {min(times['A']) / min(times['B']):.3f}x (fastest rounds), "
+          f"{statistics.median(pairs):.3f}x (median of the rounds' ratios); per round {[round(x, 3) for x in pairs]}")
+    print(f"same rows: {'yes' if sums['A'] == sums['B'] else 'NO'}")
+
+
+if __name__ == "__main__":
+    main()

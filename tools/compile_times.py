@@ -1,0 +1,84 @@
+"""Where the cold start goes: the first result from an empty numba cache, function by function.
+
+Runs ``sim.simulate(players=4, games=1)`` in this process with ``NUMBA_CACHE_DIR``
+set to a fresh temporary folder (so nothing is loaded from disk) and numba's
+``numba:compile`` and ``numba:run_pass`` events recorded. Prints the wall time of
+the imports and of the first result, each compiled function's own compile time
+(its compile minus the compiles nested in it: numba compiles a callee while it
+types the caller) and the time per compiler pass.
+
+    .venv/bin/python tools/compile_times.py [--top 25]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections import defaultdict
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--top", type=int, default=25)
+    args = ap.parse_args()
+    if "numba" in sys.modules or "sim" in sys.modules:
+        raise SystemExit("run in a fresh process")
+    tmp = tempfile.mkdtemp(prefix="numba-cold-")
+    os.environ["NUMBA_CACHE_DIR"] = tmp
+    t0 = time.perf_counter()
+    from numba.core import event
+
+    t_numba = time.perf_counter()
+    stack = []  # [name, start, nested seconds]
+    own = defaultdict(float)
+    total = defaultdict(float)
+    passes = defaultdict(float)
+    pass_stack = []
+
+    class Compiles(event.Listener):
+        def on_start(self, ev):
+            d = ev.data["dispatcher"]
+            stack.append([f"{d.py_func.__module__}.{d.py_func.__qualname__}", time.perf_counter(), 0.0])
+
+        def on_end(self, ev):
+            name, start, nested = stack.pop()
+            dt = time.perf_counter() - start
+            own[name] += dt - nested
+            total[name] += dt
+            if stack:
+                stack[-1][2] += dt
+
+    class Passes(event.Listener):
+        def on_start(self, ev):
+            pass_stack.append((ev.data["name"].split(" [")[0], time.perf_counter()))
+
+        def on_end(self, ev):
+            name, start = pass_stack.pop()
+            dt = time.perf_counter() - start
+            passes[name] += dt
+            if pass_stack:  # nested pass (a callee compiled inside): count it once
+                passes[pass_stack[-1][0]] -= dt
+
+    event.register("numba:compile", Compiles())
+    event.register("numba:run_pass", Passes())
+    import sim
+
+    t_import = time.perf_counter()
+    sim.simulate(players=4, games=1, seed=1)
+    t_end = time.perf_counter()
+    print(f"import numba {t_numba - t0:.2f} s, import sim (incl. twins) {t_import - t_numba:.2f} s, "
+          f"first result {t_end - t_import:.2f} s; total {t_end - t0:.2f} s")
+    print(f"compiled functions: {len(own)}; sum of own compile times {sum(own.values()):.2f} s")
+    print(f"\n{'own s':>7} {'incl s':>7}  function")
+    for name, dt in sorted(own.items(), key=lambda kv: -kv[1])[: args.top]:
+        print(f"{dt:7.2f} {total[name]:7.2f}  {name}")
+    print(f"\n{'s':>7}  compiler pass (own time)")
+    for name, dt in sorted(passes.items(), key=lambda kv: -kv[1])[:12]:
+        print(f"{dt:7.2f}  {name}")
+
+
+if __name__ == "__main__":
+    main()
