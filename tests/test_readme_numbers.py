@@ -88,3 +88,48 @@ def test_rule_readings_numbers_match_compare_on_the_committed_results():
                         & (pl.col("players") == 4)).row(0, named=True)
     assert (f"({100 * four['diff']:+.1f} [{100 * four['paired_low']:+.1f}, {100 * four['paired_high']:+.1f}] "
             "at 4 players)") in text
+
+
+def test_tuned_holdout_numbers_match_the_committed_tuned_file():
+    import tomllib
+
+    text = _readme()
+    tuned = tomllib.loads((ROOT / "strategies" / "tuned.toml").read_text())
+    assert f"The committed file was written for `RULES_VERSION` {tuned['meta']['rules_version']} by" in text
+    names = {"vs_heuristic": "heuristic", "vs_cautious": "cautious", "vs_bold": "bold"}
+    for p in range(1, 7):
+        h = tuned["players"][str(p)]["holdout"]
+        key = min(names, key=lambda k: h[k]["diff"])  # the best built-in strategy: the smallest gain
+        d = h[key]
+        who = "1 player" if p == 1 else f"{p} players"
+        points = " points" if p == 1 else ""
+        shown = (f"{who} {_pct(h['win_rate'])} ({100 * d['diff']:+.1f}{points} "
+                 f"[{100 * d['paired_low']:+.1f}, {100 * d['paired_high']:+.1f}] over {names[key]})")
+        assert shown in text, shown
+        assert h["timeouts"] == 0
+
+
+def test_all_henchmen_wins_match_the_committed_skill_ladder():
+    text = _readme()
+    s = pl.read_parquet(ROOT / "results" / "player_count" / "summary.parquet").filter(pl.col("strategy") == "tuned")
+    share = {r["players"]: r for r in s.iter_rows(named=True)}
+    four = share[4]
+    assert (f"tuned 4-player team's wins come that way ({_pct(four['share_win_henchmen'])} of its games; "
+            f"{100 * four['share_win_location']:.2f}% by the Location Track)") in text
+    assert f"tuned 2-player team's games ({_pct(share[2]['share_win_henchmen'])})" in text
+    assert f"1-player team's ({_pct(share[1]['share_win_henchmen'])})" in text
+
+
+def test_status_readings_rows_match_compare_on_the_committed_results():
+    from sim.compare import compare_run
+
+    text = _readme()
+    table, _ = compare_run(ROOT / "results" / "rule_readings", {"setup": "default"})
+    same = table.filter(pl.col("setup") == "status_unavailable_any")
+    assert len(same) == 12 and (same["diff"] == 0).all() and (same["paired_low"] == 0).all() \
+        and (same["paired_high"] == 0).all()  # "none: the same games to the last one"
+    assert "| a negative status card with no copy left" in text and "none: the same games to the last one" in text
+    removed = table.filter(pl.col("setup") == "status_discards_removed")
+    assert len(removed) == 12 and (removed["diff"].abs() <= 0.0002).all()  # "within 0.02 points"
+    assert "| a discarded status card (`status.readings.discarded`) | back to the status deck | out of the game | " \
+           "none measurable (within 0.02 points) |" in text

@@ -66,3 +66,27 @@ def test_check_twin_refuses_wrong_arguments():
         check_twin(Brave(name="brave"), "heuristic")
     with pytest.raises(TypeError, match="strategies.Strategy"):
         check_twin("heuristic", brave_kernel)
+
+
+@njit
+def readme_rash_token(view, choices, n):
+    """The README's false twin: Brave's rule with ``> 2`` for ``>= 2``."""
+    me = view.seat
+    if view.resolve(me) > 2 and view.injuries(me) <= 1:
+        for i in range(n):
+            if choices[i] == codes.T_HENCHMAN:
+                return i
+    return view.base_token(choices, n)
+
+
+@pytest.mark.slow
+def test_the_readme_shows_what_check_twin_prints():
+    import re
+    from pathlib import Path
+
+    readme = " ".join((Path(__file__).resolve().parent.parent / "README.md").read_text().split())
+    got = str(check_twin(Brave(name="brave"), KernelStrategy("heuristic", token=readme_rash_token, name="rash"),
+                         players=4, games=2000))
+    head, tail = got.split(" first differs in ")
+    assert f"`{head} first differs in " in readme
+    assert re.search(re.escape(tail.split("; ", 1)[1]) + "`", readme), tail
