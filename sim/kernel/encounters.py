@@ -366,22 +366,30 @@ def flip_up(ctx, amount, first, second, third):
 
 
 @jit
-def lower_any_skill(ctx, seat):
-    """The player lowers a basic skill of their choice by 1 (none above the mat's minimum: nothing)."""
+def change_any_skill(ctx, seat, step):
+    """The player raises (``step`` 1, below the mat's maximum) or lowers (-1, above its minimum) a basic
+    skill of their choice by 1 ("Up Any Skill", "lower any skill"); no such skill: nothing."""
     pk, st = ctx.pk, ctx.st
     b = player_base(pk, seat)
-    lo = pk.character_skill_min[st[b + P_CHAR]]
+    lo, hi = pk.character_skill_min[st[b + P_CHAR]], skill_max(pk, st, seat)
     options = work(pk, st, L_W_EFFECT)[:N_SKILLS]
     n = 0
     for s in range(N_SKILLS):
-        if st[b + P_SKILLS + s] > lo:
+        v = st[b + P_SKILLS + s]
+        if (v < hi) if step > 0 else (v > lo):
             options[n] = s
             n += 1
     if n:
-        i = decide.skill_down(ctx, seat, options, n)
+        i = decide.skill_up(ctx, seat, options, n) if step > 0 else decide.skill_down(ctx, seat, options, n)
         if i < 0 or i >= n:
-            raise ValueError("strategy chose an illegal skill to lower")
-        raise_skill(pk, st, seat, options[i], -1)
+            raise ValueError("strategy chose an illegal skill to raise or lower")
+        raise_skill(pk, st, seat, options[i], step)
+
+
+@jit
+def lower_any_skill(ctx, seat):
+    """The player lowers a basic skill of their choice by 1 (none above the mat's minimum: nothing)."""
+    change_any_skill(ctx, seat, -1)
 
 
 @jit
@@ -474,17 +482,7 @@ def apply_effect(ctx, seat, effect, amount, skill):
     elif effect == codes.E_GAIN_RESOLVE:
         gain_resolve(pk, st, seat, amount)
     elif effect == codes.E_UP_ANY_SKILL:
-        options = work(pk, st, L_W_EFFECT)[:N_SKILLS]
-        n = 0
-        for s in range(N_SKILLS):
-            if st[b + P_SKILLS + s] < skill_max(pk, st, seat):
-                options[n] = s
-                n += 1
-        if n:
-            i = decide.skill_up(ctx, seat, options, n)
-            if i < 0 or i >= n:
-                raise ValueError("strategy chose an illegal skill")
-            raise_skill(pk, st, seat, options[i], 1)
+        change_any_skill(ctx, seat, 1)
     elif effect == codes.E_UP_SKILL:
         raise_skill(pk, st, seat, skill, 1)
     elif effect == codes.E_UN_TRANSPORT:
