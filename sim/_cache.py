@@ -4,7 +4,8 @@ numba keys a cached function on its own file only: after an edit of, say,
 ``decks.py``, a cached ``play_game`` (in ``game.py``) would still hold the old
 ``draw_card`` compiled into it. So the kernel stamps its cache with one hash of
 every kernel module, of the shared twins (``sim/rng.py``, ``sim/poker.py``,
-``sim/odds.py``) and of the compile flags (``sim/jit.py``), and drops the cached
+``sim/odds.py``), of the integer codes (``sim/content/constants.py``) and of the
+compile flags (``sim/jit.py``), and drops the cached
 code of all of them whenever that hash changes (numba would not notice a change
 of flags in ``sim/jit.py``). Only the default in-tree cache (``__pycache__``) is managed;
 with ``NUMBA_CACHE_DIR`` set, clear that folder by hand after editing.
@@ -18,6 +19,9 @@ import shutil
 from pathlib import Path
 
 STAMP = "kernel-sources.sha256"
+# besides sim/kernel/*.py: the compiled twins, the flags, and the integer codes compiled code freezes
+HASHED = ("rng.py", "poker.py", "odds.py", "jit.py", "_cache.py", "content/constants.py")
+HASHED_MODULES = ("sim.kernel.", "sim.rng", "sim.poker", "sim.odds", "sim.jit", "sim._cache", "sim.content.constants")
 TWIN_MODULES = ("rng", "poker", "odds")  # sim/<module>.py compiled twins, cached in sim/__pycache__
 
 
@@ -27,7 +31,7 @@ _refreshed = False
 
 
 def sources_hash() -> str:
-    files = sorted(KERNEL.glob("*.py")) + [SIM / n for n in ("rng.py", "poker.py", "odds.py", "jit.py", "_cache.py")]
+    files = sorted(KERNEL.glob("*.py")) + [SIM / n for n in HASHED]
     h = hashlib.sha256()
     for f in files:
         h.update(f.name.encode())

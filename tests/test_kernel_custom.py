@@ -119,3 +119,21 @@ def test_the_pairing_key_covers_code_and_the_globals_it_reads():
     assert pairing_key({"rest": make(2)}) != pairing_key({"rest": make(3)})
     assert pairing_key({"rest": make(2)}) != pairing_key({"rest": make(2, "view.injuries(view.seat) > LIMIT")})
     assert pairing_key({"rest": make(2)}) != pairing_key({"use_watch": make(2)})
+
+
+def test_the_pairing_key_covers_module_attributes_outside_the_hashed_sources():
+    """``strategies.x.LIMIT`` read as a module attribute is part of the key (sim/kernel's own modules are
+    covered by the kernel's source hash instead)."""
+    import types
+
+    from sim.kernel.custom import pairing_key
+
+    mod = types.ModuleType("strategies.my_limits")
+
+    def make(limit):
+        mod.LIMIT = limit
+        env = {"limits": mod}
+        exec("def rest(view):\n    return view.injuries(view.seat) >= limits.LIMIT\n", env)
+        return pairing_key({"rest": njit(env["rest"])})
+
+    assert make(2) != make(3)

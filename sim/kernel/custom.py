@@ -40,6 +40,7 @@ import numpy as np
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLocator
 from numba.core.registry import CPUDispatcher
 
+from sim._cache import HASHED_MODULES
 from sim.jit import KERNEL_OPTIONS, njit
 
 KERNEL_MODULES = ("decks", "villain", "endgame", "setup", "skill_tests", "gamble", "movement", "missions",
@@ -108,8 +109,8 @@ def _fingerprint(obj, h, seen: set, attrs: set | None = None) -> None:
                 _fingerprint(obj.__globals__[name], h, seen, names)
     elif isinstance(obj, types.ModuleType):
         h.update(b"M" + obj.__name__.encode())
-        if obj.__name__.startswith(("sim.", "strategies")):
-            return  # the project's own modules: part of sim._cache.sources_hash()
+        if obj.__name__.startswith(HASHED_MODULES) or obj.__name__ == "sim.kernel":
+            return  # their source is part of sim._cache.sources_hash()
         for name in sorted(attrs or ()):  # module.NAME as the code reads it
             if name in vars(obj) and not isinstance(vars(obj)[name], types.ModuleType):
                 h.update(b"A" + name.encode())
