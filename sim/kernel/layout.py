@@ -317,6 +317,8 @@ BUNDLE = (
     ("walk_best", "int64", 3),
     ("walk_to", "int64", 2),  # [n_spaces, n_spaces] walking MP from a space to another (0: beyond the walk table)
     ("space_in_region", "int64", 2),  # [n_regions, n_spaces] 1 if a space lies in an End of Turn region
+    ("status_card_effect", "int64", 1),  # [n_status] each status card's effect (status_effect of its kind)
+    ("status_card_bonus", "int64", 2),  # [N_SKILLS, n_status] dice a skill_modifier card adds to a test of a skill
 )
 Pack = namedtuple("Pack", [name for name, _, _ in BUNDLE])
 
@@ -469,6 +471,12 @@ def pack(c: Content) -> Pack:
     arrays["space_in_region"] = np.array(
         [[c.space_kind[s] != codes.OCEAN and (c.space_ussr[s] != 0 if r == codes.USSR_REGION else c.space_deck[s] == r)
           for s in range(c.n_spaces)] for r in range(len(codes.REGIONS))], dtype=np.int64)
+    # per status card, so the scans of a seat's cards read one table, without a branch per card
+    kinds = np.asarray(c.status_type, dtype=np.int64)
+    arrays["status_card_effect"] = np.asarray(c.status_effect, dtype=np.int64)[kinds]
+    arrays["status_card_bonus"] = np.array(
+        [[c.status_amount[k] if c.status_effect[k] == codes.SE_SKILL_MODIFIER and c.status_skill[k] == skill else 0
+          for k in kinds] for skill in range(N_SKILLS)], dtype=np.int64).reshape(N_SKILLS, len(kinds))
     out = {}
     for name, dtype, ndim in BUNDLE:
         a = np.ascontiguousarray(np.asarray(arrays.pop(name)).astype(dtype))
