@@ -60,7 +60,7 @@ from sim.kernel.layout import (
     ST_TESTS_ATTEMPTED,
     ST_TESTS_PASSED,
 )
-from sim.kernel.missions import flip_missions
+from sim.kernel.missions import flip_missions, work_rows
 from sim.kernel.skill_tests import run_test
 from sim.kernel.villain import take_injuries, v_minus_1, villain_advancement
 from sim.rng import ENCOUNTER, FATE, STATUS, TOKENS, next_below_nb
@@ -196,7 +196,7 @@ def henchman_test(ctx, seat, h, no_advance):
         st[ST_TESTS_ATTEMPTED] += 1
         st[ST_TESTS_PASSED] += 1
         return True
-    opts = work(pk, st, L_W_OPTS)[: codes.MAX_OPTIONS * 4].reshape((codes.MAX_OPTIONS, 4))
+    opts = work_rows(pk, st, L_W_OPTS, codes.MAX_OPTIONS, 4)
     opts[:] = 0
     n = 0
     for i in range(codes.MAX_OPTIONS):
@@ -281,7 +281,7 @@ def encounter_card(ctx, seat, side):
         st[ST_TESTS_PASSED] += 1
         passed = True
     else:
-        opts = work(pk, st, L_W_OPTS).reshape((codes.MAX_OPTIONS + 1, 4))
+        opts = work_rows(pk, st, L_W_OPTS, codes.MAX_OPTIONS + 1, 4)
         opts[:] = 0
         n = 0
         for i in range(codes.MAX_OPTIONS):

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
+from numba import config
+from numba.np.arrayobj import reshape_unchecked
+
 from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel import strategy as decide
@@ -42,6 +46,19 @@ from sim.kernel.layout import (
 from sim.rng import FATE
 
 jit = njit(**KERNEL_OPTIONS)
+# views into the state vector cannot be returned from a runtime-free function: inline them
+inline_jit = njit(inline="always", **KERNEL_OPTIONS)
+# a view with the given shape and strides, made in place (numba's own as_strided lowers to it;
+# the overload itself may not return a view without numba's runtime); numpy's as plain Python
+as_view = np.lib.stride_tricks.as_strided if config.DISABLE_JIT else reshape_unchecked
+
+
+@inline_jit
+def work_rows(pk, st, region, rows, cols):
+    """The first ``rows * cols`` ints of a scratch region (``L_W_*``) as a [rows, cols] view."""
+    flat = work(pk, st, region)[: rows * cols]
+    # not reshape(), which calls numba's general C helper (numba_attempt_nocopy_reshape) every time
+    return as_view(flat, (rows, cols), (cols * flat.itemsize, flat.itemsize))
 
 
 @jit
@@ -77,7 +94,7 @@ def mission_reward(ctx, seat):
     if not (st[b + P_FLIPPED] and st[b + P_FLIPPED + 1]):
         return
     st[ST_MISSIONS_COMPLETED] += 1
-    opts = work(pk, st, L_W_MOPTS).reshape((pk.region_size[L_W_MOPTS] // 2, 2))
+    opts = work_rows(pk, st, L_W_MOPTS, pk.region_size[L_W_MOPTS] // 2, 2)
     opts[:] = 0
     n = 0
     tsb = pk.lay[L_TS]
