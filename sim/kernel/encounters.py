@@ -6,6 +6,7 @@ from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel import strategy as decide
 from sim.kernel.decks import (  # noqa: F401  (the reward helpers live in decks, named as in rules)
+    count_at,
     discard,
     draw_card,
     draw_token,
@@ -79,7 +80,9 @@ def token_choices(pk, st, seat, out):
     if first_at(st, pk.lay[L_GREEN], n_h, space) >= 0:
         out[n] = codes.T_HENCHMAN
         n += 1
-    if first_at(st, pk.lay[L_INTEL], n_i, space) >= 0:
+    # counted, not searched: the count has no branch per token (where the search stops follows
+    # the board and mispredicts) and LLVM vectorizes it
+    if count_at(st, pk.lay[L_INTEL], n_i, space) > 0:
         out[n] = codes.T_POOL
         n += 1
         if first_at(st, pk.lay[L_GREEN], n_h, codes.SUPPLY) >= 0:
