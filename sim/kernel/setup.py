@@ -286,13 +286,22 @@ def setup_game(ctx, seed, game):
     n_d = len(codes.DECKS)
     for d in range(n_d):
         st[pk.deck_base[d] + D_TOP] = -1  # (the counts are 0: st was cleared)
-    for x in range(n_e):  # one pass: each card onto its deck's pile, in ascending order
+    # one pass: each card onto its deck's pile, in ascending order. The pile's count stays in a
+    # register while one deck's cards follow each other (a deck's cards have consecutive ids):
+    # a read-modify-write of the count per card waited on the store of the card before.
+    d_open, k = -1, 0
+    for x in range(n_e):
         d = pk.encounter_deck[x]
-        if 0 <= d < n_d:
-            base = pk.deck_base[d]
-            k = st[base + D_COUNT]
-            st[base + D_PILE + k] = x
-            st[base + D_COUNT] = k + 1
+        if not 0 <= d < n_d:
+            continue
+        if d != d_open:
+            if d_open >= 0:
+                st[pk.deck_base[d_open] + D_COUNT] = k
+            d_open, k = d, st[pk.deck_base[d] + D_COUNT]
+        st[pk.deck_base[d] + D_PILE + k] = x
+        k += 1
+    if d_open >= 0:
+        st[pk.deck_base[d_open] + D_COUNT] = k
     n_s = pk.scal[K_N_STATUS]
     for card in range(n_s):
         st[pk.lay[L_STATUS] + card] = -1
