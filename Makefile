@@ -26,7 +26,7 @@ check: $(STAMP)
 	$(BIN)/smersh-sim check experiments/bands.toml
 
 lint: $(STAMP)
-	$(BIN)/ruff check sim strategies tests
+	$(BIN)/ruff check sim strategies tests tools
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -7,7 +7,13 @@ A, B, A, B ... of the same games on one thread each, and the ratio of the median
 
     .venv/bin/python tools/ab_kernel.py /path/to/checkout-A /path/to/checkout-B --games 100000 --rounds 7
 
-Each checkout compiles (or loads) its own kernel in its own ``sim/kernel/__pycache__``.
+Each side runs in several worker processes (--procs), since one process can keep a layout that is
+slower or faster all run long; the ratio is of the means of the processes' medians. With --cpu each
+round is timed in thread CPU time, which other work on the cores disturbs far less than the wall clock.
+
+Each checkout compiles its own kernel, in its own ``sim/kernel/__pycache__``, first and in a
+process of its own: code compiled in the process that plays ran 7-10% slower than the same
+code loaded from the cache.
 """
 
 from __future__ import annotations
@@ -19,7 +25,9 @@ import subprocess
 import sys
 
 WORKER = r"""
-import hashlib, sys, time
+import hashlib, os, sys, time
+if {pin} >= 0:
+    os.sched_setaffinity(0, {{{pin}}})
 sys.path.insert(0, {tree!r})
 import numpy as np
 import sim, strategies
@@ -42,9 +50,9 @@ out = np.zeros((games, layout.row_width(pk)), np.int64)
 simulate_batch(kp, cfg, sid, prm, seed, 0, 10, out[:10], offsets)
 print("ready", flush=True)
 for line in sys.stdin:
-    t = time.perf_counter()
+    t = time.thread_time() if {cpu} else time.perf_counter()
     simulate_batch(kp, cfg, sid, prm, seed, 0, games, out, offsets)
-    dt = time.perf_counter() - t
+    dt = (time.thread_time() if {cpu} else time.perf_counter()) - t
     print(dt, hashlib.sha256(out.tobytes()).hexdigest()[:16], flush=True)
 """
 
@@ -54,44 +62,63 @@ def main() -> None:
     ap.add_argument("a")
     ap.add_argument("b")
     ap.add_argument("--games", type=int, default=100_000)
-    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--procs", type=int, default=3, help="worker processes per checkout (default 3)")
     ap.add_argument("--players", type=int, default=4)
     ap.add_argument("--strategy", default="heuristic")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--pin", type=int, default=-1, metavar="CORE",
+                    help="run both workers on this core only (else each process keeps the core the system gave it, "
+                         "and one sharing a core with other work is slower all run long: a bias of up to 8%% seen)")
+    ap.add_argument("--cpu", action="store_true",
+                    help="time the thread's CPU time instead of the wall clock (steadier when other work "
+                         "shares the cores: waiting for a core is not counted)")
     ap.add_argument("--b-env", action="append", default=[], metavar="NAME=VALUE",
                     help="an environment variable for B only (give B its own NUMBA_CACHE_DIR with numba flags)")
     args = ap.parse_args()
-    procs = {}
+    procs = {}  # (checkout, k): worker process k of that checkout
     for name, tree in (("A", args.a), ("B", args.b)):
-        code = WORKER.format(tree=tree, players=args.players, strategy=args.strategy, games=args.games, seed=args.seed)
+        code = WORKER.format(tree=tree, players=args.players, strategy=args.strategy, games=args.games, seed=args.seed,
+                             cpu=args.cpu, pin=args.pin)
         env = dict(os.environ)
         if name == "B":
             env.update(kv.split("=", 1) for kv in args.b_env)
-        procs[name] = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       text=True, cwd=tree, env=env)
+        # compile (or load) first, in a process of its own: a kernel compiled in the process that
+        # then plays ran 7-10% slower than the same kernel loaded from numba's cache
+        subprocess.run([sys.executable, "-c", code], input="", text=True, cwd=tree, env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        for k in range(args.procs):
+            procs[name, k] = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                                              stdout=subprocess.PIPE, text=True, cwd=tree, env=env)
     for p in procs.values():
         line = p.stdout.readline()
         if line.strip() != "ready":
             raise SystemExit(f"worker failed to start: {line!r}")
-    times = {"A": [], "B": []}
+    times = {key: [] for key in procs}
     sums = {}
     for r in range(args.rounds):
-        for name in ("A", "B") if r % 2 == 0 else ("B", "A"):
-            p = procs[name]
-            p.stdin.write("go\n")
-            p.stdin.flush()
-            dt, check = p.stdout.readline().split()
-            times[name].append(float(dt))
-            sums.setdefault(name, check)
+        for k in range(args.procs):
+            for name in ("A", "B") if (r + k) % 2 == 0 else ("B", "A"):
+                p = procs[name, k]
+                p.stdin.write("go\n")
+                p.stdin.flush()
+                dt, check = p.stdout.readline().split()
+                times[name, k].append(float(dt))
+                sums.setdefault(name, check)
     for p in procs.values():
         p.stdin.close()
         p.wait()
-    ma, mb = statistics.median(times["A"]), statistics.median(times["B"])
-    pairs = sorted(a / b for a, b in zip(times["A"], times["B"]))
-    print(f"A {args.a}: median {ma:.3f} s ({args.games / ma:,.0f} games/s)  all {[round(t, 3) for t in times['A']]}")
-    print(f"B {args.b}: median {mb:.3f} s ({args.games / mb:,.0f} games/s)  all {[round(t, 3) for t in times['B']]}")
-    print(f"speed-up B/A: {ma / mb:.3f}x (medians), {min(times['A']) / min(times['B']):.3f}x (fastest rounds), "
-          f"{statistics.median(pairs):.3f}x (median of the rounds' ratios); per round {[round(x, 3) for x in pairs]}")
+    # each process has its own memory layout and keeps it: the same code ran up to ~8% apart in two
+    # processes, so each side is the mean over its processes of their median round
+    per = {key: statistics.median(t) for key, t in times.items()}
+    mean = {name: statistics.mean(per[name, k] for k in range(args.procs)) for name in ("A", "B")}
+    for name, tree in (("A", args.a), ("B", args.b)):
+        meds = [per[name, k] for k in range(args.procs)]
+        print(f"{name} {tree}: {args.games / mean[name]:,.0f} games/s (mean of {args.procs} processes' medians: "
+              f"{', '.join(f'{m:.3f}' for m in meds)} s)")
+    ratios = sorted(per["A", k] / per["B", k] for k in range(args.procs))
+    print(f"speed-up B/A: {mean['A'] / mean['B']:.3f}x (means of the processes' medians); "
+          f"per process pair {[round(x, 3) for x in ratios]}")
     print(f"same rows: {'yes' if sums['A'] == sums['B'] else 'NO'}")
 
 

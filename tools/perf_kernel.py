@@ -107,6 +107,12 @@ def write_perf_map() -> str:
     with open(path, "w") as out:
         for addr, size, name in sorted(rows):
             out.write(f"{addr:x} {size:x} {name}\n")
+    if os.environ.get("PERF_KERNEL_CODE"):  # each function's machine code, for tools/perf_annotate.py
+        import ctypes
+
+        with open(os.environ["PERF_KERNEL_CODE"], "wb") as out:
+            for addr, size, _name in sorted(rows):
+                out.write(struct.pack("<QQ", addr, size) + ctypes.string_at(addr, size))
     return path
 
 
@@ -295,9 +301,6 @@ def main() -> None:
                  summary_only=True)
     dt = time.perf_counter() - t0
     path = write_perf_map()
-    if os.environ.get("PERF_KERNEL_OBJECT"):  # the object code too, to read next to `perf script` addresses
-        with open(os.environ["PERF_KERNEL_OBJECT"], "wb") as f:
-            f.write(_OBJECTS.get("simulate_batch", b""))
     print(f"{args.games} games in {dt:.2f} s ({args.games / dt:,.0f} games/s); perf map {path}", file=sys.stderr)
 
 

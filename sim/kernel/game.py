@@ -19,6 +19,7 @@ from sim.kernel import strategy as decide
 from sim.kernel.decks import (
     discard_status,
     draw_token,
+    first_at,
     lobo,
     peek_card,
     play_top_secret,
@@ -91,12 +92,7 @@ def start_of_turn(ctx, seat):
         heal(pk, st, seat, st[b + P_INJ])
     ts = top_secret_card(pk, st, seat, codes.TS_INTEL_TO_POOL)
     off, n_i = pk.lay[L_INTEL], pk.scal[K_N_INTEL]
-    has_supply = False
-    for t in range(n_i):
-        if st[off + t] == codes.SUPPLY:
-            has_supply = True
-            break
-    if ts >= 0 and has_supply and decide.intel_to_pool(ctx, seat):
+    if ts >= 0 and first_at(st, off, n_i, codes.SUPPLY) >= 0 and decide.intel_to_pool(ctx, seat):
         play_top_secret(pk, st, seat, ts)
         t = draw_token(st, off, n_i, codes.SUPPLY, rs)
         st[off + t] = codes.POOL

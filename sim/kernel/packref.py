@@ -79,10 +79,28 @@ def _payload(context, builder, typ, val):
     return cgutils.create_struct_proxy(valtype)(context, builder, ref=builder.bitcast(data, alloc.as_pointer()))
 
 
+def _invariant(builder, load):
+    """Tag a load as reading memory that never changes while kernel code runs (see _getattr)."""
+    load.set_metadata("invariant.load", builder.module.add_metadata([]))
+    return load
+
+
 def _getattr(context, builder, typ, val, attr):
-    """Lower ``ref.<field>``: load the field from the payload (a borrowed reference)."""
-    value = getattr(_payload(context, builder, typ, val), attr)
-    return imputils.impl_ret_borrowed(context, builder, typ.field_dict[attr], value)
+    """Lower ``ref.<field>``: load the field from the payload (a borrowed reference).
+
+    A bundle or context is filled once, before kernel code reads it, and never written
+    again; its loads say so (``!invariant.load``), so LLVM keeps a field's data pointer
+    and shape in registers across the kernel's stores to the state vector instead of
+    loading them again after each store (it cannot tell that a store to ``st`` leaves
+    the payload alone).
+    """
+    ref = cgutils.create_struct_proxy(typ)(context, builder, value=val)
+    mi = builder.bitcast(ref.meminfo, _MEMINFO.as_pointer())
+    data = _invariant(builder, builder.load(cgutils.gep_inbounds(builder, mi, 0, 3)))
+    dm = context.data_model_manager[typ.get_data_type()]
+    ptr = builder.bitcast(data, dm.get_value_type().as_pointer())
+    member = _invariant(builder, builder.load(cgutils.gep_inbounds(builder, ptr, 0, dm.get_field_position(attr))))
+    return imputils.impl_ret_borrowed(context, builder, typ.field_dict[attr], member)
 
 
 class PackRef(structref.StructRefProxy):
@@ -125,6 +143,9 @@ def _fill(typingctx, ref_t, nt_t):
 
     def codegen(context, builder, sig, args):
         """Store the fields one by one."""
+        # the function that fills a payload is never inlined: its stores then precede, in
+        # another function, every load that _getattr marks invariant (none can move above them)
+        builder.function.attributes.add("noinline")
         ref, nt = args
         payload = _payload(context, builder, sig.args[0], ref)
         for i, (name, typ) in enumerate(ref_t._fields):
