@@ -78,12 +78,14 @@ from sim.poker import HIGH_CARD, choose_exchange_nb, hand_category_nb, hand_valu
 from sim.rng import STRATEGY, next_below_nb
 
 jit = njit(**KERNEL_OPTIONS)
-# views into the state vector cannot be returned from a runtime-free function: inline them
+# views into the state vector cannot be returned from a runtime-free function: inline them;
+# the small helpers and decisions asked several times a turn are inlined too (numba's own inlining,
+# which LLVM's heuristics did not do: a call, its status check and the bundle reloads cost more than they do)
 inline_jit = njit(inline="always", **KERNEL_OPTIONS)
 
 
 
-@jit
+@inline_jit
 def coin(ctx):
     """The random strategy's fair coin."""
     rs = ctx.rs
@@ -230,7 +232,7 @@ def play_auto_pass(ctx, seat, allowed, successes, henchman):
     return p_pass(ctx, seat, allowed, successes) < prm[seat, H_AUTO_PASS_BELOW]
 
 
-@jit
+@inline_jit
 def play_two_dice(ctx, seat, allowed, henchman):
     """Play the Top Secret card that adds two dice to this test?"""
     sid = ctx.sid[seat]
@@ -239,7 +241,7 @@ def play_two_dice(ctx, seat, allowed, henchman):
     return henchman >= 0 and allowed < 5
 
 
-@jit
+@inline_jit
 def use_auto_pass(ctx, seat, skill, henchman, no_advance):
     """Use an advanced skill's automatic pass (``use_auto_pass``)?"""
     if ctx.sid[seat] == RANDOM:
@@ -247,7 +249,7 @@ def use_auto_pass(ctx, seat, skill, henchman, no_advance):
     return not watch_fail(ctx, seat, henchman, no_advance)
 
 
-@jit
+@inline_jit
 def draw_die(ctx, seat, successes, henchman, no_advance, n_drawn):
     """Draw one more die from the bag for this test?"""
     pk, st, sid, prm = ctx.pk, ctx.st, ctx.sid[seat], ctx.prm
@@ -261,7 +263,7 @@ def draw_die(ctx, seat, successes, henchman, no_advance, n_drawn):
     return True
 
 
-@jit
+@inline_jit
 def resolve_plus_one(ctx, seat, henchman, no_advance, n_drawn):
     """Spend 1 Resolve for one more die?"""
     sid, prm = ctx.sid[seat], ctx.prm
