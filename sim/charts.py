@@ -195,14 +195,19 @@ def paired_differences(table: pl.DataFrame, path: Path, baseline: str) -> Path:
     return path
 
 
+# the charts a study writes into its results folder, and the chart `compare` adds there
+STUDY_CHARTS = ("win_rate_by_players.png", "outcomes.png", "game_length.png")
+COMPARE_CHART = "paired_differences.png"
+
+
 def study_charts(summary: pl.DataFrame, out: Path, spec=None) -> list[Path]:
     """Every chart of a study; each written to a temporary name first."""
     import os
 
     made = []
     targets = spec.targets() if spec is not None else {}
-    for name, fn in (("win_rate_by_players.png", lambda sm, pth: win_rate_by_players(sm, pth, targets=targets)),
-                     ("outcomes.png", outcome_causes), ("game_length.png", game_length_survival)):
+    makers = (lambda sm, pth: win_rate_by_players(sm, pth, targets=targets), outcome_causes, game_length_survival)
+    for name, fn in zip(STUDY_CHARTS, makers):
         final = out / name
         tmp = out / ("tmp_" + name)
         fn(summary, tmp)

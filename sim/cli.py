@@ -309,7 +309,7 @@ def _summary_table(summary) -> str:
 def cmd_compare(args) -> int:
     from pathlib import Path
 
-    from sim.charts import paired_differences
+    from sim.charts import COMPARE_CHART, paired_differences
     from sim.compare import compare_run, parse_baseline
 
     try:
@@ -317,7 +317,7 @@ def cmd_compare(args) -> int:
     except (ValueError, FileNotFoundError) as e:
         raise SystemExit(f"error: {e}") from None
     label = ",".join(f"{k}={v}" for k, v in baseline.items())
-    chart = paired_differences(table, Path(args.run) / "paired_differences.png", label)
+    chart = paired_differences(table, Path(args.run) / COMPARE_CHART, label)
     if args.json:
         print(json.dumps(table.to_dicts(), indent=2))
         return 0

@@ -657,6 +657,9 @@ def sample_hand_categories(seed, n, deck_rank, deck_suit, game0=0):
     return counts
 
 
+GAMBLE_CHUNK = 250_000  # gambles per compiled call (about a tenth of a second)
+
+
 def gamble_policy_odds(
     policy: str,
     samples: int = 1_000_000,
@@ -670,11 +673,16 @@ def gamble_policy_odds(
         raise ValueError(f"unknown policy {policy!r}; choose from {sorted(poker.POLICIES)}")
     if samples <= 0:
         raise ValueError("samples must be positive")
-    check_seed(seed, game0)
+    check_seed(seed, game0 + samples - 1)
     deck_rank, deck_suit = _deck_defaults(deck_rank, deck_suit)
-    n_win, n_tie = sample_gambles(
-        seed, samples, poker.POLICIES[policy], deck_rank, deck_suit, game0
-    )
+    n_win = n_tie = 0
+    # in chunks, so Ctrl-C stops a long run between two of them (compiled code cannot be
+    # interrupted); gamble i is game0 + i's either way, so the counts are the same
+    for start in range(0, samples, GAMBLE_CHUNK):
+        w, t = sample_gambles(seed, min(GAMBLE_CHUNK, samples - start), poker.POLICIES[policy], deck_rank, deck_suit,
+                              game0 + start)
+        n_win += int(w)
+        n_tie += int(t)
     pw = n_win / samples
     pt = n_tie / samples
     return GambleOdds(

@@ -523,6 +523,12 @@ def assemble(spec, out: Path, state: Path, cells, n_batches, contents, write_gam
                         schema = t.schema.with_metadata({k.encode(): v.encode() for k, v in pmeta.items()})
                         writer = pq.ParquetWriter(tmp, schema, compression="zstd")
                     writer.write_table(pa.Table.from_batches(t.to_batches(), schema=writer.schema))
+        except Exception:  # a full disk, say: leave no half-written table behind (the batches are kept)
+            if writer is not None:
+                writer.close()
+                writer = None
+            tmp.unlink(missing_ok=True)
+            raise
         finally:
             if writer is not None:
                 writer.close()
@@ -532,9 +538,12 @@ def assemble(spec, out: Path, state: Path, cells, n_batches, contents, write_gam
         games_file.unlink()  # a stale per-game table from another spec would mislead
     files.append(out / METADATA)
     atomic_write_text(files[-1], dumps(meta))
-    if charts:
-        from sim.charts import study_charts
+    from sim.charts import COMPARE_CHART, STUDY_CHARTS, study_charts
 
+    # charts drawn from an earlier run of this folder would show other numbers than these results
+    for name in (COMPARE_CHART,) + (() if charts else STUDY_CHARTS):
+        (out / name).unlink(missing_ok=True)
+    if charts:
         files.extend(study_charts(summary, out, spec))
     prov = out / PROVENANCE
     atomic_write_text(prov, dumps(provenance(key, engine)))

@@ -363,3 +363,12 @@ def test_cli_odds_read_a_content_packs_dice_and_fate_deck(tmp_path):
     got = json.loads(odds.cli_gamble(True, samples=2_000, seed=3, content=default))[0]
     want = json.loads(odds.cli_gamble(True, samples=2_000, seed=3))[0]
     assert got == want
+
+
+def test_gamble_sampling_in_chunks_counts_the_same_gambles(monkeypatch):
+    """Sampling in interruptible chunks plays gamble game0 + i for sample i: the same counts as one call."""
+    deck_rank, deck_suit = odds._deck_defaults(None, None)
+    whole = odds.sample_gambles(SEED, 5_000, poker.POLICIES["exchange_2"], deck_rank, deck_suit, 0)
+    monkeypatch.setattr(odds, "GAMBLE_CHUNK", 1_200)  # five chunks, the last one short
+    res = odds.gamble_policy_odds("exchange_2", samples=5_000, seed=SEED)
+    assert (round(res.p_win * 5_000), round(res.p_tie * 5_000)) == tuple(int(x) for x in whole)

@@ -301,3 +301,40 @@ def test_data_dictionary_lists_every_column(spec, tmp_path):
     from sim.study import MEAN_COLUMNS
 
     assert set(MEAN_COLUMNS) <= set(documented_columns("games.parquet"))
+
+
+def test_rerun_leaves_no_chart_of_an_earlier_run(spec, tmp_path):
+    """Charts drawn from an earlier run of the folder go when the folder is run again: the study's
+    charts when the new run draws none, and compare's paired-differences chart always."""
+    out = tmp_path / "out"
+    assert run_study(spec, out, progress=False, charts=True).finished
+    charts = ["win_rate_by_players.png", "outcomes.png", "game_length.png"]
+    assert all((out / c).is_file() for c in charts)
+    cli = subprocess.run([sys.executable, "-m", "sim.cli", "compare", str(out)], capture_output=True, text=True,
+                         cwd=ROOT)
+    assert cli.returncode == 0, cli.stderr
+    assert (out / "paired_differences.png").is_file()
+    assert run_study(spec.with_games(96), out, progress=False, charts=False).finished
+    assert not any((out / c).exists() for c in charts + ["paired_differences.png"])
+    check_folder(out)
+
+
+def test_games_table_failing_midway_leaves_no_temporary_file(spec, tmp_path, monkeypatch):
+    """A games.parquet that cannot be finished (a full disk, say) leaves no games.parquet.tmp behind."""
+    out = tmp_path / "out"
+
+    class Full:
+        def __init__(self, path, schema, **kwargs):
+            Path(path).write_bytes(b"partial")
+            self.schema = schema
+
+        def write_table(self, *args, **kwargs):
+            raise OSError(28, "No space left on device")
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(pq, "ParquetWriter", Full)
+    with pytest.raises(OSError, match="No space left"):
+        run_study(spec, out, progress=False, charts=False)
+    assert not (out / "games.parquet.tmp").exists()

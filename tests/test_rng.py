@@ -32,6 +32,19 @@ def test_philox_known_answers_numba(ctr, key, want):
     assert tuple(int(x) for x in rng.philox4x32_nb(*ctr, *key)) == want
 
 
+def test_philox_word0_is_the_blocks_first_word():
+    """On known answers and on random counters and keys (edge words included), plain and compiled."""
+    for ctr, key, want in KAT:
+        assert rng.philox_word0(*ctr, *key) == int(rng.philox_word0_nb(*ctr, *key)) == want[0]
+    r = np.random.default_rng(7)
+    words = [0, 1, 0xFFFFFFFF, 0x80000000] + [int(x) for x in r.integers(0, 2**32, 200)]
+    for i in range(300):
+        args = [words[(i * 7 + j * 13) % len(words)] for j in range(6)]
+        want = rng.philox4x32(*args)[0]
+        assert rng.philox_word0(*args) == want
+        assert int(rng.philox_word0_nb(*args)) == want
+
+
 def test_stream_known_answers():
     # Pinned output of the stream layer (counter = (n, source, game_lo, game_hi), key = seed).
     s = rng.Streams(seed=12345, game=2**40 + 7)
@@ -125,3 +138,18 @@ def test_compiled_mulhilo_matches_the_plain_one():
     cases += [(r.getrandbits(32), r.getrandbits(32)) for _ in range(2000)]
     for a, m in cases:
         assert tuple(int(x) for x in rng.mulhilo32_nb(a, m)) == rng.mulhilo32(a, m) == divmod(a * m, 2**32)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_draws_kept_ahead_never_serve_another_draw_number(compiled):
+    """next_u32 keeps the following draw; counters set by hand, or a state of zeros, still give draw n."""
+    next_u32 = rng.next_u32_nb if compiled else rng.next_u32
+    state = rng.new_state(5, 9)
+    got = [int(next_u32(state, rng.DICE)) for _ in range(3)]
+    assert got == [rng.random_u32(5, 9, rng.DICE, n) for n in range(3)]
+    state[rng.COUNTS + rng.DICE] = 17  # skip ahead: the draw kept for number 3 must not be used
+    assert int(next_u32(state, rng.DICE)) == rng.random_u32(5, 9, rng.DICE, 17)
+    state[rng.COUNTS + rng.DICE] = 1  # and back
+    assert int(next_u32(state, rng.DICE)) == rng.random_u32(5, 9, rng.DICE, 1)
+    zeros = np.zeros(rng.STATE_SIZE, np.int64)  # seed 0, game 0, nothing initialised
+    assert int(next_u32(zeros, rng.FATE)) == rng.random_u32(0, 0, rng.FATE, 0)
