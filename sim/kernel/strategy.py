@@ -78,19 +78,21 @@ from sim.poker import HIGH_CARD, choose_exchange_nb, hand_category_nb, hand_valu
 from sim.rng import STRATEGY, next_below_nb
 
 jit = njit(**KERNEL_OPTIONS)
-# views into the state vector cannot be returned from a runtime-free function: inline them
+# views into the state vector cannot be returned from a runtime-free function: inline them;
+# the small helpers and decisions asked several times a turn are inlined too (numba's own inlining,
+# which LLVM's heuristics did not do: a call, its status check and the bundle reloads cost more than they do)
 inline_jit = njit(inline="always", **KERNEL_OPTIONS)
 
 
 
-@jit
+@inline_jit
 def coin(ctx):
     """The random strategy's fair coin."""
     rs = ctx.rs
     return next_below_nb(rs, STRATEGY, 2) == 1
 
 
-@jit
+@inline_jit
 def p_pass(ctx, seat, skill_total, needed):
     """Heuristic's exact P(pass) estimate (``HeuristicStrategy._p_pass``)."""
     pk, st, prm = ctx.pk, ctx.st, ctx.prm
@@ -100,7 +102,7 @@ def p_pass(ctx, seat, skill_total, needed):
     return pk.pass_table[k, min(needed, 2) - 1, 1 if can_reroll else 0]
 
 
-@jit
+@inline_jit
 def may_spend(ctx, seat, henchman):
     """Heuristic: Resolve may be spent (all of it on a henchman, else only above the reserve)."""
     pk, st, prm = ctx.pk, ctx.st, ctx.prm
@@ -109,7 +111,7 @@ def may_spend(ctx, seat, henchman):
     return r > 0 and (henchman or r > prm[seat, H_RESERVE])
 
 
-@jit
+@inline_jit
 def watch_fail(ctx, seat, henchman, no_advance):
     """Heuristic: the Watch shows a -1 card, so fail an ordinary test on purpose."""
     pk, st, prm = ctx.pk, ctx.st, ctx.prm
@@ -230,7 +232,7 @@ def play_auto_pass(ctx, seat, allowed, successes, henchman):
     return p_pass(ctx, seat, allowed, successes) < prm[seat, H_AUTO_PASS_BELOW]
 
 
-@jit
+@inline_jit
 def play_two_dice(ctx, seat, allowed, henchman):
     """Play the Top Secret card that adds two dice to this test?"""
     sid = ctx.sid[seat]
@@ -239,7 +241,7 @@ def play_two_dice(ctx, seat, allowed, henchman):
     return henchman >= 0 and allowed < 5
 
 
-@jit
+@inline_jit
 def use_auto_pass(ctx, seat, skill, henchman, no_advance):
     """Use an advanced skill's automatic pass (``use_auto_pass``)?"""
     if ctx.sid[seat] == RANDOM:
@@ -247,7 +249,7 @@ def use_auto_pass(ctx, seat, skill, henchman, no_advance):
     return not watch_fail(ctx, seat, henchman, no_advance)
 
 
-@jit
+@inline_jit
 def draw_die(ctx, seat, successes, henchman, no_advance, n_drawn):
     """Draw one more die from the bag for this test?"""
     pk, st, sid, prm = ctx.pk, ctx.st, ctx.sid[seat], ctx.prm
@@ -261,7 +263,7 @@ def draw_die(ctx, seat, successes, henchman, no_advance, n_drawn):
     return True
 
 
-@jit
+@inline_jit
 def resolve_plus_one(ctx, seat, henchman, no_advance, n_drawn):
     """Spend 1 Resolve for one more die?"""
     sid, prm = ctx.sid[seat], ctx.prm
@@ -333,7 +335,7 @@ def gamble_exchange(ctx, seat, ranks, suits, free):
 
 
 # --- what the heuristic wants (public facts of the view) ----------------------------------
-@jit
+@inline_jit
 def pool_size(pk, st):
     """Intel tokens in the Pool."""
     off = pk.lay[L_INTEL]
@@ -344,7 +346,7 @@ def pool_size(pk, st):
     return k
 
 
-@jit
+@inline_jit
 def n_green_spaces(pk, st):
     """Distinct spaces holding a green Location token."""
     off, n = pk.lay[L_GREEN], pk.scal[K_N_HENCHMEN]
@@ -362,7 +364,7 @@ def n_green_spaces(pk, st):
     return k
 
 
-@jit
+@inline_jit
 def green_supply_size(pk, st):
     """Green Location tokens left in the supply."""
     off = pk.lay[L_GREEN]
@@ -373,7 +375,7 @@ def green_supply_size(pk, st):
     return k
 
 
-@jit
+@inline_jit
 def impatient(ctx, seat):
     """Heuristic: round ``patience_rounds`` has come (the round of turn ``S_TURN``)."""
     cfg, st, prm = ctx.cfg, ctx.st, ctx.prm
@@ -381,9 +383,9 @@ def impatient(ctx, seat):
     return (st[S_TURN] + n - 1) // n >= prm[seat, H_PATIENCE]
 
 
-@jit
-def wants_exchange(ctx, seat):
-    """Heuristic: exchange a yellow Intel token for a green Location token now?"""
+@inline_jit
+def wants_exchange(ctx, seat, pool):
+    """Heuristic: exchange a yellow Intel token for a green Location token now? (``pool``: :func:`pool_size`)"""
     pk, st, prm = ctx.pk, ctx.st, ctx.prm
     if green_supply_size(pk, st) == 0:
         return False
@@ -393,24 +395,22 @@ def wants_exchange(ctx, seat):
     when = prm[seat, H_EXCH_WHEN]
     if when == 0 or greens >= prm[seat, H_MAX_GREENS]:
         return False
-    return when == 2 or pool_size(pk, st) >= prm[seat, H_EXCH_MIN_POOL]
+    return when == 2 or pool >= prm[seat, H_EXCH_MIN_POOL]
 
 
-@jit
-def wants_intel(ctx, seat):
+@inline_jit
+def wants_intel(ctx, seat, pool):
     """Heuristic: take Intel (the Pool is short of its target, or an exchange is wanted)?"""
-    pk, st, prm = ctx.pk, ctx.st, ctx.prm
-    return pool_size(pk, st) < prm[seat, H_POOL_TARGET] or wants_exchange(ctx, seat)
+    return pool < ctx.prm[seat, H_POOL_TARGET] or wants_exchange(ctx, seat, pool)
 
 
-@jit
-def ready_to_fight(ctx, seat):
+@inline_jit
+def ready_to_fight(ctx, seat, pool):
     """Fight henchmen unless the win would end the game with too small a Pool (released once
     impatient, and with ``release_at_pool_target`` when the Pool holds ``pool_target``)."""
-    pk, st, prm = ctx.pk, ctx.st, ctx.prm
+    st, prm = ctx.st, ctx.prm
     if st[S_LOC_TRACK] < st[S_LOC_TARGET] - 1:
         return True
-    pool = pool_size(pk, st)
     if pool >= prm[seat, H_FINAL_POOL_MIN]:
         return True
     if prm[seat, H_RELEASE_AT_TARGET] != 0 and pool >= prm[seat, H_POOL_TARGET]:
@@ -418,7 +418,7 @@ def ready_to_fight(ctx, seat):
     return impatient(ctx, seat)
 
 
-@jit
+@inline_jit
 def _nearest(pk, st, off, n, here, best, best_d):
     """Fold tokens at ``st[off:off+n]`` (spaces >= 0) into the nearest (distance, space)."""
     # the smallest key (distance, space) as one int, kept with conditional moves: a branch per
@@ -441,11 +441,12 @@ def target(ctx, seat):
     pk, st = ctx.pk, ctx.st
     b = player_base(pk, seat)
     here = st[b + P_SPACE]
-    if ready_to_fight(ctx, seat):
+    pool = pool_size(pk, st)  # counted once for the wants below
+    if ready_to_fight(ctx, seat, pool):
         best, _d = _nearest(pk, st, pk.lay[L_GREEN], pk.scal[K_N_HENCHMEN], here, -1, 0)
         if best >= 0:
             return best
-    if wants_intel(ctx, seat):
+    if wants_intel(ctx, seat, pool):
         best, _d = _nearest(pk, st, pk.lay[L_INTEL], pk.scal[K_N_INTEL], here, -1, 0)
         if best >= 0:
             return best
@@ -615,14 +616,15 @@ def token(ctx, seat, choices, n):
     pk, st, rs, sid, prm = ctx.pk, ctx.st, ctx.rs, ctx.sid[seat], ctx.prm
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
+    pool = pool_size(pk, st)  # counted once for the three wants below
     for i in range(n):
-        if choices[i] == codes.T_HENCHMAN and ready_to_fight(ctx, seat):
+        if choices[i] == codes.T_HENCHMAN and ready_to_fight(ctx, seat, pool):
             return i
     for i in range(n):
-        if choices[i] == codes.T_EXCHANGE and wants_exchange(ctx, seat):
+        if choices[i] == codes.T_EXCHANGE and wants_exchange(ctx, seat, pool):
             return i
     for i in range(n):
-        if choices[i] == codes.T_POOL and pool_size(pk, st) < prm[seat, H_POOL_TARGET]:
+        if choices[i] == codes.T_POOL and pool < prm[seat, H_POOL_TARGET]:
             return i
     return 0
 
