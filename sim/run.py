@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 
 from sim.content import Content, load
+from sim.jit import jit
 from sim.rng import check_seed
 from sim.rules.game import GameRecord
 from sim.rules.state import Settings
@@ -166,24 +167,45 @@ def _kernel_strategy(strategy, params: dict | None, players: int | None = None):
 
 def _strings_of_rows(name: str, block: np.ndarray, text) -> pl.Series:
     """``text(row)`` for every row of a small-valued int block, formatting each distinct row once."""
+    import pandas as pd
+
     if block.shape[0] == 0:
         return pl.Series(name, [], dtype=pl.Utf8)
     base = int(block.max()) + 1  # the values are small and non-negative: one int per row
     code = np.zeros(block.shape[0], dtype=np.int64)
     for j in range(block.shape[1]):
         code = code * base + block[:, j]
-    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-    labels = pl.Series(name, [text(block[i]) for i in first], dtype=pl.Utf8)
-    return labels.gather(inverse.reshape(-1))
+    which, distinct = pd.factorize(code)  # a hash table: no sort of the games
+    digits = np.empty((len(distinct), block.shape[1]), dtype=np.int64)  # each distinct code's row again
+    rest = np.asarray(distinct, dtype=np.int64)
+    for j in range(block.shape[1] - 1, -1, -1):
+        digits[:, j] = rest % base
+        rest = rest // base
+    labels = pl.Series(name, [text(row) for row in digits], dtype=pl.Utf8)
+    return labels.gather(which)
+
+
+@jit
+def _int32_columns(rows, cols, out):
+    """``out[j] = rows[:, cols[j]]`` as int32, in one pass over the rows (a column of ``rows`` is strided)."""
+    for i in range(rows.shape[0]):
+        for j in range(cols.shape[0]):
+            out[j, i] = rows[i, cols[j]]
 
 
 def kernel_frame(content: Content, settings: Settings, strategy_name: str, rows: np.ndarray) -> pl.DataFrame:
     """The kernel's int64 rows as the same table the reference engine gives."""
     from sim.kernel import row_columns
+    from sim.kernel.layout import OFFSETS
     from sim.rules.state import OUTCOME_NAMES
 
     n = rows.shape[0]
     cols = row_columns(rows, len(content.henchman_names))
+    narrow = [name for name in GAME_COLUMNS if name not in STRING_COLUMNS + ("win", "seed", "game")]
+    where = np.array([OFFSETS[f"R_{name.upper()}"] for name in narrow], dtype=np.int64)  # their row slots
+    int32 = np.empty((len(narrow), n), dtype=np.int32)
+    if n:
+        _int32_columns(np.ascontiguousarray(rows), where, int32)
     seats = cols["characters"][:, : settings.players]
     levels = cols["henchman_levels"]
     outcome_names = [OUTCOME_NAMES[k] for k in sorted(OUTCOME_NAMES)]
@@ -205,7 +227,7 @@ def kernel_frame(content: Content, settings: Settings, strategy_name: str, rows:
         elif name in ("seed", "game"):
             data[name] = pl.Series(name, cols[name].astype(np.int64))
         else:
-            data[name] = pl.Series(name, cols[name].astype(np.int32))
+            data[name] = pl.Series(name, int32[narrow.index(name)])
     return pl.DataFrame(data)
 
 
