@@ -79,27 +79,8 @@ def mulhilo32(a, m):
     return hi, lo
 
 
-def philox4x32(c0, c1, c2, c3, k0, k1):
-    """Philox4x32-10 block function: four 32-bit counter words, two key words."""
-    for r in range(10):
-        if r > 0:
-            k0 = (k0 + _W0) & MASK32
-            k1 = (k1 + _W1) & MASK32
-        hi0, lo0 = mulhilo32(c0, _M0)
-        hi1, lo1 = mulhilo32(c2, _M1)
-        c0 = hi1 ^ c1 ^ k0
-        c1 = lo1
-        c2 = hi0 ^ c3 ^ k1
-        c3 = lo0
-    return c0, c1, c2, c3
-
-
-def philox_word0(c0, c1, c2, c3, k0, k1):
-    """The first output word of :func:`philox4x32`, the one a draw uses (tested equal).
-
-    The same ten rounds; the last computes only that word, and compiled it comes back
-    in a register rather than through memory with three words thrown away.
-    """
+def _nine_rounds(c0, c1, c2, c3, k0, k1):
+    """The first nine rounds of Philox4x32-10; the counter words after them and the tenth round's key."""
     for r in range(9):
         if r > 0:
             k0 = (k0 + _W0) & MASK32
@@ -110,7 +91,24 @@ def philox_word0(c0, c1, c2, c3, k0, k1):
         c1 = lo1
         c2 = hi0 ^ c3 ^ k1
         c3 = lo0
-    k0 = (k0 + _W0) & MASK32
+    return c0, c1, c2, c3, (k0 + _W0) & MASK32, (k1 + _W1) & MASK32
+
+
+def philox4x32(c0, c1, c2, c3, k0, k1):
+    """Philox4x32-10 block function: four 32-bit counter words, two key words."""
+    c0, c1, c2, c3, k0, k1 = _nine_rounds(c0, c1, c2, c3, k0, k1)
+    hi0, lo0 = mulhilo32(c0, _M0)
+    hi1, lo1 = mulhilo32(c2, _M1)
+    return hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
+
+
+def philox_word0(c0, c1, c2, c3, k0, k1):
+    """The first output word of :func:`philox4x32`, the one a draw uses (tested equal).
+
+    The same ten rounds; the last computes only that word, and compiled it comes back
+    in a register rather than through memory with three words thrown away.
+    """
+    c0, c1, c2, c3, k0, _k1 = _nine_rounds(c0, c1, c2, c3, k0, k1)
     hi1, _lo1 = mulhilo32(c2, _M1)
     return hi1 ^ c1 ^ k0
 
@@ -190,7 +188,7 @@ def mulhilo32_u64(a, m):
 # --- numba twins: the very same functions, compiled ----------------------------------
 from sim.jit import compile_twins  # noqa: E402
 
-_TWINS = ("mulhilo32", "philox4x32", "philox_word0", "random_u32", "init_state", "next_u32", "next_below", "next_uniform", "u32_block")
+_TWINS = ("mulhilo32", "_nine_rounds", "philox4x32", "philox_word0", "random_u32", "init_state", "next_u32", "next_below", "next_uniform", "u32_block")
 _twins = compile_twins(globals(), _TWINS, replacements={"mulhilo32": mulhilo32_u64}, runtime_free=_TWINS)
 mulhilo32_nb = _twins["mulhilo32"]
 philox4x32_nb = _twins["philox4x32"]
