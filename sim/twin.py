@@ -207,7 +207,7 @@ class _Plain:
     """Plain-Python clones of compiled functions, calling each other as plain Python."""
 
     def __init__(self):
-        from sim.kernel import layout, packref, view
+        from sim.kernel import layout, missions, packref, view
 
         self._memo: dict[int, object] = {}
         self._modules: dict[int, object] = {}
@@ -217,7 +217,8 @@ class _Plain:
         attributes = {name: view._python_attribute(self.value(fn), args)
                       for name, (fn, args) in {**view.VIEW_API, **view.BASE_API}.items()}
         plain_view = type("PlainView", (view.KernelView,), attributes)
-        self._special = {id(packref.new_context): layout.Context, id(view.make_view): plain_view}
+        self._special = {id(packref.new_context): layout.Context, id(view.make_view): plain_view,
+                         id(missions.as_view): np.lib.stride_tricks.as_strided}
 
     def replace_module(self, module, namespace) -> None:
         self._modules[id(module)] = namespace
