@@ -204,6 +204,7 @@ def kernel_frame(content: Content, settings: Settings, strategy_name: str, rows:
     narrow = [name for name in GAME_COLUMNS if name not in STRING_COLUMNS + ("win", "seed", "game")]
     where = np.array([OFFSETS[f"R_{name.upper()}"] for name in narrow], dtype=np.int64)  # their row slots
     int32 = np.empty((len(narrow), n), dtype=np.int32)
+    row_of = {name: j for j, name in enumerate(narrow)}
     if n:
         _int32_columns(np.ascontiguousarray(rows), where, int32)
     seats = cols["characters"][:, : settings.players]
@@ -227,7 +228,7 @@ def kernel_frame(content: Content, settings: Settings, strategy_name: str, rows:
         elif name in ("seed", "game"):
             data[name] = pl.Series(name, cols[name].astype(np.int64))
         else:
-            data[name] = pl.Series(name, int32[narrow.index(name)])
+            data[name] = pl.Series(name, int32[row_of[name]])
     return pl.DataFrame(data)
 
 

@@ -69,20 +69,27 @@ _PTR = ir.IntType(8).as_pointer()
 _MEMINFO = ir.LiteralStructType([_WORD, _PTR, _PTR, _PTR, _WORD])
 
 
-def _payload(context, builder, typ, val):
-    """The bundle's payload struct behind a StructRef value (no runtime call)."""
-    ref = cgutils.create_struct_proxy(typ)(context, builder, value=val)
-    mi = builder.bitcast(ref.meminfo, _MEMINFO.as_pointer())
-    data = builder.load(cgutils.gep_inbounds(builder, mi, 0, 3))
-    valtype = typ.get_data_type()
-    alloc = context.data_model_manager[valtype].get_value_type()
-    return cgutils.create_struct_proxy(valtype)(context, builder, ref=builder.bitcast(data, alloc.as_pointer()))
-
-
 def _invariant(builder, load):
     """Tag a load as reading memory that never changes while kernel code runs (see _getattr)."""
     load.set_metadata("invariant.load", builder.module.add_metadata([]))
     return load
+
+
+def _payload_pointer(context, builder, typ, val, invariant=False):
+    """(pointer to the payload struct behind a StructRef value, its data model); no runtime call."""
+    ref = cgutils.create_struct_proxy(typ)(context, builder, value=val)
+    mi = builder.bitcast(ref.meminfo, _MEMINFO.as_pointer())
+    data = builder.load(cgutils.gep_inbounds(builder, mi, 0, 3))
+    if invariant:
+        _invariant(builder, data)
+    dm = context.data_model_manager[typ.get_data_type()]
+    return builder.bitcast(data, dm.get_value_type().as_pointer()), dm
+
+
+def _payload(context, builder, typ, val):
+    """The bundle's payload struct behind a StructRef value (what _fill stores into)."""
+    ptr, _dm = _payload_pointer(context, builder, typ, val)
+    return cgutils.create_struct_proxy(typ.get_data_type())(context, builder, ref=ptr)
 
 
 def _getattr(context, builder, typ, val, attr):
@@ -94,11 +101,7 @@ def _getattr(context, builder, typ, val, attr):
     loading them again after each store (it cannot tell that a store to ``st`` leaves
     the payload alone).
     """
-    ref = cgutils.create_struct_proxy(typ)(context, builder, value=val)
-    mi = builder.bitcast(ref.meminfo, _MEMINFO.as_pointer())
-    data = _invariant(builder, builder.load(cgutils.gep_inbounds(builder, mi, 0, 3)))
-    dm = context.data_model_manager[typ.get_data_type()]
-    ptr = builder.bitcast(data, dm.get_value_type().as_pointer())
+    ptr, dm = _payload_pointer(context, builder, typ, val, invariant=True)
     member = _invariant(builder, builder.load(cgutils.gep_inbounds(builder, ptr, 0, dm.get_field_position(attr))))
     return imputils.impl_ret_borrowed(context, builder, typ.field_dict[attr], member)
 

@@ -684,31 +684,29 @@ def mission_reward(ctx, seat, opts, n):
 
 
 @jit
-def skill_up(ctx, seat, skills, n):
-    """Index into ``skills[:n]`` of the basic skill to raise by 1."""
+def _extreme_skill(ctx, seat, skills, n, sign):
+    """Index into ``skills[:n]`` of the highest basic skill (``sign`` 1) or the lowest (-1), first on ties."""
     pk, st, rs, sid = ctx.pk, ctx.st, ctx.rs, ctx.sid[seat]
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
     b = player_base(pk, seat)
     best = 0
     for i in range(1, n):
-        if st[b + P_SKILLS + skills[i]] > st[b + P_SKILLS + skills[best]]:
+        if sign * st[b + P_SKILLS + skills[i]] > sign * st[b + P_SKILLS + skills[best]]:
             best = i
     return best
 
 
 @jit
+def skill_up(ctx, seat, skills, n):
+    """Index into ``skills[:n]`` of the basic skill to raise by 1 (the strongest, first on ties)."""
+    return _extreme_skill(ctx, seat, skills, n, 1)
+
+
+@jit
 def skill_down(ctx, seat, skills, n):
     """Index into ``skills[:n]`` of the basic skill to lower by 1 (the weakest, lowest code on ties)."""
-    pk, st, rs, sid = ctx.pk, ctx.st, ctx.rs, ctx.sid[seat]
-    if sid == RANDOM:
-        return next_below_nb(rs, STRATEGY, n)
-    b = player_base(pk, seat)
-    best = 0
-    for i in range(1, n):
-        if st[b + P_SKILLS + skills[i]] < st[b + P_SKILLS + skills[best]]:
-            best = i
-    return best
+    return _extreme_skill(ctx, seat, skills, n, -1)
 
 
 @jit
