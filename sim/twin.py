@@ -207,18 +207,19 @@ class _Plain:
     """Plain-Python clones of compiled functions, calling each other as plain Python."""
 
     def __init__(self):
+        from sim import rng
         from sim.kernel import layout, missions, packref, view
 
         self._memo: dict[int, object] = {}
         self._modules: dict[int, object] = {}
-        self._special: dict[int, object] = {}
         self._kernel_modules = {f"sim.kernel.{m}" for m in KERNEL_MODULES} | {"sim.kernel.strategy", "sim.kernel.view"}
-        # compiled-only constructs and their plain twins
+        # compiled-only constructs and their plain twins (set first: the view's attributes below clone kernel code)
+        self._special: dict[int, object] = {id(packref.new_context): layout.Context,
+                                            id(missions.as_view): np.lib.stride_tricks.as_strided,
+                                            id(rng.fill_ahead_nb): rng.fill_ahead}
         attributes = {name: view._python_attribute(self.value(fn), args)
                       for name, (fn, args) in {**view.VIEW_API, **view.BASE_API}.items()}
-        plain_view = type("PlainView", (view.KernelView,), attributes)
-        self._special = {id(packref.new_context): layout.Context, id(view.make_view): plain_view,
-                         id(missions.as_view): np.lib.stride_tricks.as_strided}
+        self._special[id(view.make_view)] = type("PlainView", (view.KernelView,), attributes)
 
     def replace_module(self, module, namespace) -> None:
         self._modules[id(module)] = namespace

@@ -142,8 +142,13 @@ def test_compiled_mulhilo_matches_the_plain_one():
 
 @pytest.mark.parametrize("compiled", [False, True])
 def test_draws_kept_ahead_never_serve_another_draw_number(compiled):
-    """next_u32 keeps the following draw; counters set by hand, or a state of zeros, still give draw n."""
+    """next_u32 keeps a row of the following draws; counters set by hand, or a state of zeros, still give draw n."""
     next_u32 = rng.next_u32_nb if compiled else rng.next_u32
+    state = rng.new_state(5, 9)
+    got = [int(next_u32(state, rng.DICE)) for _ in range(3 * rng.AHEAD_W + 1)]  # across rows
+    assert got == [rng.random_u32(5, 9, rng.DICE, n) for n in range(3 * rng.AHEAD_W + 1)]
+    state[rng.COUNTS + rng.DICE] = 3 * rng.AHEAD_W - 2  # back, inside the row kept
+    assert int(next_u32(state, rng.DICE)) == rng.random_u32(5, 9, rng.DICE, 3 * rng.AHEAD_W - 2)
     state = rng.new_state(5, 9)
     got = [int(next_u32(state, rng.DICE)) for _ in range(3)]
     assert got == [rng.random_u32(5, 9, rng.DICE, n) for n in range(3)]
@@ -153,3 +158,15 @@ def test_draws_kept_ahead_never_serve_another_draw_number(compiled):
     assert int(next_u32(state, rng.DICE)) == rng.random_u32(5, 9, rng.DICE, 1)
     zeros = np.zeros(rng.STATE_SIZE, np.int64)  # seed 0, game 0, nothing initialised
     assert int(next_u32(zeros, rng.FATE)) == rng.random_u32(0, 0, rng.FATE, 0)
+
+
+def test_vector_lanes_equal_the_plain_fill():
+    """Compiled, a row of draws is worked out in vector lanes: the same words as draw by draw (counter wrap too)."""
+    for seed, game, source, n0 in [(1, 0, rng.DICE, 0), (2**63 - 1, 2**63 - 1, rng.STATUS, 2**32 - 2),
+                                   (123456789012345, 987654321, rng.ENCOUNTER + 5, 2**40 + 7)]:
+        plain, compiled = rng.new_state(seed, game), rng.new_state(seed, game)
+        rng.fill_ahead(plain, source, n0)
+        rng.fill_ahead_nb(compiled, source, n0)
+        assert np.array_equal(plain, compiled)
+        row = plain[rng.AHEAD + source * rng.AHEAD_W:][:rng.AHEAD_W]
+        assert list(row) == [rng.random_u32(seed, game, source, (n0 + i) & rng.MASK32) for i in range(rng.AHEAD_W)]
