@@ -77,6 +77,30 @@ def test_batch_independent_of_batch_size_and_threads():
     assert run_batch(c, s, strat, 99, 0, 0).shape == (0, whole.shape[1])
 
 
+@pytest.mark.skipif(NO_JIT, reason="thread counts mean nothing without JIT")
+def test_threads_taking_small_chunks_give_the_same_rows(monkeypatch):
+    """Worker threads take chunks of games as they come free: many small chunks, the same rows."""
+    from sim.kernel import batch
+
+    c, _ = content_and_pack()
+    s = Settings.build(c, 4)
+    strat = strategies.make("heuristic")
+    whole = run_batch(c, s, strat, 7, 300, 61)
+    calls = []
+    real = batch.simulate_batch
+
+    def counted(pk, cfg, sid, prm, seed, game0, n, out, offsets):
+        calls.append((game0, n))
+        return real(pk, cfg, sid, prm, seed, game0, n, out, offsets)
+
+    monkeypatch.setattr(batch, "CHUNK_MIN", 4)
+    monkeypatch.setattr(batch, "simulate_batch", counted)
+    for threads in (2, 3):
+        calls.clear()
+        assert np.array_equal(whole, run_batch(c, s, strat, 7, 300, 61, threads=threads)), threads
+        assert sorted(calls) == [(300 + lo, min(4, 61 - lo)) for lo in range(0, 61, 4)]
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(NO_JIT, reason="already running without JIT")
 def test_kernel_tests_pass_without_jit():

@@ -184,8 +184,8 @@ def simulate_batch(pk, cfg, sid, prm, seed, game0, n_games, out, offsets):
 
     Source ``s`` of game ``g`` draws from game ``g + offsets[s]`` (all zero but in a luck study).
 
-    Compiled without the GIL: :func:`sim.kernel.batch.run_batch` runs one call per
-    thread on contiguous slices, each thread with its own copy of the bundle.
+    Compiled without the GIL: :func:`sim.kernel.batch.run_batch` runs calls on contiguous
+    chunks of the games in several threads, each thread with its own copy of the bundle.
     (A ``prange`` over one shared bundle did not scale while the kernel still counted
     references: two threads fighting over the shared counters ran at 1.03x of one.)
     """
