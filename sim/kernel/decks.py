@@ -24,6 +24,8 @@ from sim.kernel.layout import (
     L_STATUS,
     L_TS,
     L_TSCAP,
+    N_SKILLS,
+    N_STATUS_EFFECTS,
     P_CHAR,
     P_N_TS,
     P_RESOLVE,
@@ -31,6 +33,8 @@ from sim.kernel.layout import (
     P_SKILLS,
     P_TS,
     P_UN,
+    S_HELD_DICE,
+    S_HELD_EFFECTS,
     S_LOBO_START,
     S_N_NEXT,
     S_UN_SUPPLY,
@@ -246,11 +250,24 @@ def airport_open(pk, st, space):
 
 
 # --- status cards held (``sim.rules.status``): L_STATUS[card] = the holder's seat, or -1 ---
-# The seat's cards are found by a scan of every card with no branch per card: LLVM turns each
-# scan into a few vector instructions (a branch per card cost a seventh of the kernel's time).
+# Each seat's cards are also counted by effect, with the dice they add to each skill
+# (S_HELD_EFFECTS, S_HELD_DICE; kept here and by take_status): a seat holds a card of an
+# effect only now and then, so most look-ups end at the count without a scan of the cards.
+# A scan has no branch per card: LLVM turns it into a few vector instructions.
+@jit
+def held_status_add(pk, st, seat, card, delta):
+    """Count status card ``card`` into (``delta`` 1) or out of (-1) the seat's held effects and dice."""
+    st[S_HELD_EFFECTS + seat * N_STATUS_EFFECTS + pk.status_card_effect[card]] += delta
+    dice = pk.status_card_bonus
+    for skill in range(N_SKILLS):
+        st[S_HELD_DICE + seat * N_SKILLS + skill] += delta * dice[skill, card]
+
+
 @jit
 def status_first_held(pk, st, seat, effect):
     """The lowest id of a status card with ``effect`` the seat holds, or -1."""
+    if st[S_HELD_EFFECTS + seat * N_STATUS_EFFECTS + effect] == 0:
+        return -1
     o, n = pk.lay[L_STATUS], pk.scal[K_N_STATUS]
     eff = pk.status_card_effect
     best = n
@@ -262,6 +279,8 @@ def status_first_held(pk, st, seat, effect):
 @jit
 def status_holds_kind(pk, st, seat, kind):
     """The seat holds a card of this status kind."""
+    if st[S_HELD_EFFECTS + seat * N_STATUS_EFFECTS + pk.status_effect[kind]] == 0:
+        return False
     o, n = pk.lay[L_STATUS], pk.scal[K_N_STATUS]
     typ = pk.status_type
     held = 0
@@ -273,18 +292,16 @@ def status_holds_kind(pk, st, seat, kind):
 @jit
 def status_bonus(pk, st, seat, skill):
     """Dice the seat's skill_modifier status cards add to a test of ``skill``."""
-    o, n = pk.lay[L_STATUS], pk.scal[K_N_STATUS]
-    bonus = pk.status_card_bonus
-    total = 0
-    for card in range(n):
-        total += bonus[skill, card] if st[o + card] == seat else 0
-    return total
+    return st[S_HELD_DICE + seat * N_SKILLS + skill]
 
 
 @jit
 def discard_status(pk, st, card):
     """A status card goes back to the status deck, or out of the game (status.toml [readings] discarded)."""
-    st[pk.lay[L_STATUS] + card] = codes.STATUS_IN_DECK if pk.scal[K_STATUS_DISCARD_DECK] else codes.STATUS_REMOVED
+    o = pk.lay[L_STATUS]
+    if st[o + card] >= 0:
+        held_status_add(pk, st, st[o + card], card, -1)
+    st[o + card] = codes.STATUS_IN_DECK if pk.scal[K_STATUS_DISCARD_DECK] else codes.STATUS_REMOVED
 
 
 @jit

@@ -14,6 +14,7 @@ from sim.kernel.decks import (  # noqa: F401  (the reward helpers live in decks,
     first_at,
     gain_resolve,
     gain_un,
+    held_status_add,
     pick_on_space,
     player_base,
     raise_skill,
@@ -398,7 +399,11 @@ def lower_any_skill(ctx, seat):
 @jit
 def take_status(pk, st, seat, card):
     """The seat takes status card ``card`` from the deck; a resolve card acts as it is gained."""
-    st[pk.lay[L_STATUS] + card] = seat
+    o = pk.lay[L_STATUS]
+    if st[o + card] >= 0:  # (from another seat: never in the rules as read, but counted right)
+        held_status_add(pk, st, st[o + card], card, -1)
+    st[o + card] = seat
+    held_status_add(pk, st, seat, card, 1)
     kind = pk.status_type[card]
     if pk.status_effect[kind] == codes.SE_RESOLVE:
         b = player_base(pk, seat)

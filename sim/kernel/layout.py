@@ -11,7 +11,9 @@ derived from it: the offset constants the kernel code uses, the namedtuple
   a namedtuple the jitted code takes as an argument (never as a global, so another
   pack or card count never recompiles).
 * One game's state is a flat int64 vector ``st``: :data:`STATE` (scalars at fixed
-  offsets ``S_*``, then the :class:`~sim.rules.state.Stats` counters ``ST_*``),
+  offsets ``S_*``, among them counts the kernel derives from other fields and keeps
+  up to date, rebuilt by :func:`encode`; then the :class:`~sim.rules.state.Stats`
+  counters ``ST_*``),
   then :data:`REGIONS`, whose offsets depend on the content sizes and are kept in
   ``pk.lay`` (indices ``L_*``, sizes in ``pk.region_size``). A player is a block
   of ``pk.lay[L_PSTRIDE]`` ints laid out by :data:`PLAYER` (``P_*``); a deck is a
@@ -49,6 +51,7 @@ from sim.rules.state import Stats
 
 N_SKILLS = len(codes.BASIC_SKILLS)
 N_ADV = len(codes.ADVANCED_SKILLS)
+N_STATUS_EFFECTS = len(codes.STATUS_EFFECTS)
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,10 @@ STATE = (
     Field("S_WATCHED", "watched"),
     Field("S_N_NEXT"),  # cards next to Dr. Lobo (length of L_NEXT)
     Field("S_N_REMOVED"),  # villain cards removed at set-up (length of L_REMOVED)
+    # derived from L_STATUS (kept by take_status and discard_status, rebuilt by encode): per seat,
+    # the status cards it holds by effect, and the dice they add to each basic skill's tests
+    Field("S_HELD_EFFECTS", size=codes.MAX_PLAYERS * N_STATUS_EFFECTS),
+    Field("S_HELD_DICE", size=codes.MAX_PLAYERS * N_SKILLS),
 )
 # Stats counters, in the dataclass's order: ST_TESTS_ATTEMPTED, ST_INJURIES_TAKEN, ...
 STAT_NAMES = tuple(f.name for f in dataclass_fields(Stats))
@@ -733,7 +740,21 @@ def encode(pk: Pack, g) -> np.ndarray:
             st[at : at + len(v)] = v
         else:
             st[at] = v
+    held_status(pk, st)
     return st
+
+
+def held_status(pk: Pack, st: np.ndarray) -> None:
+    """Rebuild the counts derived from L_STATUS (S_HELD_EFFECTS, S_HELD_DICE) after setting it by hand."""
+    effects, dice = OFFSETS["S_HELD_EFFECTS"], OFFSETS["S_HELD_DICE"]
+    st[effects : effects + codes.MAX_PLAYERS * N_STATUS_EFFECTS] = 0
+    st[dice : dice + codes.MAX_PLAYERS * N_SKILLS] = 0
+    o = int(pk.lay[OFFSETS["L_STATUS"]])
+    for card in range(int(pk.scal[OFFSETS["K_N_STATUS"]])):
+        seat = int(st[o + card])
+        if seat >= 0:
+            st[effects + seat * N_STATUS_EFFECTS + int(pk.status_card_effect[card])] += 1
+            st[dice + seat * N_SKILLS : dice + (seat + 1) * N_SKILLS] += pk.status_card_bonus[:, card]
 
 
 def snapshot(g) -> dict:
