@@ -26,6 +26,7 @@ from sim.kernel.layout import (
     L_TSCAP,
     N_SKILLS,
     N_STATUS_EFFECTS,
+    N_TS_EFFECTS,
     P_CHAR,
     P_N_TS,
     P_RESOLVE,
@@ -35,6 +36,7 @@ from sim.kernel.layout import (
     P_UN,
     S_HELD_DICE,
     S_HELD_EFFECTS,
+    S_HELD_TS,
     S_LOBO_START,
     S_N_NEXT,
     S_UN_SUPPLY,
@@ -174,6 +176,8 @@ def pick_on_space(st, off, n, space, rs):
 @jit
 def top_secret_card(pk, st, seat, effect):
     """Lowest-id Top Secret card with ``effect`` in the seat's hand, or -1."""
+    if st[S_HELD_TS + seat * N_TS_EFFECTS + effect] == 0:  # (mostly: the hand is searched only if it holds one)
+        return -1
     b = player_base(pk, seat)
     best = -1
     for i in range(st[b + P_N_TS]):
@@ -194,6 +198,7 @@ def play_top_secret(pk, st, seat, card):
     for i in range(k, n - 1):
         st[b + P_TS + i] = st[b + P_TS + i + 1]
     st[b + P_N_TS] = n - 1
+    st[S_HELD_TS + seat * N_TS_EFFECTS + pk.top_secret_effect[card]] -= 1
     discard(st, pk.lay[L_TS], pk.lay[L_TSCAP], card)
     st[ST_TOP_SECRET_PLAYED] += 1
 
@@ -210,6 +215,7 @@ def draw_top_secret(ctx, seat):
     n = st[b + P_N_TS]
     st[b + P_TS + n] = card
     st[b + P_N_TS] = n + 1
+    st[S_HELD_TS + seat * N_TS_EFFECTS + pk.top_secret_effect[card]] += 1
 
 
 @jit

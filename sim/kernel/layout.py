@@ -52,6 +52,7 @@ from sim.rules.state import Stats
 N_SKILLS = len(codes.BASIC_SKILLS)
 N_ADV = len(codes.ADVANCED_SKILLS)
 N_STATUS_EFFECTS = len(codes.STATUS_EFFECTS)
+N_TS_EFFECTS = len(codes.TOP_SECRET_EFFECTS)
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,9 @@ STATE = (
     # the status cards it holds by effect, and the dice they add to each basic skill's tests
     Field("S_HELD_EFFECTS", size=codes.MAX_PLAYERS * N_STATUS_EFFECTS),
     Field("S_HELD_DICE", size=codes.MAX_PLAYERS * N_SKILLS),
+    # derived from each hand (P_TS; kept by draw_top_secret and play_top_secret, rebuilt by encode):
+    # per seat, the Top Secret cards it holds by effect
+    Field("S_HELD_TS", size=codes.MAX_PLAYERS * N_TS_EFFECTS),
 )
 # Stats counters, in the dataclass's order: ST_TESTS_ATTEMPTED, ST_INJURIES_TAKEN, ...
 STAT_NAMES = tuple(f.name for f in dataclass_fields(Stats))
@@ -741,7 +745,18 @@ def encode(pk: Pack, g) -> np.ndarray:
         else:
             st[at] = v
     held_status(pk, st)
+    held_top_secret(pk, st)
     return st
+
+
+def held_top_secret(pk: Pack, st: np.ndarray) -> None:
+    """Rebuild the counts derived from the Top Secret hands (S_HELD_TS) after setting them by hand."""
+    held = OFFSETS["S_HELD_TS"]
+    st[held : held + codes.MAX_PLAYERS * N_TS_EFFECTS] = 0
+    for seat in range(codes.MAX_PLAYERS):
+        b = int(pk.lay[OFFSETS["L_PLAYERS"]] + seat * pk.lay[OFFSETS["L_PSTRIDE"]])
+        for i in range(int(st[b + OFFSETS["P_N_TS"]])):
+            st[held + seat * N_TS_EFFECTS + int(pk.top_secret_effect[st[b + OFFSETS["P_TS"] + i]])] += 1
 
 
 def held_status(pk: Pack, st: np.ndarray) -> None:
