@@ -173,11 +173,17 @@ def pick_on_space(st, off, n, space, rs):
     return draw_token(st, off, n, space, rs)
 
 
-@jit
+@inline_jit
 def top_secret_card(pk, st, seat, effect):
     """Lowest-id Top Secret card with ``effect`` in the seat's hand, or -1."""
     if st[S_HELD_TS + seat * N_TS_EFFECTS + effect] == 0:  # (mostly: the hand is searched only if it holds one)
         return -1
+    return _top_secret_card(pk, st, seat, effect)
+
+
+@jit
+def _top_secret_card(pk, st, seat, effect):
+    """:func:`top_secret_card` where the hand holds a card of the effect: which one."""
     b = player_base(pk, seat)
     best = -1
     for i in range(st[b + P_N_TS]):
@@ -269,11 +275,17 @@ def held_status_add(pk, st, seat, card, delta):
         st[S_HELD_DICE + seat * N_SKILLS + skill] += delta * dice[skill, card]
 
 
-@jit
+@inline_jit
 def status_first_held(pk, st, seat, effect):
     """The lowest id of a status card with ``effect`` the seat holds, or -1."""
     if st[S_HELD_EFFECTS + seat * N_STATUS_EFFECTS + effect] == 0:
         return -1
+    return _status_first_held(pk, st, seat, effect)
+
+
+@jit
+def _status_first_held(pk, st, seat, effect):
+    """:func:`status_first_held` where the seat holds a card of the effect: which one."""
     o, n = pk.lay[L_STATUS], pk.scal[K_N_STATUS]
     eff = pk.status_card_effect
     best = n
