@@ -30,31 +30,51 @@ def _first_result_seconds(env_extra: dict | None = None) -> float:
     return wall
 
 
+def _rate(games: int, run) -> float:
+    """Games a second of one timed call of ``run()``."""
+    t0 = time.perf_counter()
+    run()
+    return games / (time.perf_counter() - t0)
+
+
 def run_bench(games: int = 200_000, reference_games: int = 300, players: int = 4, strategy: str = "heuristic",
-              seed: int = 1, cold: bool = True) -> dict:
+              seed: int = 1, cold: bool = True, repeats: int = 3) -> dict:
+    """One bench run: each rate is the median of ``repeats`` timings, taken in turns (1 thread,
+    all threads, the reference engine, then again), so a burst of other work on the machine
+    moves one timing, not the figure; every timing is kept in the ``*_runs`` lists."""
+    import statistics
+
     import numba
 
     import sim
 
-    result: dict = {"players": players, "strategy": strategy, "seed": seed, "threads_available": numba.config.NUMBA_NUM_THREADS}
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    threads = numba.config.NUMBA_NUM_THREADS
+    result: dict = {"players": players, "strategy": strategy, "seed": seed, "threads_available": threads,
+                    "repeats": repeats}
     if cold:
         with tempfile.TemporaryDirectory() as tmp:
             result["cold_start_s"] = _first_result_seconds({"NUMBA_CACHE_DIR": tmp})
     sim.simulate(players=players, games=10, seed=seed, strategy=strategy)  # make sure this process has it loaded
+    sim.simulate(players=players, games=2, seed=seed, strategy=strategy, engine="reference")  # and the reference
     result["cached_start_s"] = _first_result_seconds()
-    rates = {}
-    for threads in sorted({1, numba.config.NUMBA_NUM_THREADS}):
-        t0 = time.perf_counter()
-        sim.simulate(players=players, games=games, seed=seed, strategy=strategy, threads=threads)
-        rates[threads] = games / (time.perf_counter() - t0)
+    runs: dict[str, list[float]] = {"kernel_1_thread": [], "kernel_all_threads": [], "reference": []}
+    for _ in range(repeats):
+        for key, n in (("kernel_1_thread", 1), ("kernel_all_threads", threads)):
+            runs[key].append(_rate(games, lambda n=n: sim.simulate(players=players, games=games, seed=seed,
+                                                                    strategy=strategy, threads=n)))
+        runs["reference"].append(_rate(reference_games, lambda: sim.simulate(
+            players=players, games=reference_games, seed=seed, strategy=strategy, engine="reference")))
     result["kernel_games"] = games
-    result["kernel_1_thread_games_per_s"] = rates[1]
-    result["kernel_all_threads_games_per_s"] = rates[numba.config.NUMBA_NUM_THREADS]
-    result["kernel_all_threads_games_per_min"] = 60 * rates[numba.config.NUMBA_NUM_THREADS]
-    t0 = time.perf_counter()
-    ref = sim.simulate(players=players, games=reference_games, seed=seed, strategy=strategy, engine="reference")
+    result["kernel_1_thread_games_per_s"] = statistics.median(runs["kernel_1_thread"])
+    result["kernel_all_threads_games_per_s"] = statistics.median(runs["kernel_all_threads"])
+    result["kernel_all_threads_games_per_min"] = 60 * result["kernel_all_threads_games_per_s"]
     result["reference_games"] = reference_games
-    result["reference_games_per_s"] = reference_games / (time.perf_counter() - t0)
+    result["reference_games_per_s"] = statistics.median(runs["reference"])
+    for key, values in runs.items():
+        result[f"{key}_runs"] = values
+    ref = sim.simulate(players=players, games=reference_games, seed=seed, strategy=strategy, engine="reference")
     kern = sim.simulate(players=players, games=reference_games, seed=seed, strategy=strategy)
     result["sample_identical"] = bool(kern.equals(ref))
     result["ratio_threads"] = result["kernel_all_threads_games_per_s"] / result["kernel_1_thread_games_per_s"]
@@ -65,13 +85,18 @@ def run_bench(games: int = 200_000, reference_games: int = 300, players: int = 4
 
 
 def format_bench(r: dict) -> str:
-    lines = [f"{r['players']}-player {r['strategy']} games, seed {r['seed']}, {r['threads_available']} threads available"]
+    lines = [f"{r['players']}-player {r['strategy']} games, seed {r['seed']}, {r['threads_available']} threads available; "
+             f"each rate the median of {r['repeats']} timings"]
     lines.append(f"  kernel, 1 thread:          {r['kernel_1_thread_games_per_s']:>12,.0f} games/s")
     lines.append(f"  kernel, all threads:       {r['kernel_all_threads_games_per_s']:>12,.0f} games/s"
                  f"  ({r['kernel_all_threads_games_per_min']:,.0f} games/min; 1M games in {r['seconds_per_million_games']:.1f} s)")
     lines.append(f"  reference engine:          {r['reference_games_per_s']:>12,.1f} games/s  (first {r['reference_games']} games)")
     lines.append(f"  ratios: all threads / 1 thread {r['ratio_threads']:.2f}x; kernel 1 thread / reference "
                  f"{r['ratio_kernel_1_thread_vs_reference']:.0f}x; all threads / reference {r['ratio_kernel_all_threads_vs_reference']:.0f}x")
+    if r["repeats"] > 1:
+        spread = ", ".join(f"{key.replace('_', ' ')} {min(r[key + '_runs']):,.0f}-{max(r[key + '_runs']):,.0f}"
+                           for key in ("kernel_1_thread", "kernel_all_threads", "reference"))
+        lines.append(f"  range of the timings: {spread} games/s")
     lines.append(f"  same games from both engines on the sample: {'yes' if r['sample_identical'] else 'NO (a bug)'}")
     if "cold_start_s" in r:
         lines.append(f"  first result in a new process: cold (empty numba cache) {r['cold_start_s']:.1f} s, "

@@ -375,7 +375,7 @@ def cmd_bench(args) -> int:
     if args.strategy not in strategies.names():
         raise SystemExit(f"error: --strategy: unknown strategy {args.strategy!r}; registered: {', '.join(strategies.names())}")
     r = run_bench(games=args.games, reference_games=args.reference_games, players=args.players,
-                  strategy=args.strategy, seed=args.seed, cold=not args.skip_cold)
+                  strategy=args.strategy, seed=args.seed, cold=not args.skip_cold, repeats=args.repeats)
     print(json.dumps(r, indent=2) if args.json else format_bench(r))
     return 0 if r["sample_identical"] else 1
 
@@ -644,6 +644,8 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--players", type=_int_range(1, 6), default=4, help="player count, 1 to 6 (default 4)")
     be.add_argument("--strategy", default="heuristic", help="registered strategy (default heuristic)")
     be.add_argument("--seed", type=seed, default=1, help="seed (default 1)")
+    be.add_argument("--repeats", type=_int_range(1, 99), default=3,
+                    help="timings of each rate, taken in turns; the median is reported (default 3)")
     be.add_argument("--skip-cold", action="store_true", help="skip the cold-compile measurement (minutes)")
     be.add_argument("--json", action="store_true", help="machine-readable output")
     be.set_defaults(func=cmd_bench)

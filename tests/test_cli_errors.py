@@ -73,6 +73,7 @@ BAD = [
     ("bench --reference-games 0", "--reference-games"),
     ("bench --strategy genius --skip-cold", "genius"),
     ("bench --players 9", "--players"),
+    ("bench --repeats 0", "--repeats"),
     ("play --param gamble_p=abc", "--param: gamble_p must be a finite number"),
     ("play --param gamble_p=nan", "gamble_p"),
     ("play --param gamble_p=2", "gamble_p"),

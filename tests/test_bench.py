@@ -1,0 +1,26 @@
+"""``smersh-sim bench``: its figures are medians of the timings it keeps, and the engines agree."""
+
+import statistics
+
+import pytest
+
+from sim.bench import format_bench, run_bench
+
+
+def test_bench_reports_the_median_of_its_timings():
+    r = run_bench(games=40, reference_games=3, cold=False, repeats=3)
+    for key, rate in (("kernel_1_thread", "kernel_1_thread_games_per_s"),
+                      ("kernel_all_threads", "kernel_all_threads_games_per_s"),
+                      ("reference", "reference_games_per_s")):
+        runs = r[f"{key}_runs"]
+        assert len(runs) == 3 and all(x > 0 for x in runs)
+        assert r[rate] == statistics.median(runs)
+    assert r["sample_identical"] is True
+    assert r["ratio_kernel_1_thread_vs_reference"] == r["kernel_1_thread_games_per_s"] / r["reference_games_per_s"]
+    text = format_bench(r)
+    assert "median of 3 timings" in text and "range of the timings" in text
+
+
+def test_bench_refuses_no_timing():
+    with pytest.raises(ValueError, match="repeats"):
+        run_bench(games=10, reference_games=1, cold=False, repeats=0)
