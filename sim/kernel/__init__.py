@@ -16,14 +16,19 @@ atomic reference counts, and without negative-index wraparound
 (:data:`sim.jit.NO_WRAPAROUND`); map facts that never change are tables in the
 bundle (walking costs and the best walk toward each target, airports by
 distance, End of Turn regions); token scans pick without a branch per token
-where the board decides (:func:`sim.kernel.decks.draw_token`); and the heuristic finds its move without
-listing the ~200 legal moves (:func:`sim.kernel.strategy.heuristic_move`, tested
-against the Python heuristic). Entry points:
+where the board decides (:func:`sim.kernel.decks.draw_token`); the cards each seat
+holds are also counted by effect (``S_HELD_*``, kept where cards are taken and
+given up), so most look-ups end at a count; each random source works out its
+next four draws at once in vector lanes (:func:`sim.rng.fill_ahead`); and the
+heuristic finds its move without listing the ~200 legal moves
+(:func:`sim.kernel.strategy.heuristic_move`, tested against the Python
+heuristic). Entry points:
 
 * :func:`run_batch` / :func:`records`: a batch of games as rows, and the rows as
   the reference's :class:`~sim.rules.game.GameRecord` objects;
-* :func:`simulate_batch`: the jitted kernel itself (one slice of games, no GIL;
-  :func:`run_batch` runs one slice per thread).
+* :func:`simulate_batch`: the jitted kernel itself (a contiguous run of games, no
+  GIL; :func:`run_batch` hands small chunks of the games to its threads as they
+  come free).
 """
 
 # (stale cached code is dropped by sim.jit, which every compiled module imports first)
