@@ -95,10 +95,34 @@ def test_threads_taking_small_chunks_give_the_same_rows(monkeypatch):
 
     monkeypatch.setattr(batch, "CHUNK_MIN", 4)
     monkeypatch.setattr(batch, "simulate_batch", counted)
-    for threads in (2, 3):
+    for threads in (1, 2, 3):
         calls.clear()
         assert np.array_equal(whole, run_batch(c, s, strat, 7, 300, 61, threads=threads)), threads
         assert sorted(calls) == [(300 + lo, min(4, 61 - lo)) for lo in range(0, 61, 4)]
+
+
+@pytest.mark.skipif(NO_JIT, reason="thread counts mean nothing without JIT")
+def test_an_error_in_one_thread_stops_the_others(monkeypatch):
+    """The first chunk fails: the error reaches the caller, and the other threads take no more chunks."""
+    import time
+
+    from sim.kernel import batch
+
+    c, _ = content_and_pack()
+    s = Settings.build(c, 4)
+    calls = []
+
+    def failing(pk, cfg, sid, prm, seed, game0, n, out, offsets):
+        calls.append(game0)
+        if game0 == 0:
+            raise RuntimeError("a kernel error in the first chunk")
+        time.sleep(0.05)  # the other chunks are slow: the run must not wait for all of them
+
+    monkeypatch.setattr(batch, "CHUNK_MIN", 4)
+    monkeypatch.setattr(batch, "simulate_batch", failing)
+    with pytest.raises(RuntimeError, match="first chunk"):
+        run_batch(c, s, strategies.make("heuristic"), 7, 0, 400, threads=2)
+    assert 0 in calls and len(calls) <= 4, calls  # of 100 chunks: the failing one, and at most a few more
 
 
 @pytest.mark.slow

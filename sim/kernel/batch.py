@@ -22,7 +22,7 @@ from sim.rules.game import GameRecord
 from sim.rules.state import OUTCOME_NAMES, Outcome, Settings
 
 _BUNDLES: dict[int, tuple] = {}
-# games per chunk a worker thread takes: about CHUNKS_PER_THREAD chunks a thread, within these bounds.
+# games per chunk a thread plays: about CHUNKS_PER_THREAD chunks a thread, within these bounds.
 # Small chunks: at the end one thread waits for the other's last chunk, half a chunk on average
 # (8 chunks a thread: 141,956 games/s on 2 threads; 256: 144,268, means of 8 runs of 200,000
 # games); a chunk costs one call into the kernel, its state allocated anew (some microseconds).
@@ -131,13 +131,13 @@ def run_batch(
 
     ``strategy`` is a strategy with a kernel twin (``strategies.make(...)``), played by every
     seat, or a list of them, one per seat (a mixed team).
-    With several threads the games are played in contiguous chunks, each taken by the next
-    thread to come free; a game's row depends only on (seed, game index), so the result is
-    the same for any thread count.
+    The games are played in contiguous chunks, each taken by the next thread to come free; a
+    game's row depends only on (seed, game index), so the result is the same for any thread
+    count. An error in one thread, or Ctrl-C, stops the others after their current chunk.
     ``source_offsets[N_SOURCES]`` (:mod:`sim.luck`): game ``g``'s source ``s`` draws from
     game ``g + source_offsets[s]`` (default: every source from game ``g``).
     """
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
     content = content.for_players(settings.players)  # the player count's own Lobo start / villain mix
     if n_games < 0:
@@ -170,20 +170,24 @@ def run_batch(
     cfg = layout.settings_vector(content, settings)
     out = np.zeros((n_games, layout.row_width(pk)), dtype=np.int64)
     threads = max(1, min(threads, n_games))
-    if threads == 1:
-        batch(kp, cfg, sid, prm, seed, game0, n_games, out, offsets)
-        return out
-    # chunks handed out as threads come free: a thread slowed by other work on its core takes fewer
-    # (one contiguous slice per thread waited for the slowest); rows depend only on the game index
+    # the games are played in chunks: a thread slowed by other work on its core takes fewer (one
+    # fixed slice per thread waited for the slowest), and Ctrl-C or an error stops the run at the
+    # end of the chunks being played; rows depend only on the game index
     chunk = min(CHUNK_MAX, max(CHUNK_MIN, n_games // (threads * CHUNKS_PER_THREAD)))
+    if threads == 1:
+        for lo in range(0, n_games, chunk):
+            hi = min(n_games, lo + chunk)
+            batch(kp, cfg, sid, prm, seed, game0 + lo, hi - lo, out[lo:hi], offsets)
+        return out
     starts = iter(range(0, n_games, chunk))
     take = threading.Lock()
+    stop = threading.Event()
 
     def work(k: int) -> None:
-        """Play chunks of the games on this thread's own bundle until none is left."""
+        """Play chunks of the games on this thread's own bundle until none is left (or the run stops)."""
         _, kpk = bundle(content, k)
         kcfg, kprm = cfg.copy(), prm.copy()
-        while True:
+        while not stop.is_set():
             with take:
                 lo = next(starts, None)
             if lo is None:
@@ -192,8 +196,13 @@ def run_batch(
             batch(kpk, kcfg, sid, kprm, seed, game0 + lo, hi - lo, out[lo:hi], offsets)
 
     with ThreadPoolExecutor(max_workers=threads) as pool:
-        for f in [pool.submit(work, k) for k in range(threads)]:
-            f.result()
+        futures = [pool.submit(work, k) for k in range(threads)]
+        try:
+            wait(futures, return_when=FIRST_EXCEPTION)
+            for f in futures:
+                f.result()
+        finally:  # an error or Ctrl-C here: the other threads stop after their current chunk
+            stop.set()
     return out
 
 
