@@ -70,8 +70,15 @@ def dice_test(ctx, seat, successes, allowed, henchman, no_advance):
         break
     dice[nd] = pk.scal[K_ALWAYS_DIE]
     n = nd + 1
+    # the dice are counted as they are rolled (a loop of its own over a handful of dice was
+    # vectorized, with a 64-bit vector multiply for each table index)
+    succ = 0
+    hurt = 0
     for i in range(n):
-        faces[i] = next_below_nb(rs, DICE, 6)
+        f = next_below_nb(rs, DICE, 6)
+        faces[i] = f
+        succ += pk.die_success[dice[i], f]
+        hurt += pk.die_injury[dice[i], f] - pk.die_heal[dice[i], f]
     if st[b + P_RESOLVE] > 0 and st[S_DICE_RES] == 0:
         k = decide.reroll(ctx, seat, successes, henchman, no_advance, dice, faces, n)
         if k >= 0:
@@ -80,12 +87,10 @@ def dice_test(ctx, seat, successes, allowed, henchman, no_advance):
             st[b + P_RESOLVE] -= 1
             st[S_DICE_RES] = 1
             st[ST_RESOLVE_SPENT] += 1
-            faces[k] = next_below_nb(rs, DICE, 6)
-    succ = 0
-    hurt = 0
-    for i in range(n):
-        succ += pk.die_success[dice[i], faces[i]]
-        hurt += pk.die_injury[dice[i], faces[i]] - pk.die_heal[dice[i], faces[i]]
+            d, old, f = dice[k], faces[k], next_below_nb(rs, DICE, 6)
+            faces[k] = f
+            succ += pk.die_success[d, f] - pk.die_success[d, old]
+            hurt += pk.die_injury[d, f] - pk.die_heal[d, f] - (pk.die_injury[d, old] - pk.die_heal[d, old])
     passed = succ >= successes
     # injuries and heals apply whether the test passes or fails (they cancel each other)
     if hurt > 0:
