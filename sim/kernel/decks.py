@@ -27,6 +27,7 @@ from sim.kernel.layout import (
     N_SKILLS,
     N_STATUS_EFFECTS,
     N_TS_EFFECTS,
+    P_ADV,
     P_CHAR,
     P_N_TS,
     P_RESOLVE,
@@ -34,6 +35,7 @@ from sim.kernel.layout import (
     P_SKILLS,
     P_TS,
     P_UN,
+    S_ADV_HELD,
     S_HELD_DICE,
     S_HELD_EFFECTS,
     S_HELD_TS,
@@ -251,6 +253,15 @@ def raise_skill(pk, st, seat, skill, delta):
     b = player_base(pk, seat)
     a = b + P_SKILLS + skill
     st[a] = min(skill_max(pk, st, seat), max(pk.character_skill_min[st[b + P_CHAR]], st[a] + delta))
+
+
+@jit
+def take_advanced(pk, st, seat, skill):
+    """The seat takes a token of an advanced skill (each seat holding one is counted in S_ADV_HELD)."""
+    a = player_base(pk, seat) + P_ADV + skill
+    if st[a] == 0:
+        st[a] = 1
+        st[S_ADV_HELD + skill] += 1
 
 
 @jit

@@ -20,11 +20,11 @@ from sim.kernel.decks import (  # noqa: F401  (the reward helpers live in decks,
     raise_skill,
     skill_max,
     status_holds_kind,
+    take_advanced,
     work,
 )
 from sim.kernel.endgame import check_henchmen, check_location
 from sim.kernel.layout import (
-    C_PLAYERS,
     K_FLIP_ANYWHERE,
     K_HENCHMAN_CONSEQ_IN_ENC,
     K_LOST_INTEL_SUPPLY,
@@ -53,6 +53,7 @@ from sim.kernel.layout import (
     P_RESOLVE_MAX,
     P_SKILLS,
     P_SPACE,
+    S_ADV_HELD,
     S_LOC_TRACK,
     S_OUTCOME,
     ST_CARD_HENCHMAN_PASSED,
@@ -332,12 +333,8 @@ def encounter_card(ctx, seat, side):
 @jit
 def advanced_available(ctx, skill):
     """A token of this advanced skill is left: fewer players hold it than the pack has tokens."""
-    pk, cfg, st = ctx.pk, ctx.cfg, ctx.st
-    held = 0
-    for seat in range(cfg[C_PLAYERS]):
-        if st[player_base(pk, seat) + P_ADV + skill]:
-            held += 1
-    return held < pk.scal[K_N_ADV_TOKENS]
+    pk, st = ctx.pk, ctx.st
+    return st[S_ADV_HELD + skill] < pk.scal[K_N_ADV_TOKENS]
 
 
 @jit
@@ -506,10 +503,10 @@ def apply_effect(ctx, seat, effect, amount, skill):
             i = decide.advanced_skill(ctx, seat, options, n)
             if i < 0 or i >= n:
                 raise ValueError("strategy chose an illegal advanced skill")
-            st[b + P_ADV + options[i]] = 1
+            take_advanced(pk, st, seat, options[i])
     elif effect == codes.E_NAMED_ADVANCED_SKILL:
         if not st[b + P_ADV + skill] and advanced_available(ctx, skill):  # "if available"
-            st[b + P_ADV + skill] = 1
+            take_advanced(pk, st, seat, skill)
     elif effect == codes.E_V_MINUS_1:
         v_minus_1(ctx)
     elif effect == codes.E_FLIP_POOL:

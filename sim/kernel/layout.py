@@ -100,6 +100,9 @@ STATE = (
     # derived from each hand (P_TS; kept by draw_top_secret and play_top_secret, rebuilt by encode):
     # per seat, the Top Secret cards it holds by effect
     Field("S_HELD_TS", size=codes.MAX_PLAYERS * N_TS_EFFECTS),
+    # derived from the players' P_ADV (kept by decks.take_advanced, rebuilt by encode): the seats
+    # holding each advanced skill's token
+    Field("S_ADV_HELD", size=N_ADV),
 )
 # Stats counters, in the dataclass's order: ST_TESTS_ATTEMPTED, ST_INJURIES_TAKEN, ...
 STAT_NAMES = tuple(f.name for f in dataclass_fields(Stats))
@@ -746,7 +749,17 @@ def encode(pk: Pack, g) -> np.ndarray:
             st[at] = v
     held_status(pk, st)
     held_top_secret(pk, st)
+    held_advanced(pk, st)
     return st
+
+
+def held_advanced(pk: Pack, st: np.ndarray) -> None:
+    """Rebuild the count of seats holding each advanced skill (S_ADV_HELD) after setting P_ADV by hand."""
+    held = OFFSETS["S_ADV_HELD"]
+    st[held : held + N_ADV] = 0
+    for seat in range(codes.MAX_PLAYERS):
+        b = int(pk.lay[OFFSETS["L_PLAYERS"]] + seat * pk.lay[OFFSETS["L_PSTRIDE"]])
+        st[held : held + N_ADV] += st[b + OFFSETS["P_ADV"] : b + OFFSETS["P_ADV"] + N_ADV] != 0
 
 
 def held_top_secret(pk: Pack, st: np.ndarray) -> None:

@@ -18,6 +18,7 @@ from sim.kernel.decks import (
     draw_top_secret,
     gain_un,
     player_base,
+    take_advanced,
     work,
 )
 from sim.kernel.encounters import advanced_available, take_status
@@ -230,7 +231,7 @@ def choose_advanced_skills(ctx, seat):
         if pk.character_advanced[ch, s]:
             n_own += 1
             if cfg[C_FIXED_SKILLS] and advanced_available(ctx, s):
-                st[b + P_ADV + s] = 1
+                take_advanced(pk, st, seat, s)
     if cfg[C_FIXED_SKILLS]:
         return
     options = work(pk, st, L_W_EFFECT)[:N_ADV]
@@ -245,7 +246,7 @@ def choose_advanced_skills(ctx, seat):
         i = decide.setup_advanced_skill(ctx, seat, options, n)
         if i < 0 or i >= n:
             raise ValueError("strategy chose an illegal advanced skill at set-up")
-        st[b + P_ADV + options[i]] = 1
+        take_advanced(pk, st, seat, options[i])
 
 
 @jit

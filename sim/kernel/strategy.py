@@ -67,6 +67,7 @@ from sim.kernel.layout import (
     P_SPACE,
     P_UN,
     RANDOM,
+    S_ADV_HELD,
     S_DICE_RES,
     S_LOC_TARGET,
     S_LOC_TRACK,
@@ -186,7 +187,7 @@ def setup_extras(ctx, seat, n, max_un):
 @jit
 def setup_advanced_skill(ctx, seat, skills, n):
     """Index into ``skills[:n]`` of the advanced skill to pick at set-up (``setup_advanced_skill``)."""
-    pk, cfg, st, rs, sid = ctx.pk, ctx.cfg, ctx.st, ctx.rs, ctx.sid[seat]
+    pk, st, rs, sid = ctx.pk, ctx.st, ctx.rs, ctx.sid[seat]
     if sid == RANDOM:
         return next_below_nb(rs, STRATEGY, n)
     b = player_base(pk, seat)
@@ -197,10 +198,7 @@ def setup_advanced_skill(ctx, seat, skills, n):
     best, k0, k1 = 0, -1, -1
     for i in range(n):
         s = skills[i]
-        held = False
-        for seat2 in range(cfg[C_PLAYERS]):
-            if st[player_base(pk, seat2) + P_ADV + s]:
-                held = True
+        held = st[S_ADV_HELD + s] > 0  # (a seat holds it)
         a = pk.autopass_level1_counts[s] if first and not held else 0
         e = pk.autopass_encounter_counts[s]
         # the highest (a, e), ties to the lower skill (skills ascend, so the first one)
