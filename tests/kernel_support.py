@@ -89,9 +89,7 @@ def assert_same(g, st, rs, where: str = "") -> None:
         diff = {k: (a[k], b[k]) for k in a if a[k] != b[k]}
         raise AssertionError(f"{where}: kernel state differs from the reference: {diff}")
     rebuilt = st.copy()  # the counts the kernel keeps (cards, advanced skills held) equal a count from scratch
-    layout.held_status(pk, rebuilt)
-    layout.held_top_secret(pk, rebuilt)
-    layout.held_advanced(pk, rebuilt)
+    layout.count_held(pk, rebuilt)
     assert np.array_equal(rebuilt, st), f"{where}: the counts kept (S_HELD_*, S_ADV_HELD) differ from a count from scratch"
     counts = [int(x) for x in rs[COUNTS:COUNTS + N_SOURCES]]
     assert counts == g.rng.counts, f"{where}: stream counters {counts} != reference {g.rng.counts}"

@@ -166,7 +166,7 @@ def run_batch(
     sid, prm = layout.team_vectors(team)
     if batch is simulate_batch and hasattr(simulate_batch, "overloads"):  # compiled (not NUMBA_DISABLE_JIT)
         _compile_cold_in_helpers()
-    pk, kp = bundle(content)
+    pk, _ = bundle(content)
     cfg = layout.settings_vector(content, settings)
     out = np.zeros((n_games, layout.row_width(pk)), dtype=np.int64)
     threads = max(1, min(threads, n_games))
@@ -174,11 +174,6 @@ def run_batch(
     # fixed slice per thread waited for the slowest), and Ctrl-C or an error stops the run at the
     # end of the chunks being played; rows depend only on the game index
     chunk = min(CHUNK_MAX, max(CHUNK_MIN, n_games // (threads * CHUNKS_PER_THREAD)))
-    if threads == 1:
-        for lo in range(0, n_games, chunk):
-            hi = min(n_games, lo + chunk)
-            batch(kp, cfg, sid, prm, seed, game0 + lo, hi - lo, out[lo:hi], offsets)
-        return out
     starts = iter(range(0, n_games, chunk))
     take = threading.Lock()
     stop = threading.Event()
@@ -195,6 +190,9 @@ def run_batch(
             hi = min(n_games, lo + chunk)
             batch(kpk, kcfg, sid, kprm, seed, game0 + lo, hi - lo, out[lo:hi], offsets)
 
+    if threads == 1:  # in the caller's thread: Ctrl-C lands between chunks
+        work(0)
+        return out
     with ThreadPoolExecutor(max_workers=threads) as pool:
         futures = [pool.submit(work, k) for k in range(threads)]
         try:

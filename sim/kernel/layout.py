@@ -720,7 +720,7 @@ def _walk(pk: Pack, st, players: int):
         cap = int(lay[OFFSETS[f.cap]]) if f.cap else env_n[f.const]
         yield None, f, int(lay[OFFSETS[f.const]]), cap
     for seat in range(players):
-        b = int(lay[OFFSETS["L_PLAYERS"]] + seat * lay[OFFSETS["L_PSTRIDE"]])
+        b = _player_offset(pk, seat)
         for f in PLAYER:
             n = f.size if isinstance(f.size, int) else int(lay[OFFSETS["L_PSTRIDE"]]) - OFFSETS[f.const]
             yield seat, f, b + OFFSETS[f.const], n
@@ -747,42 +747,38 @@ def encode(pk: Pack, g) -> np.ndarray:
             st[at : at + len(v)] = v
         else:
             st[at] = v
-    held_status(pk, st)
-    held_top_secret(pk, st)
-    held_advanced(pk, st)
+    count_held(pk, st)
     return st
 
 
-def held_advanced(pk: Pack, st: np.ndarray) -> None:
-    """Rebuild the count of seats holding each advanced skill (S_ADV_HELD) after setting P_ADV by hand."""
-    held = OFFSETS["S_ADV_HELD"]
-    st[held : held + N_ADV] = 0
-    for seat in range(codes.MAX_PLAYERS):
-        b = int(pk.lay[OFFSETS["L_PLAYERS"]] + seat * pk.lay[OFFSETS["L_PSTRIDE"]])
-        st[held : held + N_ADV] += st[b + OFFSETS["P_ADV"] : b + OFFSETS["P_ADV"] + N_ADV] != 0
+def _player_offset(pk: Pack, seat: int) -> int:
+    """Offset of a seat's player block in the state vector (``decks.player_base`` in plain Python)."""
+    return int(pk.lay[OFFSETS["L_PLAYERS"]] + seat * pk.lay[OFFSETS["L_PSTRIDE"]])
 
 
-def held_top_secret(pk: Pack, st: np.ndarray) -> None:
-    """Rebuild the counts derived from the Top Secret hands (S_HELD_TS) after setting them by hand."""
-    held = OFFSETS["S_HELD_TS"]
-    st[held : held + codes.MAX_PLAYERS * N_TS_EFFECTS] = 0
-    for seat in range(codes.MAX_PLAYERS):
-        b = int(pk.lay[OFFSETS["L_PLAYERS"]] + seat * pk.lay[OFFSETS["L_PSTRIDE"]])
-        for i in range(int(st[b + OFFSETS["P_N_TS"]])):
-            st[held + seat * N_TS_EFFECTS + int(pk.top_secret_effect[st[b + OFFSETS["P_TS"] + i]])] += 1
+def count_held(pk: Pack, st: np.ndarray) -> None:
+    """Rebuild every count the kernel keeps of what the seats hold, from the fields it counts.
 
-
-def held_status(pk: Pack, st: np.ndarray) -> None:
-    """Rebuild the counts derived from L_STATUS (S_HELD_EFFECTS, S_HELD_DICE) after setting it by hand."""
-    effects, dice = OFFSETS["S_HELD_EFFECTS"], OFFSETS["S_HELD_DICE"]
+    The status cards by effect and their dice (S_HELD_EFFECTS, S_HELD_DICE, from L_STATUS), the
+    Top Secret cards by effect (S_HELD_TS, from each hand) and the seats holding each advanced
+    skill (S_ADV_HELD, from P_ADV): after setting those fields by hand, as :func:`encode` does.
+    """
+    effects, dice, ts, adv = (OFFSETS[k] for k in ("S_HELD_EFFECTS", "S_HELD_DICE", "S_HELD_TS", "S_ADV_HELD"))
     st[effects : effects + codes.MAX_PLAYERS * N_STATUS_EFFECTS] = 0
     st[dice : dice + codes.MAX_PLAYERS * N_SKILLS] = 0
+    st[ts : ts + codes.MAX_PLAYERS * N_TS_EFFECTS] = 0
+    st[adv : adv + N_ADV] = 0
     o = int(pk.lay[OFFSETS["L_STATUS"]])
     for card in range(int(pk.scal[OFFSETS["K_N_STATUS"]])):
         seat = int(st[o + card])
         if seat >= 0:
             st[effects + seat * N_STATUS_EFFECTS + int(pk.status_card_effect[card])] += 1
             st[dice + seat * N_SKILLS : dice + (seat + 1) * N_SKILLS] += pk.status_card_bonus[:, card]
+    for seat in range(codes.MAX_PLAYERS):
+        b = _player_offset(pk, seat)
+        for i in range(int(st[b + OFFSETS["P_N_TS"]])):
+            st[ts + seat * N_TS_EFFECTS + int(pk.top_secret_effect[st[b + OFFSETS["P_TS"] + i]])] += 1
+        st[adv : adv + N_ADV] += st[b + OFFSETS["P_ADV"] : b + OFFSETS["P_ADV"] + N_ADV] != 0
 
 
 def snapshot(g) -> dict:

@@ -30,6 +30,13 @@ from sim.kernel.villain import heal, take_injuries
 from sim.rng import DICE, next_below_nb
 
 jit = njit(**KERNEL_OPTIONS)
+inline_jit = njit(inline="always", **KERNEL_OPTIONS)
+
+
+@inline_jit
+def die_face(pk, die, face):
+    """(successes, injuries less heals) a die shows on a face."""
+    return pk.die_success[die, face], pk.die_injury[die, face] - pk.die_heal[die, face]
 
 
 @jit
@@ -77,8 +84,9 @@ def dice_test(ctx, seat, successes, allowed, henchman, no_advance):
     for i in range(n):
         f = next_below_nb(rs, DICE, 6)
         faces[i] = f
-        succ += pk.die_success[dice[i], f]
-        hurt += pk.die_injury[dice[i], f] - pk.die_heal[dice[i], f]
+        s, h = die_face(pk, dice[i], f)
+        succ += s
+        hurt += h
     if st[b + P_RESOLVE] > 0 and st[S_DICE_RES] == 0:
         k = decide.reroll(ctx, seat, successes, henchman, no_advance, dice, faces, n)
         if k >= 0:
@@ -87,10 +95,11 @@ def dice_test(ctx, seat, successes, allowed, henchman, no_advance):
             st[b + P_RESOLVE] -= 1
             st[S_DICE_RES] = 1
             st[ST_RESOLVE_SPENT] += 1
-            d, old, f = dice[k], faces[k], next_below_nb(rs, DICE, 6)
-            faces[k] = f
-            succ += pk.die_success[d, f] - pk.die_success[d, old]
-            hurt += pk.die_injury[d, f] - pk.die_heal[d, f] - (pk.die_injury[d, old] - pk.die_heal[d, old])
+            s0, h0 = die_face(pk, dice[k], faces[k])
+            faces[k] = next_below_nb(rs, DICE, 6)
+            s, h = die_face(pk, dice[k], faces[k])
+            succ += s - s0
+            hurt += h - h0
     passed = succ >= successes
     # injuries and heals apply whether the test passes or fails (they cancel each other)
     if hurt > 0:
