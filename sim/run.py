@@ -165,20 +165,17 @@ def _kernel_strategy(strategy, params: dict | None, players: int | None = None):
     )
 
 
-def _strings_of_rows(name: str, block: np.ndarray, text) -> pl.Series:
-    """``text(row)`` for every row of a small-valued int block, formatting each distinct row once."""
+def _strings_of_codes(name: str, code: np.ndarray, base: int, width: int, text) -> pl.Series:
+    """``text(row)`` for every game's row of small ints, given as one int a game (the row's
+    digits in ``base``, the first digit highest): each distinct row is formatted once."""
     import pandas as pd
 
-    if block.shape[0] == 0:
+    if code.shape[0] == 0:
         return pl.Series(name, [], dtype=pl.Utf8)
-    base = int(block.max()) + 1  # the values are small and non-negative: one int per row
-    code = np.zeros(block.shape[0], dtype=np.int64)
-    for j in range(block.shape[1]):
-        code = code * base + block[:, j]
     which, distinct = pd.factorize(code)  # a hash table: no sort of the games
-    digits = np.empty((len(distinct), block.shape[1]), dtype=np.int64)  # each distinct code's row again
+    digits = np.empty((len(distinct), width), dtype=np.int64)  # each distinct code's row again
     rest = np.asarray(distinct, dtype=np.int64)
-    for j in range(block.shape[1] - 1, -1, -1):
+    for j in range(width - 1, -1, -1):
         digits[:, j] = rest % base
         rest = rest // base
     labels = pl.Series(name, [text(row) for row in digits], dtype=pl.Utf8)
@@ -186,50 +183,105 @@ def _strings_of_rows(name: str, block: np.ndarray, text) -> pl.Series:
 
 
 @jit
-def _int32_columns(rows, cols, out):
-    """``out[j] = rows[:, cols[j]]`` as int32, in one pass over the rows (a column of ``rows`` is strided)."""
+def _table_rows(rows, lo, cols32, out32, cols64, out64, blocks, codes):
+    """A chunk of rows into the table's columns at games ``lo ..``: ``out32[j] = rows[:, cols32[j]]``
+    (each value checked to fit int32), ``out64[j] = rows[:, cols64[j]]``, and ``codes[k]`` block ``k``'s
+    values as the digits of one int (``blocks[k]``: first slot, width, base; each digit checked to
+    be in [0, base)). Returns -1, or the first row holding a value that does not fit."""
     for i in range(rows.shape[0]):
-        for j in range(cols.shape[0]):
-            out[j, i] = rows[i, cols[j]]
+        for j in range(cols32.shape[0]):
+            v = rows[i, cols32[j]]
+            if v < -2147483648 or v > 2147483647:
+                return i
+            out32[j, lo + i] = v
+        for j in range(cols64.shape[0]):
+            out64[j, lo + i] = rows[i, cols64[j]]
+        for k in range(blocks.shape[0]):
+            c = 0
+            for d in range(blocks[k, 1]):
+                v = rows[i, blocks[k, 0] + d]
+                if v < 0 or v >= blocks[k, 2]:
+                    return i
+                c = c * blocks[k, 2] + v
+            codes[k, lo + i] = c
+    return -1
+
+
+class KernelTable:
+    """The per-game table of kernel rows, filled chunk by chunk.
+
+    :meth:`take` is ``run_batch``'s sink: it runs in the threads that play, so the columns
+    are copied out while the games are played (the full int64 rows are never kept);
+    :meth:`frame` gives the finished table.
+    """
+
+    _WIDE = ("seed", "game")  # int64 columns
+    _BLOCKS = ("characters", "henchman_levels")  # row blocks, one int code a game each
+
+    def __init__(self, content: Content, settings: Settings, n: int):
+        from sim.content import constants as codes
+        from sim.kernel.layout import OFFSETS, row_block_slots
+
+        self.content, self.settings, self.n = content, settings, n
+        # every other column, outcome and win as their codes, fits int32 (checked as it is copied)
+        self.narrow = [name for name in GAME_COLUMNS
+                       if name not in self._WIDE + self._BLOCKS + ("strategy", "variant")]
+        self.cols32 = np.array([OFFSETS[f"R_{name.upper()}"] for name in self.narrow], dtype=np.int64)
+        self.cols64 = np.array([OFFSETS[f"R_{name.upper()}"] for name in self._WIDE], dtype=np.int64)
+        slots = row_block_slots(len(content.henchman_names))
+        # (first slot, width, base) of each block: the seats' characters, the henchmen's levels
+        self.blocks = np.array([[slots["characters"][0], settings.players, len(content.character_names)],
+                                [*slots["henchman_levels"], codes.DEFEATED + 1]], dtype=np.int64)
+        for name, (_, width, base) in zip(self._BLOCKS, self.blocks.tolist()):
+            if base**width >= 2**62:
+                raise ValueError(f"{name}: {width} values below {base} do not fit one int64 code")
+        self.out32 = np.empty((len(self.narrow), n), dtype=np.int32)
+        self.out64 = np.empty((len(self._WIDE), n), dtype=np.int64)
+        self.codes = np.empty((len(self._BLOCKS), n), dtype=np.int64)
+
+    def take(self, lo: int, hi: int, rows: np.ndarray) -> None:
+        """Copy games ``lo .. hi - 1`` out of their int64 rows (``run_batch``'s sink)."""
+        bad = _table_rows(rows, lo, self.cols32, self.out32, self.cols64, self.out64, self.blocks, self.codes)
+        if bad >= 0:
+            raise OverflowError(f"game {int(rows[bad, self.cols64[1]])}: a value out of the table's range "
+                                f"in its kernel row {rows[bad].tolist()}")
+
+    def frame(self, strategy_name: str) -> pl.DataFrame:
+        """The table, columns in :data:`GAME_COLUMNS` order, with the reference engine's dtypes."""
+        from sim.rules.state import OUTCOME_NAMES
+
+        n, settings = self.n, self.settings
+        names = self.content.character_names
+        row_of = {name: j for j, name in enumerate(self.narrow)}
+        outcome_names = [OUTCOME_NAMES[k] for k in sorted(OUTCOME_NAMES)]
+        text = {"characters": lambda r: ",".join(names[int(x)] for x in r),
+                "henchman_levels": lambda r: "".join(str(int(x)) for x in r)}
+        data = {}
+        for name in GAME_COLUMNS:
+            if name in self._BLOCKS:
+                k = self._BLOCKS.index(name)
+                _, width, base = self.blocks[k].tolist()
+                data[name] = _strings_of_codes(name, self.codes[k], base, width, text[name])
+            elif name in self._WIDE:
+                data[name] = pl.Series(name, self.out64[self._WIDE.index(name)])
+            elif name == "strategy":
+                data[name] = pl.repeat(strategy_name, n, eager=True, dtype=pl.Utf8).alias(name)
+            elif name == "variant":
+                data[name] = pl.repeat(settings.variant_label, n, eager=True, dtype=pl.Utf8).alias(name)
+            elif name == "outcome":
+                data[name] = pl.Series(name, outcome_names, dtype=pl.Utf8).gather(self.out32[row_of[name]])
+            elif name == "win":
+                data[name] = pl.Series(name, self.out32[row_of[name]].astype(bool))
+            else:
+                data[name] = pl.Series(name, self.out32[row_of[name]])
+        return pl.DataFrame(data)
 
 
 def kernel_frame(content: Content, settings: Settings, strategy_name: str, rows: np.ndarray) -> pl.DataFrame:
     """The kernel's int64 rows as the same table the reference engine gives."""
-    from sim.kernel import row_columns
-    from sim.kernel.layout import OFFSETS
-    from sim.rules.state import OUTCOME_NAMES
-
-    n = rows.shape[0]
-    cols = row_columns(rows, len(content.henchman_names))
-    narrow = [name for name in GAME_COLUMNS if name not in STRING_COLUMNS + ("win", "seed", "game")]
-    where = np.array([OFFSETS[f"R_{name.upper()}"] for name in narrow], dtype=np.int64)  # their row slots
-    int32 = np.empty((len(narrow), n), dtype=np.int32)
-    row_of = {name: j for j, name in enumerate(narrow)}
-    if n:
-        _int32_columns(np.ascontiguousarray(rows), where, int32)
-    seats = cols["characters"][:, : settings.players]
-    levels = cols["henchman_levels"]
-    outcome_names = [OUTCOME_NAMES[k] for k in sorted(OUTCOME_NAMES)]
-    data = {}
-    for name in GAME_COLUMNS:
-        if name == "characters":
-            names = content.character_names
-            data[name] = _strings_of_rows(name, seats, lambda r, names=names: ",".join(names[int(x)] for x in r))
-        elif name == "strategy":
-            data[name] = pl.repeat(strategy_name, n, eager=True, dtype=pl.Utf8).alias(name)
-        elif name == "variant":
-            data[name] = pl.repeat(settings.variant_label, n, eager=True, dtype=pl.Utf8).alias(name)
-        elif name == "outcome":
-            data[name] = pl.Series(name, outcome_names, dtype=pl.Utf8).gather(cols["outcome"])
-        elif name == "henchman_levels":
-            data[name] = _strings_of_rows(name, levels, lambda r: "".join(str(int(x)) for x in r))
-        elif name == "win":
-            data[name] = pl.Series(name, cols["win"].astype(bool))
-        elif name in ("seed", "game"):
-            data[name] = pl.Series(name, cols[name].astype(np.int64))
-        else:
-            data[name] = pl.Series(name, int32[row_of[name]])
-    return pl.DataFrame(data)
+    table = KernelTable(content, settings, rows.shape[0])
+    table.take(0, rows.shape[0], np.ascontiguousarray(rows))
+    return table.frame(strategy_name)
 
 
 def _is_int(x) -> bool:
@@ -322,8 +374,9 @@ def simulate(
     from sim.kernel import run_batch
 
     strat = _kernel_strategy(strategy, params, players)
-    rows = run_batch(c, settings, strat, seed, game0, int(games), threads=threads)
-    return kernel_frame(c, settings, team_label(strat if isinstance(strat, list) else [strat]), rows)
+    table = KernelTable(c, settings, int(games))  # filled as the threads play
+    run_batch(c, settings, strat, seed, game0, int(games), threads=threads, sink=table.take)
+    return table.frame(team_label(strat if isinstance(strat, list) else [strat]))
 
 
 def simulate_tally(

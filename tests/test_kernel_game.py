@@ -102,6 +102,33 @@ def test_threads_taking_small_chunks_give_the_same_rows(monkeypatch):
 
 
 @pytest.mark.skipif(NO_JIT, reason="thread counts mean nothing without JIT")
+def test_a_sink_gets_every_game_once_in_the_threads_that_play(monkeypatch):
+    """With a sink, each chunk's rows are handed over in the playing thread and nothing is kept."""
+    import threading
+
+    from sim.kernel import batch
+
+    c, _ = content_and_pack()
+    s = Settings.build(c, 4)
+    strat = strategies.make("heuristic")
+    whole = run_batch(c, s, strat, 7, 300, 61)
+    monkeypatch.setattr(batch, "CHUNK_MIN", 4)
+    for threads in (1, 2, 3):
+        got = np.full_like(whole, -99)
+        seen, where = [], set()
+
+        def sink(lo, hi, rows, got=got, seen=seen, where=where):
+            seen.append((lo, hi))
+            where.add(threading.get_ident())
+            got[lo:hi] = rows
+
+        assert run_batch(c, s, strat, 7, 300, 61, threads=threads, sink=sink) is None
+        assert np.array_equal(got, whole), threads
+        assert sorted(seen) == [(lo, min(lo + 4, 61)) for lo in range(0, 61, 4)], threads
+        assert (threading.get_ident() in where) == (threads == 1), threads  # played in the caller's thread
+
+
+@pytest.mark.skipif(NO_JIT, reason="thread counts mean nothing without JIT")
 def test_an_error_in_one_thread_stops_the_others(monkeypatch):
     """The first chunk fails: the error reaches the caller, and the other threads take no more chunks."""
     import time

@@ -45,6 +45,46 @@ def test_bad_input_is_refused_clearly(kw, match):
         sim.simulate(**args)
 
 
+def test_the_table_built_as_the_threads_play_is_the_table_of_the_rows():
+    """simulate() copies each chunk's columns out in the playing threads: the same table as
+    kernel_frame() of the whole batch's rows, whatever the thread count."""
+    from sim.content import load
+    from sim.kernel import run_batch
+    from sim.rules.state import Settings
+    from sim.run import _kernel_strategy, kernel_frame
+
+    c = load()
+    s = Settings.build(c, 5, "random")
+    rows = run_batch(c, s, _kernel_strategy("bold", None, 5), 3, 40, 900)
+    whole = kernel_frame(c, s, "bold", rows)
+    for threads in (1, 2):
+        assert sim.simulate(players=5, games=900, seed=3, game0=40, strategy="bold", characters="random",
+                            threads=threads).equals(whole)
+    assert whole["characters"].n_unique() > 20 and whole["henchman_levels"].n_unique() > 5  # codes decoded
+
+
+def test_a_value_the_table_cannot_hold_is_refused_not_wrapped():
+    """A row value beyond int32, or a character or level off its range, stops the table loudly."""
+    from sim.content import load
+    from sim.kernel import run_batch
+    from sim.kernel.layout import OFFSETS, row_block_slots
+    from sim.rules.state import Settings
+    from sim.run import _kernel_strategy, kernel_frame
+
+    c = load()
+    s = Settings.build(c, 4)
+    rows = run_batch(c, s, _kernel_strategy("heuristic", None, 4), 1, 0, 5)
+    assert kernel_frame(c, s, "heuristic", rows).height == 5
+    seat0, _ = row_block_slots(len(c.henchman_names))["characters"]
+    level0, _ = row_block_slots(len(c.henchman_names))["henchman_levels"]
+    for slot, value in ((OFFSETS["R_TURNS"], 2**31), (OFFSETS["R_INJURIES"], -(2**31) - 1),
+                        (seat0 + 3, len(c.character_names)), (seat0, -1), (level0 + 1, 5)):
+        bad = rows.copy()
+        bad[2, slot] = value
+        with pytest.raises(OverflowError, match="game 2: a value out of the table's range"):
+            kernel_frame(c, s, "heuristic", bad)
+
+
 def test_summary_only_matches_the_table_and_holds_one_batch_at_a_time(monkeypatch):
     full = sim.simulate(players=4, games=3000, seed=12)
     seen = []

@@ -125,8 +125,8 @@ def default_threads() -> int:
 
 def run_batch(
     content: Content, settings: Settings, strategy, seed: int, game0: int, n_games: int,
-    threads: int | None = None, source_offsets: np.ndarray | None = None,
-) -> np.ndarray:
+    threads: int | None = None, source_offsets: np.ndarray | None = None, sink=None,
+) -> np.ndarray | None:
     """Rows ``out[n_games, row_width]`` (see ``sim.kernel.layout.ROW_FIELDS``) for one study cell.
 
     ``strategy`` is a strategy with a kernel twin (``strategies.make(...)``), played by every
@@ -136,6 +136,11 @@ def run_batch(
     count. An error in one thread, or Ctrl-C, stops the others after their current chunk.
     ``source_offsets[N_SOURCES]`` (:mod:`sim.luck`): game ``g``'s source ``s`` draws from
     game ``g + source_offsets[s]`` (default: every source from game ``g``).
+
+    With ``sink``, no rows are kept: each thread plays a chunk into a buffer of its own and
+    calls ``sink(lo, hi, rows)`` with the rows of games ``game0 + lo .. game0 + hi - 1``, in
+    that thread (so the sink must be safe to call from several threads on disjoint ranges,
+    and the rows are valid only during the call); ``run_batch`` then returns None.
     """
     from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
@@ -168,7 +173,8 @@ def run_batch(
         _compile_cold_in_helpers()
     pk, _ = bundle(content)
     cfg = layout.settings_vector(content, settings)
-    out = np.zeros((n_games, layout.row_width(pk)), dtype=np.int64)
+    width = layout.row_width(pk)
+    out = np.zeros((n_games, width), dtype=np.int64) if sink is None else None
     threads = max(1, min(threads, n_games))
     # the games are played in chunks: a thread slowed by other work on its core takes fewer (one
     # fixed slice per thread waited for the slowest), and Ctrl-C or an error stops the run at the
@@ -182,13 +188,19 @@ def run_batch(
         """Play chunks of the games on this thread's own bundle until none is left (or the run stops)."""
         _, kpk = bundle(content, k)
         kcfg, kprm = cfg.copy(), prm.copy()
+        # with a sink, the chunk's rows stay in this small buffer (in the cache, and no pages of
+        # a large table to fault in) until the sink has taken what it keeps
+        buf = np.empty((chunk, width), dtype=np.int64) if sink is not None else None
         while not stop.is_set():
             with take:
                 lo = next(starts, None)
             if lo is None:
                 return
             hi = min(n_games, lo + chunk)
-            batch(kpk, kcfg, sid, kprm, seed, game0 + lo, hi - lo, out[lo:hi], offsets)
+            rows = out[lo:hi] if sink is None else buf[: hi - lo]
+            batch(kpk, kcfg, sid, kprm, seed, game0 + lo, hi - lo, rows, offsets)
+            if sink is not None:
+                sink(lo, hi, rows)
 
     if threads == 1:  # in the caller's thread: Ctrl-C lands between chunks
         work(0)

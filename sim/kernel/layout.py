@@ -822,15 +822,23 @@ def snapshot_state(pk: Pack, st: np.ndarray, players: int) -> dict:
     return out
 
 
-def row_columns(rows: np.ndarray, n_henchmen: int) -> dict[str, np.ndarray]:
-    """The output rows by name: each of :data:`ROW_FIELDS`, then each of :data:`ROW_BLOCKS` (2-D)."""
-    cols = {name: rows[:, OFFSETS[f"R_{name.upper()}"]] for name in ROW_FIELDS}
+def row_block_slots(n_henchmen: int) -> dict[str, tuple[int, int]]:
+    """Each of :data:`ROW_BLOCKS` by name: (its first slot in a row, its width)."""
+    out = {}
     o = OFFSETS["N_ROW"]
     env = {"n_henchmen": n_henchmen, "MAX_PLAYERS": codes.MAX_PLAYERS}
     for name, expr in ROW_BLOCKS:
         n = shape(expr, env)
-        cols[name] = rows[:, o : o + n]
+        out[name] = (o, n)
         o += n
+    return out
+
+
+def row_columns(rows: np.ndarray, n_henchmen: int) -> dict[str, np.ndarray]:
+    """The output rows by name: each of :data:`ROW_FIELDS`, then each of :data:`ROW_BLOCKS` (2-D)."""
+    cols = {name: rows[:, OFFSETS[f"R_{name.upper()}"]] for name in ROW_FIELDS}
+    for name, (o, n) in row_block_slots(n_henchmen).items():
+        cols[name] = rows[:, o : o + n]
     return cols
 
 
