@@ -133,3 +133,21 @@ def test_status_readings_rows_match_compare_on_the_committed_results():
     assert len(removed) == 12 and (removed["diff"].abs() <= 0.0002).all()  # "within 0.02 points"
     assert "| a discarded status card (`status.readings.discarded`) | back to the status deck | out of the game | " \
            "none measurable (within 0.02 points) |" in text
+
+
+def test_scaling_table_matches_the_committed_measurement():
+    """The 16-core table is the medians of docs/bench/scaling-16-cores.json, figure for figure."""
+    import json
+
+    text = (ROOT / "README.md").read_text()
+    run = json.loads((ROOT / "docs" / "bench" / "scaling-16-cores.json").read_text())
+    rows = re.findall(r"^\| (\d+) \| ([\d,]+) \| ([\d.]+) \| ([\d,]+) \| ([\d.]+) \|$", text, flags=re.M)
+    assert [int(r[0]) for r in rows] == [int(t) for t in run["median"]]
+    one = run["median"]["1"]
+    for threads, sim_rate, sim_x, kernel_rate, kernel_x in rows:
+        m = run["median"][threads]
+        assert sim_rate == f"{m['simulate']:,.0f}" and kernel_rate == f"{m['kernel']:,.0f}", threads
+        assert sim_x == f"{m['simulate'] / one['simulate']:.2f}" and kernel_x == f"{m['kernel'] / one['kernel']:.2f}"
+    before = json.loads((ROOT / "docs" / "bench" / "scaling-16-cores-before-sink.json").read_text())["median"]
+    x = before["16"]["simulate"] / before["1"]["simulate"]
+    assert f"gave {before['16']['simulate']:,.0f} games/s on 16 threads ({x:.2f} times one thread)" in _readme()
