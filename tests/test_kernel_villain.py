@@ -140,3 +140,33 @@ def test_space_in_region_table_is_the_rulebook_in_region():
     for region in range(len(K.REGIONS)):
         for space in range(c.n_spaces):
             assert bool(pk.space_in_region[region, space]) == RV.in_region(view, space, region), (region, space)
+
+
+def test_token_draw_by_bit_set_is_the_jth_token_at_the_place_for_any_count():
+    """draw_token picks through a bit set for up to 62 tokens and by scanning beyond: both give the
+    j-th token (id order) lying at the place, j drawn from the TOKENS stream."""
+    import numpy as np
+
+    from sim.rng import TOKENS, new_state, next_below_nb
+
+    script = random.Random(5)
+    for n in (1, 4, 20, 62, 63, 90):
+        for trial in range(40):
+            st = np.array([script.choice((-3, -2, 0, 7)) for _ in range(n + 5)], dtype=np.int64)
+            where = script.choice((-3, -2, 7))
+            rs = new_state(9, trial)
+            at = [t for t in range(n) if st[2 + t] == where]
+            want = -1
+            if at:
+                want = at[next_below_nb(new_state(9, trial), TOKENS, len(at))]
+            assert KD.draw_token(st, 2, n, where, rs) == want, (n, trial)
+
+
+def test_nth_bit_and_popcount():
+    script = random.Random(3)
+    for _ in range(500):
+        m = script.getrandbits(script.choice((1, 8, 30, 62)))
+        assert KD.popcount(m) == bin(m).count("1")
+        bits = [i for i in range(62) if m >> i & 1]
+        for j, pos in enumerate(bits):
+            assert KD.nth_bit(m, j) == pos

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import collections
+import importlib.util
 import os
 import re
 import subprocess
@@ -99,10 +100,15 @@ def main() -> None:
                     help="the checkout to measure (default: this one)")
     ap.add_argument("--top", type=int, default=30)
     ap.add_argument("--cache", default="", help="numba cache directory for the haswell build "
-                                               "(default: one per checkout under the temp directory)")
+                                               "(default: one per state of the kernel's sources, in the temp folder)")
     args = ap.parse_args()
     tree = os.path.abspath(args.tree)
-    cache = args.cache or os.path.join(tempfile.gettempdir(), "smersh-haswell-" + tree.strip("/").replace("/", "_"))
+    # numba keys cached code on each function's own file; with NUMBA_CACHE_DIR set the project does not
+    # clear stale code (sim/_cache.py), so the folder is named after the hash of the kernel's sources
+    spec = importlib.util.spec_from_file_location("_tree_cache", os.path.join(tree, "sim", "_cache.py"))
+    tree_cache = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tree_cache)
+    cache = args.cache or os.path.join(tempfile.gettempdir(), "smersh-haswell-" + tree_cache.sources_hash()[:16])
     env = dict(os.environ, NUMBA_CPU_NAME="haswell", NUMBA_CPU_FEATURES="", NUMBA_CACHE_DIR=cache,
                PYTHONPATH=tree)
     script = os.path.join(tree, "tools", "perf_kernel.py")

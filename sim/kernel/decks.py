@@ -8,6 +8,9 @@ Secret hand), so every other kernel module imports from here.
 
 from __future__ import annotations
 
+from numba import config
+from numba.core.extending import intrinsic
+
 from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
 from sim.kernel.layout import (
@@ -51,6 +54,48 @@ jit = njit(**KERNEL_OPTIONS)
 inline_jit = njit(inline="always", **KERNEL_OPTIONS)
 
 
+def _ctpop_typer(typingctx, x):
+    """numba intrinsic: the int64 -> int64 signature of LLVM's ``ctpop`` and its code."""
+    from llvmlite import ir
+    from numba import types
+
+    def codegen(context, builder, sig, args):
+        """A call of ``llvm.ctpop.i64`` on the argument."""
+        fn = builder.module.declare_intrinsic("llvm.ctpop", [ir.IntType(64)])
+        return builder.call(fn, args)
+
+    return types.int64(types.int64), codegen
+
+
+if config.DISABLE_JIT:
+    def popcount(x):
+        """Set bits of ``0 <= x < 2**63``."""
+        return bin(x).count("1")
+else:
+    _ctpop = intrinsic(_ctpop_typer)
+
+    @inline_jit
+    def popcount(x):
+        """Set bits of ``0 <= x < 2**63`` (LLVM's ``ctpop``: one instruction where the CPU has one)."""
+        return _ctpop(x)
+
+
+@inline_jit
+def nth_bit(m, j):
+    """Position of set bit ``j`` (0 = the lowest) of ``m`` (``0 <= j < popcount(m)``, ``m < 2**62``).
+
+    A binary search on the halves' counts, with no branch that depends on ``m``."""
+    pos = 0
+    for w in (32, 16, 8, 4, 2, 1):
+        low = m & ((1 << w) - 1)
+        c = popcount(low)
+        up = j >= c
+        j = j - c if up else j
+        m = m >> w if up else low
+        pos = pos + w if up else pos
+    return pos
+
+
 @jit
 def player_base(pk, seat):
     """Offset of a seat's player block in the state vector."""
@@ -87,6 +132,18 @@ def lobo(pk, st):
 
 
 @jit
+def _reshuffle(st, base, cap):
+    """The discards of the deck at ``base`` become its pile (in id order); how many (0: none)."""
+    nd = st[base + D_NDISC]
+    if nd == 0:
+        return 0
+    pile = base + D_PILE
+    sort_into(st, pile + cap, pile, nd)
+    st[base + D_NDISC] = 0
+    return nd
+
+
+@inline_jit
 def draw_card(st, base, cap, rs, source):
     """Draw the top card of the deck at ``base`` (reshuffling its discards if needed); -1 if none."""
     top = st[base + D_TOP]
@@ -96,12 +153,9 @@ def draw_card(st, base, cap, rs, source):
     n = st[base + D_COUNT]
     pile = base + D_PILE
     if n == 0:
-        nd = st[base + D_NDISC]
-        if nd == 0:
+        n = _reshuffle(st, base, cap)
+        if n == 0:
             return -1
-        sort_into(st, pile + cap, pile, nd)
-        st[base + D_NDISC] = 0
-        n = nd
     j = next_below_nb(rs, source, n)
     card = st[pile + j]
     st[pile + j] = st[pile + n - 1]
@@ -153,6 +207,14 @@ def first_at(st, off, n, where):
 @jit
 def draw_token(st, off, n, where, rs):
     """Pick a random token lying at ``where`` (ascending ids, TOKENS stream); -1 if none."""
+    if n <= 62:  # the tokens at ``where`` as a bit set: counted and picked without a pass per token
+        m = 0
+        for t in range(n):
+            m |= (1 if st[off + t] == where else 0) << t
+        k = popcount(m)
+        if k == 0:
+            return -1
+        return nth_bit(m, next_below_nb(rs, TOKENS, k))
     k = count_at(st, off, n, where)
     if k == 0:
         return -1
@@ -167,7 +229,7 @@ def draw_token(st, off, n, where, rs):
     return found
 
 
-@jit
+@inline_jit
 def pick_on_space(st, off, n, space, rs):
     """A blind pick among the face-down tokens at ``space`` (TOKENS stream; a lone token without a draw)."""
     if count_at(st, off, n, space) <= 1:
@@ -333,7 +395,7 @@ def discard_status(pk, st, card):
     st[o + card] = codes.STATUS_IN_DECK if pk.scal[K_STATUS_DISCARD_DECK] else codes.STATUS_REMOVED
 
 
-@jit
+@inline_jit
 def extra_mp(pk, st, seat):
     """Walking movement points an extra_move status card adds (they do not stack)."""
     return codes.EXTRA_MP if status_first_held(pk, st, seat, codes.SE_EXTRA_MOVE) >= 0 else 0

@@ -29,6 +29,7 @@ from sim.kernel.villain import heal, villain_advancement
 from sim.rng import DICE, next_below_nb
 
 jit = njit(**KERNEL_OPTIONS)
+inline_jit = njit(inline="always", **KERNEL_OPTIONS)
 
 
 
@@ -132,7 +133,7 @@ def rest(ctx, seat):
             villain_advancement(ctx)
 
 
-@jit
+@inline_jit
 def apply_move(ctx, seat, dest, means, res):
     """Carry out a chosen move, paying Resolve / UN tokens / Top Secret cards."""
     pk, st = ctx.pk, ctx.st

@@ -46,6 +46,7 @@ from sim.kernel.layout import (
 from sim.rng import TOKENS, VILLAIN, next_below_nb
 
 jit = njit(**KERNEL_OPTIONS)
+inline_jit = njit(inline="always", **KERNEL_OPTIONS)
 
 
 
@@ -56,7 +57,7 @@ def check_lobo(pk, st):
         st[S_OUTCOME] = codes.LOSS_LOBO
 
 
-@jit
+@inline_jit
 def draw_villain_card(ctx):
     """Draw the next villain card (reshuffling its discards when the pile is empty)."""
     pk, st, rs = ctx.pk, ctx.st, ctx.rs
@@ -67,7 +68,7 @@ def draw_villain_card(ctx):
     return card
 
 
-@jit
+@inline_jit
 def protect(pk, st, seat, n):
     """``n`` injuries less what an injury_protection status card cancels (the card is discarded)."""
     card = status_first_held(pk, st, seat, codes.SE_INJURY_PROTECTION)
@@ -177,7 +178,7 @@ def in_region(pk, space, region):
     return pk.space_deck[space] == region
 
 
-@jit
+@inline_jit
 def place_intel(ctx, space):
     """Add one yellow Intel at a space: from the supply, else a random one from the Pool."""
     pk, st, rs = ctx.pk, ctx.st, ctx.rs
