@@ -208,7 +208,7 @@ class _Plain:
 
     def __init__(self):
         from sim import rng
-        from sim.kernel import layout, missions, packref, view
+        from sim.kernel import decks, layout, missions, packref, view
 
         self._memo: dict[int, object] = {}
         self._modules: dict[int, object] = {}
@@ -216,7 +216,8 @@ class _Plain:
         # compiled-only constructs and their plain twins (set first: the view's attributes below clone kernel code)
         self._special: dict[int, object] = {id(packref.new_context): layout.Context,
                                             id(missions.as_view): np.lib.stride_tricks.as_strided,
-                                            id(rng.fill_ahead_nb): rng.fill_ahead}
+                                            id(rng.fill_ahead_nb): rng.fill_ahead,
+                                            id(decks.popcount): decks.popcount_plain}
         attributes = {name: view._python_attribute(self.value(fn), args)
                       for name, (fn, args) in {**view.VIEW_API, **view.BASE_API}.items()}
         self._special[id(view.make_view)] = type("PlainView", (view.KernelView,), attributes)

@@ -67,10 +67,13 @@ def _ctpop_typer(typingctx, x):
     return types.int64(types.int64), codegen
 
 
+def popcount_plain(x):
+    """Set bits of ``0 <= x < 2**63`` (plain Python: ``popcount`` where nothing is compiled)."""
+    return bin(x).count("1")
+
+
 if config.DISABLE_JIT:
-    def popcount(x):
-        """Set bits of ``0 <= x < 2**63``."""
-        return bin(x).count("1")
+    popcount = popcount_plain
 else:
     _ctpop = intrinsic(_ctpop_typer)
 
