@@ -420,13 +420,18 @@ def _tally(c, settings, strategy, params, seed, game0, games, engine, threads, b
     tally = Tally.empty(keep_bits)
     need = c.for_players(settings.players).lobo_intel_required
     done = 0
+    buf = None  # one array of rows for every batch (a new one each time: its pages cleared again)
     while done < games:
         size = min(int(batch), games - done)
         if engine == "kernel":
             from sim.kernel import ROW_FIELDS, run_batch
 
             strat = _kernel_strategy(strategy, params, settings.players)
-            rows = run_batch(c, settings, strat, seed, game0 + done, size, threads=threads)
+            if buf is None:
+                buf = run_batch(c, settings, strat, seed, game0 + done, size, threads=threads)
+                rows = buf
+            else:
+                rows = run_batch(c, settings, strat, seed, game0 + done, size, threads=threads, out=buf[:size])
             tally = tally + Tally.of_rows(rows, ROW_FIELDS, need, keep_bits)
         else:
             df = simulate(settings.players, size, strategy, seed, characters, variant, c, threads, params, engine,

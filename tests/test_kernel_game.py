@@ -128,6 +128,21 @@ def test_a_sink_gets_every_game_once_in_the_threads_that_play(monkeypatch):
         assert (threading.get_ident() in where) == (threads == 1), threads  # played in the caller's thread
 
 
+def test_rows_into_a_given_array_and_a_wrong_one_refused():
+    c, _ = content_and_pack()
+    s = Settings.build(c, 2)
+    strat = strategies.make("heuristic")
+    whole = run_batch(c, s, strat, 7, 300, 30)
+    buf = np.full((40, whole.shape[1]), -5, dtype=np.int64)
+    assert run_batch(c, s, strat, 7, 300, 30, out=buf[:30]) is not None
+    assert np.array_equal(buf[:30], whole) and (buf[30:] == -5).all()
+    for bad in (buf[:29], buf[:30, :-1], buf[:30].astype(np.int32), buf[::-1][:30]):
+        with pytest.raises(ValueError, match="out must be a C-contiguous int64 array"):
+            run_batch(c, s, strat, 7, 300, 30, out=bad)
+    with pytest.raises(ValueError, match="a sink or an out array, not both"):
+        run_batch(c, s, strat, 7, 300, 30, out=buf[:30], sink=lambda lo, hi, rows: None)
+
+
 @pytest.mark.skipif(NO_JIT, reason="thread counts mean nothing without JIT")
 def test_an_error_in_one_thread_stops_the_others(monkeypatch):
     """The first chunk fails: the error reaches the caller, and the other threads take no more chunks."""

@@ -125,7 +125,7 @@ def default_threads() -> int:
 
 def run_batch(
     content: Content, settings: Settings, strategy, seed: int, game0: int, n_games: int,
-    threads: int | None = None, source_offsets: np.ndarray | None = None, sink=None,
+    threads: int | None = None, source_offsets: np.ndarray | None = None, sink=None, out: np.ndarray | None = None,
 ) -> np.ndarray | None:
     """Rows ``out[n_games, row_width]`` (see ``sim.kernel.layout.ROW_FIELDS``) for one study cell.
 
@@ -141,6 +141,8 @@ def run_batch(
     calls ``sink(lo, hi, rows)`` with the rows of games ``game0 + lo .. game0 + hi - 1``, in
     that thread (so the sink must be safe to call from several threads on disjoint ranges,
     and the rows are valid only during the call); ``run_batch`` then returns None.
+    ``out``: an int64 array of ``n_games`` rows to fill and return (a caller playing batch
+    after batch reuses one, so the pages of a new array are not cleared for every batch).
     """
     from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
@@ -174,7 +176,14 @@ def run_batch(
     pk, _ = bundle(content)
     cfg = layout.settings_vector(content, settings)
     width = layout.row_width(pk)
-    out = np.zeros((n_games, width), dtype=np.int64) if sink is None else None
+    if out is not None:
+        if sink is not None:
+            raise ValueError("run_batch: give a sink or an out array, not both")
+        if out.dtype != np.int64 or out.shape != (n_games, width) or not out.flags.c_contiguous:
+            raise ValueError(f"run_batch: out must be a C-contiguous int64 array of shape {(n_games, width)}, "
+                             f"got {out.dtype} {out.shape}")
+    elif sink is None:
+        out = np.zeros((n_games, width), dtype=np.int64)
     threads = max(1, min(threads, n_games))
     # the games are played in chunks: a thread slowed by other work on its core takes fewer (one
     # fixed slice per thread waited for the slowest), and Ctrl-C or an error stops the run at the
