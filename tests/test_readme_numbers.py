@@ -151,3 +151,28 @@ def test_scaling_table_matches_the_committed_measurement():
     before = json.loads((ROOT / "docs" / "bench" / "scaling-16-cores-before-sink.json").read_text())["median"]
     x = before["16"]["simulate"] / before["1"]["simulate"]
     assert f"gave {before['16']['simulate']:,.0f} games/s on 16 threads ({x:.2f} times one thread)" in _readme()
+
+
+def test_bench_figures_are_the_committed_bench_run():
+    """The README's bench sentence quotes docs/bench/bench-2-cores.json as printed by `bench --json`."""
+    import json
+
+    r = json.loads((ROOT / "docs" / "bench" / "bench-2-cores.json").read_text())
+    text = _readme()
+    runs = {k: sorted(r[f"{k}_runs"]) for k in ("kernel_1_thread", "kernel_all_threads", "reference")}
+    for phrase in (
+        f"printed: {r['kernel_1_thread_games_per_s']:,.0f} four-player heuristic games/s on 1 thread, "
+        f"{r['kernel_all_threads_games_per_s']:,.0f} games/s on 2 threads ({r['ratio_threads']:.2f} times; "
+        f"{r['kernel_all_threads_games_per_min'] / 1e6:.1f} million a minute, a million in "
+        f"{r['seconds_per_million_games']:.1f} s), {r['ratio_kernel_1_thread_vs_reference']:.1f} times the rulebook "
+        f"engine's {r['reference_games_per_s']:.1f} games/s per thread "
+        f"({r['ratio_kernel_all_threads_vs_reference']:.1f} times with both threads)",
+        f"a first result in {r['cached_start_s']:.2f} s from a new process with the kernel cached and "
+        f"{r['cold_start_s']:.1f} s from an empty cache",
+        f"Its three timings on 2 threads were {runs['kernel_all_threads'][0]:,.0f} to "
+        f"{runs['kernel_all_threads'][-1]:,.0f} games/s; on 1 thread {runs['kernel_1_thread'][0]:,.0f} to "
+        f"{runs['kernel_1_thread'][-1]:,.0f}; the rulebook {runs['reference'][0]:.1f} to {runs['reference'][-1]:.1f}",
+        f"it would take about {round(400 * r['reference_games_per_s'], -3):,.0f} games/s on one thread",
+    ):
+        assert phrase in text, phrase
+    assert r["sample_identical"] is True and r["threads_available"] == 2
