@@ -79,7 +79,10 @@ def test_batch_independent_of_batch_size_and_threads():
 
 @pytest.mark.skipif(NO_JIT, reason="thread counts mean nothing without JIT")
 def test_threads_taking_small_chunks_give_the_same_rows(monkeypatch):
-    """Worker threads take chunks of games as they come free: many small chunks, the same rows."""
+    """Worker threads take chunks of games as they come free: many small chunks, the same rows;
+    with a sink, each chunk's rows are handed over in the thread that played it, and none kept."""
+    import threading
+
     from sim.kernel import batch
 
     c, _ = content_and_pack()
@@ -95,25 +98,11 @@ def test_threads_taking_small_chunks_give_the_same_rows(monkeypatch):
 
     monkeypatch.setattr(batch, "CHUNK_MIN", 4)
     monkeypatch.setattr(batch, "simulate_batch", counted)
+    chunks = [(lo, min(lo + 4, 61)) for lo in range(0, 61, 4)]
     for threads in (1, 2, 3):
         calls.clear()
         assert np.array_equal(whole, run_batch(c, s, strat, 7, 300, 61, threads=threads)), threads
-        assert sorted(calls) == [(300 + lo, min(4, 61 - lo)) for lo in range(0, 61, 4)]
-
-
-@pytest.mark.skipif(NO_JIT, reason="thread counts mean nothing without JIT")
-def test_a_sink_gets_every_game_once_in_the_threads_that_play(monkeypatch):
-    """With a sink, each chunk's rows are handed over in the playing thread and nothing is kept."""
-    import threading
-
-    from sim.kernel import batch
-
-    c, _ = content_and_pack()
-    s = Settings.build(c, 4)
-    strat = strategies.make("heuristic")
-    whole = run_batch(c, s, strat, 7, 300, 61)
-    monkeypatch.setattr(batch, "CHUNK_MIN", 4)
-    for threads in (1, 2, 3):
+        assert sorted(calls) == [(300 + lo, hi - lo) for lo, hi in chunks]
         got = np.full_like(whole, -99)
         seen, where = [], set()
 
@@ -124,7 +113,7 @@ def test_a_sink_gets_every_game_once_in_the_threads_that_play(monkeypatch):
 
         assert run_batch(c, s, strat, 7, 300, 61, threads=threads, sink=sink) is None
         assert np.array_equal(got, whole), threads
-        assert sorted(seen) == [(lo, min(lo + 4, 61)) for lo in range(0, 61, 4)], threads
+        assert sorted(seen) == chunks, threads
         assert (threading.get_ident() in where) == (threads == 1), threads  # played in the caller's thread
 
 
