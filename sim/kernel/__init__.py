@@ -16,7 +16,7 @@ atomic reference counts, and without negative-index wraparound
 (:data:`sim.jit.NO_WRAPAROUND`); map facts that never change are tables in the
 bundle (walking costs and the best walk toward each target, airports by
 distance, End of Turn regions); token scans pick without a branch per token
-where the board decides (:func:`sim.kernel.decks.draw_token`); the cards each seat
+where the board decides (:func:`sim.kernel.decks.draw_token`, through a bit set); the cards each seat
 holds are also counted by effect (``S_HELD_*``, kept where cards are taken and
 given up), and the seats holding each advanced skill (``S_ADV_HELD``), so most
 look-ups end at a count; each random source works out its
@@ -26,7 +26,9 @@ heuristic finds its move without listing the ~200 legal moves
 heuristic). Entry points:
 
 * :func:`run_batch` / :func:`records`: a batch of games as rows, and the rows as
-  the reference's :class:`~sim.rules.game.GameRecord` objects;
+  the reference's :class:`~sim.rules.game.GameRecord` objects (``run_batch(sink=...)``
+  hands each chunk's rows to the caller in the thread that played it instead:
+  ``simulate()`` builds its table that way, :class:`sim.run.KernelTable`);
 * :func:`simulate_batch`: the jitted kernel itself (a contiguous run of games, no
   GIL; :func:`run_batch` hands small chunks of the games to its threads as they
   come free).
