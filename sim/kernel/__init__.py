@@ -20,7 +20,7 @@ where the board decides (:func:`sim.kernel.decks.draw_token`, through a bit set)
 holds are also counted by effect (``S_HELD_*``, kept where cards are taken and
 given up), and the seats holding each advanced skill (``S_ADV_HELD``), so most
 look-ups end at a count; each random source works out its
-next four draws at once in vector lanes (:func:`sim.rng.fill_ahead`); and the
+next eight draws at once in vector lanes (:func:`sim.rng.fill_ahead`); and the
 heuristic finds its move without listing the ~200 legal moves
 (:func:`sim.kernel.strategy.heuristic_move`, tested against the Python
 heuristic). Entry points:
