@@ -217,7 +217,8 @@ class _Plain:
         self._special: dict[int, object] = {id(packref.new_context): layout.Context,
                                             id(missions.as_view): np.lib.stride_tricks.as_strided,
                                             id(rng.fill_ahead_nb): rng.fill_ahead,
-                                            id(decks.popcount): decks.popcount_plain}
+                                            id(decks.popcount): decks.popcount_plain,
+                                            id(decks.nth_bit): decks.nth_bit_plain}
         attributes = {name: view._python_attribute(self.value(fn), args)
                       for name, (fn, args) in {**view.VIEW_API, **view.BASE_API}.items()}
         self._special[id(view.make_view)] = type("PlainView", (view.KernelView,), attributes)

@@ -83,11 +83,11 @@ else:
         return _ctpop(x)
 
 
-@inline_jit
-def nth_bit(m, j):
+def nth_bit_plain(m, j):
     """Position of set bit ``j`` (0 = the lowest) of ``m`` (``0 <= j < popcount(m)``, ``m < 2**62``).
 
-    A binary search on the halves' counts, with no branch that depends on ``m``."""
+    A binary search on the halves' counts, with no branch that depends on ``m`` (plain, and
+    compiled where the CPU has no fast ``pdep``)."""
     pos = 0
     for w in (32, 16, 8, 4, 2, 1):
         low = m & ((1 << w) - 1)
@@ -97,6 +97,52 @@ def nth_bit(m, j):
         m = m >> w if up else low
         pos = pos + w if up else pos
     return pos
+
+
+def _pdep_nth_typer(typingctx, m, j):
+    """numba intrinsic: set bit ``j`` of ``m`` found by BMI2 ``pdep`` (deposit bit ``j`` into ``m``'s
+    set bits), then ``cttz``."""
+    from llvmlite import ir
+    from numba import types
+
+    def codegen(context, builder, sig, args):
+        """``cttz(pdep(1 << j, m))``."""
+        i64 = ir.IntType(64)
+        pdep = builder.module.declare_intrinsic("llvm.x86.bmi.pdep.64", fnty=ir.FunctionType(i64, [i64, i64]))
+        deposited = builder.call(pdep, [builder.shl(ir.Constant(i64, 1), args[1]), args[0]])
+        cttz = builder.module.declare_intrinsic("llvm.cttz", [i64, ir.IntType(1)])
+        return builder.call(cttz, [deposited, ir.Constant(ir.IntType(1), 1)])
+
+    return types.int64(types.int64, types.int64), codegen
+
+
+def fast_pdep() -> bool:
+    """Whether the CPU numba compiles for has a fast BMI2 ``pdep``: Intel since Haswell and AMD since
+    Zen 3 (Zen 1 and 2 run it in microcode, slower than the search).
+
+    A pick through ``pdep`` is a couple of cycles; the search is six dependent steps (the whole
+    kernel measured 1.032x with ``pdep``). Both give the same bit: tested against each other."""
+    if config.DISABLE_JIT:
+        return False
+    from numba.core.registry import cpu_target
+
+    codegen = cpu_target.target_context.codegen()
+    features = codegen._get_host_cpu_features().split(",")
+    name = codegen._get_host_cpu_name()
+    return "+bmi2" in features and not name.startswith(("znver1", "znver2", "bdver", "btver"))
+
+
+if fast_pdep():
+    _pdep_nth = intrinsic(_pdep_nth_typer)
+
+    @inline_jit
+    def nth_bit(m, j):
+        """Position of set bit ``j`` (0 = the lowest) of ``m`` (``0 <= j < popcount(m)``): BMI2 ``pdep``."""
+        return _pdep_nth(m, j)
+else:
+    nth_bit = inline_jit(nth_bit_plain)
+
+nth_bit_search = inline_jit(nth_bit_plain)  # the search compiled, whatever the CPU (tested against nth_bit)
 
 
 @jit
