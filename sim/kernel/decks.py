@@ -127,8 +127,11 @@ def fast_pdep() -> bool:
     from numba.core.registry import cpu_target
 
     codegen = cpu_target.target_context.codegen()
-    features = codegen._get_host_cpu_features().split(",")
-    name = codegen._get_host_cpu_name()
+    try:  # numba's own reading of the CPU it compiles for (NUMBA_CPU_NAME / NUMBA_CPU_FEATURES)
+        features = codegen._get_host_cpu_features().split(",")
+        name = codegen._get_host_cpu_name()
+    except AttributeError:  # a numba without these: the search (the same bit, a little slower)
+        return False
     return "+bmi2" in features and not name.startswith(("znver1", "znver2", "bdver", "btver"))
 
 
