@@ -374,6 +374,8 @@ def cmd_bench(args) -> int:
 
     if args.strategy not in strategies.names():
         raise SystemExit(f"error: --strategy: unknown strategy {args.strategy!r}; registered: {', '.join(strategies.names())}")
+    if args.reference_games > args.games:  # the reference's games are compared with the kernel's first ones
+        raise SystemExit(f"error: --reference-games: at most --games ({args.games:,}), got {args.reference_games:,}")
     r = run_bench(games=args.games, reference_games=args.reference_games, players=args.players,
                   strategy=args.strategy, seed=args.seed, cold=not args.skip_cold, repeats=args.repeats)
     print(json.dumps(r, indent=2) if args.json else format_bench(r))

@@ -67,6 +67,7 @@ LANES = 4  # Philox blocks in one vector: <4 x i64>, a 256-bit register (8 lanes
 AHEAD_N = GAME_HI + N_SOURCES  # [N_SOURCES] AHEAD_W + the first draw number whose value AHEAD keeps (0: none)
 AHEAD = AHEAD_N + N_SOURCES  # [N_SOURCES, AHEAD_W] the values of that draw and the next AHEAD_W - 1
 STATE_SIZE = AHEAD + N_SOURCES * AHEAD_W
+assert AHEAD_W % LANES == 0, "a row is a whole number of vectors"
 MAX_SEED = 2**63 - 1
 MAX_GAME = 2**63 - 1
 

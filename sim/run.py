@@ -244,7 +244,8 @@ class KernelTable:
         """Copy games ``lo .. hi - 1`` out of their int64 rows (``run_batch``'s sink)."""
         bad = _table_rows(rows, lo, self.cols32, self.out32, self.cols64, self.out64, self.blocks, self.codes)
         if bad >= 0:
-            raise OverflowError(f"game {int(rows[bad, self.cols64[1]])}: a value out of the table's range "
+            game = int(rows[bad, self.cols64[self._WIDE.index("game")]])
+            raise OverflowError(f"game {game}: a value out of the table's range "
                                 f"in its kernel row {rows[bad].tolist()}")
 
     def frame(self, strategy_name: str) -> pl.DataFrame:
@@ -427,11 +428,9 @@ def _tally(c, settings, strategy, params, seed, game0, games, engine, threads, b
             from sim.kernel import ROW_FIELDS, run_batch
 
             strat = _kernel_strategy(strategy, params, settings.players)
-            if buf is None:
-                buf = run_batch(c, settings, strat, seed, game0 + done, size, threads=threads)
-                rows = buf
-            else:
-                rows = run_batch(c, settings, strat, seed, game0 + done, size, threads=threads, out=buf[:size])
+            rows = run_batch(c, settings, strat, seed, game0 + done, size, threads=threads,
+                             out=None if buf is None else buf[:size])
+            buf = rows if buf is None else buf
             tally = tally + Tally.of_rows(rows, ROW_FIELDS, need, keep_bits)
         else:
             df = simulate(settings.players, size, strategy, seed, characters, variant, c, threads, params, engine,

@@ -24,3 +24,5 @@ def test_bench_reports_the_median_of_its_timings():
 def test_bench_refuses_no_timing():
     with pytest.raises(ValueError, match="repeats"):
         run_bench(games=10, reference_games=1, cold=False, repeats=0)
+    with pytest.raises(ValueError, match="reference games must be from 1 to the kernel's 10 games"):
+        run_bench(games=10, reference_games=11, cold=False)

@@ -74,6 +74,7 @@ BAD = [
     ("bench --strategy genius --skip-cold", "genius"),
     ("bench --players 9", "--players"),
     ("bench --repeats 0", "--repeats"),
+    ("bench --games 100 --reference-games 300 --skip-cold", "--reference-games: at most --games"),
     ("play --param gamble_p=abc", "--param: gamble_p must be a finite number"),
     ("play --param gamble_p=nan", "gamble_p"),
     ("play --param gamble_p=2", "gamble_p"),

@@ -135,6 +135,8 @@ def fast_pdep() -> bool:
     return "+bmi2" in features and not name.startswith(("znver1", "znver2", "bdver", "btver"))
 
 
+nth_bit_search = inline_jit(nth_bit_plain)  # the search compiled, whatever the CPU (tested against nth_bit)
+
 if fast_pdep():
     _pdep_nth = intrinsic(_pdep_nth_typer)
 
@@ -143,9 +145,7 @@ if fast_pdep():
         """Position of set bit ``j`` (0 = the lowest) of ``m`` (``0 <= j < popcount(m)``): BMI2 ``pdep``."""
         return _pdep_nth(m, j)
 else:
-    nth_bit = inline_jit(nth_bit_plain)
-
-nth_bit_search = inline_jit(nth_bit_plain)  # the search compiled, whatever the CPU (tested against nth_bit)
+    nth_bit = nth_bit_search
 
 
 @jit
