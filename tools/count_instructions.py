@@ -8,6 +8,7 @@ perf map ``perf_kernel.py`` writes), per game:
 
     .venv/bin/python tools/count_instructions.py --games 2000
     .venv/bin/python tools/count_instructions.py --games 2000 --tree /path/to/other/checkout
+    .venv/bin/python tools/count_instructions.py --games 2000 --branches 30   # and the branches missed most
 
 valgrind runs no AVX-512 code, so the kernel is compiled for ``haswell`` (AVX2), in a
 cache directory of its own, by a native run first (about 30 s with an empty cache);
@@ -25,6 +26,7 @@ import collections
 import importlib.util
 import os
 import re
+import struct
 import subprocess
 import sys
 import tempfile
@@ -40,6 +42,35 @@ def _functions(perf_map: str):
     return rows
 
 
+def _code(path: str) -> list:
+    """(address, size, bytes) of each function in a PERF_KERNEL_CODE dump of perf_kernel.py."""
+    with open(path, "rb") as f:
+        buf = f.read()
+    funcs, i = [], 0
+    while i < len(buf):
+        addr, size = struct.unpack_from("<QQ", buf, i)
+        funcs.append((addr, size, buf[i + 16 : i + 16 + size]))
+        i += 16 + size
+    return funcs
+
+
+def _disassemble(addr: int, code: bytes) -> list[tuple[int, str]]:
+    """(address, instruction) of a function's machine code, by objdump."""
+    with tempfile.NamedTemporaryFile(suffix=".bin") as tmp:
+        tmp.write(code)
+        tmp.flush()
+        dis = subprocess.run(["objdump", "-D", "-b", "binary", "-m", "i386:x86-64", "--no-show-raw-insn",
+                              f"--adjust-vma={addr:#x}", tmp.name], capture_output=True, text=True).stdout
+    out = []
+    for line in dis.splitlines():
+        head, _, text = line.partition(":")
+        try:
+            out.append((int(head.strip(), 16), text.strip()))
+        except ValueError:
+            continue
+    return out
+
+
 def _self_costs(callgrind_out: str, rows):
     """Self cost (Ir, Bc, Bcm) of each mapped function, and calls into each, from callgrind's output."""
     starts = [r[0] for r in rows]
@@ -50,6 +81,7 @@ def _self_costs(callgrind_out: str, rows):
 
     cost = collections.defaultdict(lambda: [0, 0, 0])
     calls = collections.Counter()
+    missed = collections.Counter()  # mispredictions at each branch instruction
     names: dict[str, str] = {}
     addr = 0
     call_line = None
@@ -90,7 +122,9 @@ def _self_costs(callgrind_out: str, rows):
                 acc = cost[fn]
                 for i in range(3):
                     acc[i] += v[i]
-    return cost, calls
+                if v[2]:
+                    missed[addr] += v[2]
+    return cost, calls, missed
 
 
 def main() -> None:
@@ -99,6 +133,8 @@ def main() -> None:
     ap.add_argument("--tree", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                     help="the checkout to measure (default: this one)")
     ap.add_argument("--top", type=int, default=30)
+    ap.add_argument("--branches", type=int, default=0, metavar="N",
+                    help="also list the N branch instructions valgrind's predictor misses most, with their code")
     ap.add_argument("--cache", default="", help="numba cache directory for the haswell build "
                                                "(default: one per state of the kernel's sources, in the temp folder)")
     args = ap.parse_args()
@@ -116,6 +152,8 @@ def main() -> None:
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # compile natively into the cache
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
+        code_file = os.path.join(tmp, "kernel.code")  # perf_kernel.py dumps each function's machine code
+        env["PERF_KERNEL_CODE"] = code_file
         run = subprocess.run(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--branch-sim=yes",
                               f"--callgrind-out-file={out}", sys.executable, script, "--games", str(args.games)],
                              env=env, cwd=tree, capture_output=True, text=True)
@@ -123,7 +161,8 @@ def main() -> None:
         if run.returncode != 0 or not m:
             raise SystemExit(f"callgrind run failed:\n{run.stderr[-3000:]}")
         rows = _functions(m.group(1))
-        cost, calls = _self_costs(out, rows)
+        cost, calls, missed = _self_costs(out, rows)
+        code = _code(code_file) if args.branches else []
     games = args.games + 10  # perf_kernel plays 10 games first
     total = [sum(c[i] for c in cost.values()) for i in range(3)]
     print(f"{tree}: {args.games:,} four-player games; per game: {total[0] / games:,.0f} instructions, "
@@ -134,6 +173,25 @@ def main() -> None:
         per = f"{ir / games / n:>10,.0f}" if n else f"{'':>10}"
         print(f"{ir / games:>10,.0f} {100 * ir / total[0]:>5.1f}% {n:>6.1f} {per} {bc / games:>8,.0f} "
               f"{bcm / games:>7,.0f}  {fn}")
+    if args.branches:
+        _print_branches(missed, rows, code, games, args.branches)
+
+
+def _print_branches(missed, rows, code, games: int, top: int) -> None:
+    """The branches missed most, each with the instructions before it (what it tests)."""
+    starts = [r[0] for r in rows]
+    print(f"\nthe {top} branches valgrind's predictor misses most (mispredictions a game, function+offset):")
+    for addr, n in missed.most_common(top):
+        i = bisect.bisect_right(starts, addr) - 1
+        fn_start, _size, name = rows[i]
+        print(f"{n / games:7.1f}  {name}+{addr - fn_start:#x}")
+        func = next((f for f in code if f[0] <= addr < f[0] + f[1]), None)
+        if func is None:
+            continue
+        dis = _disassemble(func[0], func[2])
+        k = next((j for j, (a, _t) in enumerate(dis) if a == addr), None)
+        for a, text in dis[max(0, (k or 0) - 6): (k or 0) + 1]:
+            print(f"           {'>' if a == addr else ' '} {a - fn_start:#6x}  {text}")
 
 
 if __name__ == "__main__":
