@@ -86,6 +86,12 @@ def run_bench(games: int = 200_000, reference_games: int = 300, players: int = 4
     result["ratio_threads"] = result["kernel_all_threads_games_per_s"] / result["kernel_1_thread_games_per_s"]
     result["ratio_kernel_1_thread_vs_reference"] = result["kernel_1_thread_games_per_s"] / result["reference_games_per_s"]
     result["ratio_kernel_all_threads_vs_reference"] = result["kernel_all_threads_games_per_s"] / result["reference_games_per_s"]
+    # the reference plays only the first games, which may be longer or shorter than the kernel's average:
+    # the same ratio per player turn compares the engines on equal work
+    result["kernel_turns_per_game"] = float(tables["kernel_1_thread"]["turns"].mean())
+    result["reference_turns_per_game"] = float(ref["turns"].mean())
+    result["ratio_kernel_1_thread_vs_reference_per_turn"] = (
+        result["ratio_kernel_1_thread_vs_reference"] * result["kernel_turns_per_game"] / result["reference_turns_per_game"])
     result["seconds_per_million_games"] = 1e6 / result["kernel_all_threads_games_per_s"]
     return result
 
@@ -99,6 +105,9 @@ def format_bench(r: dict) -> str:
     lines.append(f"  reference engine:          {r['reference_games_per_s']:>12,.1f} games/s  (first {r['reference_games']} games)")
     lines.append(f"  ratios: all threads / 1 thread {r['ratio_threads']:.2f}x; kernel 1 thread / reference "
                  f"{r['ratio_kernel_1_thread_vs_reference']:.0f}x; all threads / reference {r['ratio_kernel_all_threads_vs_reference']:.0f}x")
+    lines.append(f"  per player turn: kernel 1 thread / reference {r['ratio_kernel_1_thread_vs_reference_per_turn']:.0f}x "
+                 f"(the reference's games average {r['reference_turns_per_game']:.2f} turns, the kernel's "
+                 f"{r['kernel_turns_per_game']:.2f})")
     if r["repeats"] > 1:
         spread = ", ".join(f"{key.replace('_', ' ')} {min(r[key + '_runs']):,.0f}-{max(r[key + '_runs']):,.0f}"
                            for key in ("kernel_1_thread", "kernel_all_threads", "reference"))

@@ -4,6 +4,7 @@ import statistics
 
 import pytest
 
+import sim
 from sim.bench import format_bench, run_bench
 
 
@@ -17,8 +18,13 @@ def test_bench_reports_the_median_of_its_timings():
         assert r[rate] == statistics.median(runs)
     assert r["sample_identical"] is True
     assert r["ratio_kernel_1_thread_vs_reference"] == r["kernel_1_thread_games_per_s"] / r["reference_games_per_s"]
+    turns = {key: sim.simulate(players=4, games=n, seed=1)["turns"].mean() for key, n in (("kernel", 40), ("reference", 3))}
+    assert r["kernel_turns_per_game"] == pytest.approx(turns["kernel"])
+    assert r["reference_turns_per_game"] == pytest.approx(turns["reference"])
+    assert r["ratio_kernel_1_thread_vs_reference_per_turn"] == pytest.approx(
+        r["kernel_1_thread_games_per_s"] * turns["kernel"] / (r["reference_games_per_s"] * turns["reference"]))
     text = format_bench(r)
-    assert "median of 3 timings" in text and "range of the timings" in text
+    assert "median of 3 timings" in text and "range of the timings" in text and "per player turn" in text
 
 
 def test_bench_refuses_no_timing():

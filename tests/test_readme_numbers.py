@@ -176,6 +176,9 @@ def test_bench_figures_are_the_committed_bench_run():
         f"{runs['kernel_all_threads'][-1]:,.0f} games/s; on 1 thread {runs['kernel_1_thread'][0]:,.0f} to "
         f"{runs['kernel_1_thread'][-1]:,.0f}; the rulebook {runs['reference'][0]:.1f} to {runs['reference'][-1]:.1f}",
         f"it would take about {round(400 * r['reference_games_per_s'], -3):,.0f} games/s on one thread",
+        f"and they are longer than the average: {r['reference_turns_per_game']:.2f} player turns a game against "
+        f"the kernel's {r['kernel_turns_per_game']:.2f} over all its games, so per player turn, equal work, "
+        f"the kernel is {r['ratio_kernel_1_thread_vs_reference_per_turn']:.1f} times the rulebook per thread",
     ):
         assert phrase in text, phrase
     assert r["sample_identical"] is True and r["threads_available"] == 2
