@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.content import constants as K
+from sim.jit import jit
 from sim.rules.state import OUTCOME_NAMES
 
 OUTCOMES = tuple(OUTCOME_NAMES[k] for k in sorted(OUTCOME_NAMES))
@@ -49,6 +50,68 @@ N_INTEL_TYPES = len(K.INTEL_TYPES)
 
 INTEL_TYPE_NAMES = K.INTEL_TYPES
 POOL_COLUMNS = tuple(f"pool_{t}" for t in INTEL_TYPE_NAMES)  # the per-game Pool by type
+
+
+_TURNS, _ROUNDS, _LOBO, _TRACK = (SUM_COLUMNS.index(c) for c in ("turns", "rounds", "lobo", "location_track"))
+_POOLS = np.array([SUM_COLUMNS.index(c) for c in POOL_COLUMNS], np.int64)
+_WIN_CODES = tuple(OUTCOME_CODE[o] for o in WIN_OUTCOMES)
+
+
+@jit
+def _scan_rows(rows, cols, lobo_loss):
+    """First pass of :meth:`Tally.of_rows` over the rows (compiled): the ranges it checks and sizes by.
+
+    ``cols``: the row column of each TALLY_COLUMNS name. Returns the min and max outcome, turns and
+    rounds, the first row whose win flag disagrees with a win outcome (-1: none), the max rounds of a
+    won game and the min and max Location Track of a game lost to Dr. Lobo (-1 where there is none).
+    """
+    n = rows.shape[0]
+    oc, wc = cols[0], cols[1]
+    tc, rc, kc = cols[2 + _TURNS], cols[2 + _ROUNDS], cols[2 + _TRACK]
+    o_lo = t_lo = r_lo = k_lo = 1 << 62
+    o_hi = t_hi = r_hi = k_hi = rw_hi = -(1 << 62)
+    bad = -1
+    for i in range(n):
+        o, t, r = rows[i, oc], rows[i, tc], rows[i, rc]
+        o_lo, o_hi, t_lo, t_hi, r_lo, r_hi = min(o_lo, o), max(o_hi, o), min(t_lo, t), max(t_hi, t), min(r_lo, r), max(r_hi, r)
+        won = rows[i, wc] != 0
+        if won != (o == _WIN_CODES[0] or o == _WIN_CODES[1]) and bad < 0:
+            bad = i
+        if won:
+            rw_hi = max(rw_hi, r)
+        if o == lobo_loss:
+            k = rows[i, kc]
+            k_lo, k_hi = min(k_lo, k), max(k_hi, k)
+    return o_lo, o_hi, t_lo, t_hi, r_lo, r_hi, bad, rw_hi, k_lo, k_hi
+
+
+@jit
+def _sum_rows(rows, cols, need, lobo_loss, intel_loss, pools, outcomes, sums, turns_hist, rounds_hist,
+              rounds_hist_win, track_hist_lobo, intel_short, won):
+    """Second pass of :meth:`Tally.of_rows` (compiled): adds every row into the arrays given, sized by
+    :func:`_scan_rows`, and sets ``won[i]`` for each won game."""
+    n, m = rows.shape[0], sums.shape[0]
+    oc, wc = cols[0], cols[1]
+    tc, rc, kc, lc = cols[2 + _TURNS], cols[2 + _ROUNDS], cols[2 + _TRACK], cols[2 + _LOBO]
+    top = need.shape[0] - 1
+    for i in range(n):
+        o = rows[i, oc]
+        outcomes[o] += 1
+        for j in range(m):
+            sums[j] += rows[i, cols[2 + j]]
+        turns_hist[rows[i, tc]] += 1
+        r = rows[i, rc]
+        rounds_hist[r] += 1
+        if rows[i, wc] != 0:
+            won[i] = 1
+            rounds_hist_win[r] += 1
+        if o == lobo_loss:
+            track_hist_lobo[rows[i, kc]] += 1
+        elif o == intel_loss:
+            lobo = min(max(rows[i, lc], 0), top)
+            for k in range(pools.shape[0]):
+                if need[lobo, k] > rows[i, cols[2 + pools[k]]]:
+                    intel_short[k] += 1
 
 
 def _hist(values: np.ndarray) -> np.ndarray:
@@ -146,36 +209,34 @@ class Tally:
             raise TallyError(f"game rows lack the column(s) {missing}")
         if rows.ndim != 2 or rows.shape[1] < len(fields):
             raise TallyError(f"game rows must be a 2-d block with {len(fields)} columns, got shape {rows.shape}")
-        col = {c: rows[:, index[c]].astype(np.int64, copy=False) for c in TALLY_COLUMNS}
+        # two compiled passes along the rows (a numpy pass per column read the whole block for each)
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        cols = np.array([index[c] for c in TALLY_COLUMNS], np.int64)
+        need = np.ascontiguousarray(need, dtype=np.int64)
         n = rows.shape[0]
-        outcome, win = col["outcome"], col["win"]
-        if n and (outcome.min() < 0 or outcome.max() >= len(OUTCOMES)):
-            raise TallyError(f"outcome codes must be 0..{len(OUTCOMES) - 1}, got {int(outcome.min())}..{int(outcome.max())}")
-        for c in ("turns", "rounds"):  # histogram indices
-            if n and col[c].min() < 0:
-                raise TallyError(f"column {c} holds a negative value ({int(col[c].min())})")
-        won = win != 0
-        by_outcome = np.isin(outcome, [OUTCOME_CODE[o] for o in WIN_OUTCOMES])
-        if not np.array_equal(won, by_outcome):
-            g = int(np.flatnonzero(won != by_outcome)[0])
-            raise TallyError(f"row {g}: win = {int(win[g])} disagrees with outcome {OUTCOMES[int(outcome[g])]}")
-        need = np.asarray(need, dtype=np.int64)
-        lost_intel = outcome == OUTCOME_CODE["loss_intel"]
-        pools = np.column_stack([col[c] for c in POOL_COLUMNS]) if n else np.zeros((0, N_INTEL_TYPES), np.int64)
-        lobo = np.clip(col["lobo"], 0, need.shape[0] - 1)
-        short = (need[lobo] > pools) & lost_intel[:, None]
-        return cls(
-            n=n,
-            wins=int(won.sum()),
-            outcomes=np.bincount(outcome, minlength=len(OUTCOMES)).astype(np.int64),
-            sums=np.array([int(col[c].sum()) for c in SUM_COLUMNS], dtype=np.int64),
-            turns_hist=np.bincount(col["turns"]).astype(np.int64) if n else np.zeros(0, np.int64),
-            rounds_hist=np.bincount(col["rounds"]).astype(np.int64) if n else np.zeros(0, np.int64),
-            win_bits=pack_wins(won) if keep_bits else None,
-            rounds_hist_win=np.bincount(col["rounds"][won]).astype(np.int64) if won.any() else np.zeros(0, np.int64),
-            track_hist_lobo=_hist(col["location_track"][outcome == OUTCOME_CODE["loss_lobo"]]),
-            intel_short=short.sum(axis=0).astype(np.int64),
-        )
+        lobo_loss, intel_loss = OUTCOME_CODE["loss_lobo"], OUTCOME_CODE["loss_intel"]
+        o_lo, o_hi, t_lo, t_hi, r_lo, r_hi, bad, rw_hi, k_lo, k_hi = _scan_rows(rows, cols, lobo_loss)
+        if n and (o_lo < 0 or o_hi >= len(OUTCOMES)):
+            raise TallyError(f"outcome codes must be 0..{len(OUTCOMES) - 1}, got {o_lo}..{o_hi}")
+        for c, low in (("turns", t_lo), ("rounds", r_lo)):  # histogram indices
+            if n and low < 0:
+                raise TallyError(f"column {c} holds a negative value ({low})")
+        if bad >= 0:
+            raise TallyError(f"row {bad}: win = {int(rows[bad, cols[1]])} disagrees with outcome "
+                             f"{OUTCOMES[int(rows[bad, cols[0]])]}")
+        if k_hi >= 0 and k_lo < 0:
+            raise TallyError(f"column location_track holds a negative value ({k_lo}) in a game lost to Dr. Lobo")
+        def zeros(top):
+            return np.zeros(top + 1 if top >= 0 else 0, np.int64)
+
+        out = (np.zeros(len(OUTCOMES), np.int64), np.zeros(len(SUM_COLUMNS), np.int64), zeros(t_hi if n else -1),
+               zeros(r_hi if n else -1), zeros(rw_hi), zeros(k_hi), np.zeros(N_INTEL_TYPES, np.int64))
+        won = np.zeros(n, np.uint8)
+        _sum_rows(rows, cols, need, lobo_loss, intel_loss, _POOLS, *out, won)
+        outcomes, sums, turns_hist, rounds_hist, rounds_hist_win, track_hist_lobo, intel_short = out
+        return cls(n=n, wins=int(outcomes[list(_WIN_CODES)].sum()), outcomes=outcomes, sums=sums,
+                   turns_hist=turns_hist, rounds_hist=rounds_hist, win_bits=pack_wins(won) if keep_bits else None,
+                   rounds_hist_win=rounds_hist_win, track_hist_lobo=track_hist_lobo, intel_short=intel_short)
 
     @classmethod
     def of_frame(cls, df, need: np.ndarray, keep_bits: bool = True) -> Tally:

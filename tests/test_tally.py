@@ -62,6 +62,85 @@ def test_kernel_rows_and_the_table_give_the_same_tally(games):
     assert Tally.of_rows(rows, ROW_FIELDS, NEED).equals(Tally.of_frame(games, NEED))
 
 
+def _numpy_tally(rows, fields, need, keep_bits):
+    """Tally.of_rows written column by column with numpy: the independent check of its compiled passes."""
+    from sim.tally import OUTCOME_CODE, OUTCOMES, POOL_COLUMNS, pack_wins
+
+    col = {c: rows[:, list(fields).index(c)].astype(np.int64) for c in ("outcome", "win") + SUM_COLUMNS}
+    outcome, won = col["outcome"], col["win"] != 0
+
+    def hist(v):
+        return np.bincount(v).astype(np.int64) if v.size else np.zeros(0, np.int64)
+
+    lobo = np.clip(col["lobo"], 0, need.shape[0] - 1)
+    pools = np.column_stack([col[c] for c in POOL_COLUMNS])
+    short = (need[lobo] > pools) & (outcome == OUTCOME_CODE["loss_intel"])[:, None]
+    return Tally(n=rows.shape[0], wins=int(won.sum()),
+                 outcomes=np.bincount(outcome, minlength=len(OUTCOMES)).astype(np.int64),
+                 sums=np.array([int(col[c].sum()) for c in SUM_COLUMNS], np.int64),
+                 turns_hist=hist(col["turns"]), rounds_hist=hist(col["rounds"]),
+                 win_bits=pack_wins(won) if keep_bits else None, rounds_hist_win=hist(col["rounds"][won]),
+                 track_hist_lobo=hist(col["location_track"][outcome == OUTCOME_CODE["loss_lobo"]]),
+                 intel_short=short.sum(axis=0).astype(np.int64)) if rows.shape[0] else Tally.empty(keep_bits)
+
+
+def test_the_compiled_row_passes_give_numpys_tally():
+    """Tally.of_rows (two compiled passes along the rows) against a numpy tally, column by column: on real
+    kernel rows of every player count, on blocks of them in a shuffled order and on random valid rows."""
+    from sim.content import load
+    from sim.kernel import run_batch
+    from sim.rules.state import Settings
+    from sim.tally import OUTCOME_CODE, OUTCOMES, WIN_OUTCOMES
+
+    c = load()
+    rng = np.random.default_rng(8)
+    blocks = []
+    for players in range(1, 7):
+        rows = run_batch(c, Settings.build(c, players, None, None), sim.run._kernel_strategy("heuristic", None),
+                         SEED, 0, 400)
+        need = c.for_players(players).lobo_intel_required
+        blocks.append((rows, need))
+        blocks.append((rows[rng.permutation(rows.shape[0])[: rng.integers(0, 50)]], need))
+    fake = rng.integers(0, 12, size=(2000, len(ROW_FIELDS)))
+    fake[:, ROW_FIELDS.index("outcome")] = rng.integers(0, len(OUTCOMES), 2000)
+    wins = np.isin(fake[:, ROW_FIELDS.index("outcome")], [OUTCOME_CODE[o] for o in WIN_OUTCOMES])
+    fake[:, ROW_FIELDS.index("win")] = wins
+    blocks.append((fake, NEED))
+    seen = set()
+    for rows, need in blocks:
+        for keep_bits in (True, False):
+            fast, slow = Tally.of_rows(rows, ROW_FIELDS, need, keep_bits), _numpy_tally(rows, ROW_FIELDS, need, keep_bits)
+            assert fast.equals(slow)
+            for name in ("turns_hist", "rounds_hist", "rounds_hist_win", "track_hist_lobo"):  # the same lengths too
+                assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+        seen |= {OUTCOMES[o] for o in rows[:, ROW_FIELDS.index("outcome")]}
+    assert {"win_location", "loss_lobo", "loss_intel"} <= seen  # the branches of the second pass all ran
+
+
+def test_rows_off_their_ranges_are_refused():
+    rows = sim.kernel.run_batch(*_cell(), SEED, 0, 40)
+    for column, value, message in (("outcome", 99, r"outcome codes must be 0\.\.\d+, got \d+\.\.99"),
+                                   ("turns", -2, "column turns holds a negative value \\(-2\\)"),
+                                   ("rounds", -1, "column rounds holds a negative value \\(-1\\)")):
+        bad = rows.copy()
+        bad[5, ROW_FIELDS.index(column)] = value
+        with pytest.raises(TallyError, match=message):
+            Tally.of_rows(bad, ROW_FIELDS, NEED)
+    lobo = np.flatnonzero(rows[:, ROW_FIELDS.index("outcome")] == sim.tally.OUTCOME_CODE["loss_lobo"])
+    bad = rows.copy()
+    bad[lobo[0], ROW_FIELDS.index("location_track")] = -3
+    with pytest.raises(TallyError, match="location_track holds a negative value \\(-3\\) in a game lost to Dr. Lobo"):
+        Tally.of_rows(bad, ROW_FIELDS, NEED)
+
+
+def _cell():
+    from sim.content import load
+    from sim.rules.state import Settings
+
+    c = load()
+    return c, Settings.build(c, PLAYERS, None, None), sim.run._kernel_strategy("heuristic", None)
+
+
 def test_rows_that_contradict_themselves_are_refused(games):
     bad = games.with_columns(pl.when(pl.col("game") == 3).then(~pl.col("win")).otherwise(pl.col("win")).alias("win"))
     with pytest.raises(TallyError, match="row 3: win = .* disagrees with outcome"):
