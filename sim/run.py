@@ -420,21 +420,33 @@ def _tally(c, settings, strategy, params, seed, game0, games, engine, threads, b
         raise ValueError(f"batch must be a positive integer, got {batch!r}")
     tally = Tally.empty(keep_bits)
     need = c.for_players(settings.players).lobo_intel_required
-    done = 0
-    buf = None  # one array of rows for every batch (a new one each time: its pages cleared again)
-    while done < games:
-        size = min(int(batch), games - done)
-        if engine == "kernel":
-            from sim.kernel import ROW_FIELDS, run_batch
-
-            strat = _kernel_strategy(strategy, params, settings.players)
-            rows = run_batch(c, settings, strat, seed, game0 + done, size, threads=threads,
-                             out=None if buf is None else buf[:size])
-            buf = rows if buf is None else buf
-            tally = tally + Tally.of_rows(rows, ROW_FIELDS, need, keep_bits)
-        else:
+    if engine != "kernel":
+        for lo in range(0, games, int(batch)):
+            size = min(int(batch), games - lo)
             df = simulate(settings.players, size, strategy, seed, characters, variant, c, threads, params, engine,
-                          game0 + done)
+                          game0 + lo)
             tally = tally + Tally.of_frame(df, need, keep_bits)
-        done += size
+        return tally
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sim.kernel import ROW_FIELDS, run_batch
+
+    strat = _kernel_strategy(strategy, params, settings.players)
+    # two arrays of rows, used in turn (a new one each batch would have its pages cleared again): a batch
+    # is tallied on a thread of its own while the next one plays into the other array, so the tally
+    # (one thread) no longer holds up the threads that play
+    bufs: list = [None, None]
+    pending = None
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="smersh-tally") as tallier:
+        for k, lo in enumerate(range(0, games, int(batch))):
+            size = min(int(batch), games - lo)
+            buf = bufs[k % 2]
+            rows = run_batch(c, settings, strat, seed, game0 + lo, size, threads=threads,
+                             out=None if buf is None else buf[:size])
+            bufs[k % 2] = rows if buf is None else buf
+            if pending is not None:  # the batch before, whose array the next batch plays into
+                tally = tally + pending.result()
+            pending = tallier.submit(Tally.of_rows, rows, ROW_FIELDS, need, keep_bits)
+        if pending is not None:
+            tally = tally + pending.result()
     return tally

@@ -182,3 +182,27 @@ def test_bench_figures_are_the_committed_bench_run():
     ):
         assert phrase in text, phrase
     assert r["sample_identical"] is True and r["threads_available"] == 2
+
+
+def test_summary_tally_figures_are_the_committed_16_core_runs():
+    """The summary-only tally timings on 16 cores are the ranges of docs/bench/tally-16-cores*.json."""
+    import json
+
+    def span(name, side):
+        runs = json.loads((ROOT / "docs" / "bench" / name).read_text())["runs"]
+        v = sorted(r["seconds"] for r in runs if r["side"] == side)
+        assert len(v) == 3, (name, side)
+        return f"{v[0]:.2f}-{v[-1]:.2f} s"
+
+    text = _readme()
+    first, second = "tally-16-cores.json", "tally-16-cores-pipelined.json"
+    for phrase in (
+        f"{span(first, 'old')} with the numpy tally, {span(first, 'new')} with the compiled passes, and "
+        f"{span(first, 'table')} for the same games as a per-game table",
+        f"{span(second, 'compiled')} with the compiled passes after each batch, {span(second, 'pipelined')} with "
+        f"them beside the play, {span(second, 'table')} as a table",
+    ):
+        assert phrase in text, phrase
+    for name in (first, second):  # the same summary from every side that tallied
+        runs = json.loads((ROOT / "docs" / "bench" / name).read_text())["runs"]
+        assert len({r["digest"] for r in runs if r["batch"] > 0}) == 1

@@ -85,22 +85,24 @@ def test_a_value_the_table_cannot_hold_is_refused_not_wrapped():
             kernel_frame(c, s, "heuristic", bad)
 
 
-def test_summary_only_matches_the_table_and_holds_one_batch_at_a_time(monkeypatch):
+def test_summary_only_matches_the_table_and_holds_two_batches_at_a_time(monkeypatch):
     full = sim.simulate(players=4, games=3000, seed=12)
-    seen, reused = [], []
+    seen, arrays = [], []
     real = batch.run_batch
 
     def spy(content, settings, strategy, seed, game0, n_games, threads=None, **kw):
         seen.append(n_games)
-        if kw.get("out") is not None:  # the batches after the first reuse the first one's rows
-            reused.append(kw["out"].base is not None)
-        return real(content, settings, strategy, seed, game0, n_games, threads, **kw)
+        rows = real(content, settings, strategy, seed, game0, n_games, threads, **kw)
+        out = kw.get("out")
+        arrays.append(id(rows) if out is None else id(out.base if out.base is not None else out))
+        return rows
 
     monkeypatch.setattr(batch, "run_batch", spy)
     monkeypatch.setattr("sim.kernel.run_batch", spy)
     s = sim.simulate(players=4, games=3000, seed=12, summary_only=True, batch=700)
     assert seen == [700, 700, 700, 700, 200]
-    assert reused == [True] * 4
+    # two arrays of rows in turn (one is tallied while the next batch plays into the other)
+    assert arrays[0] != arrays[1] and arrays[2:] == [arrays[0], arrays[1], arrays[0]]
     assert s["games"] == 3000 and s["wins"] == int(full["win"].sum())
     assert s["outcomes"]["loss_lobo"] == int((full["outcome"] == "loss_lobo").sum())
     assert s["mean_turns"] == pytest.approx(full["turns"].mean(), rel=0, abs=1e-12)
