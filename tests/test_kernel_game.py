@@ -117,6 +117,22 @@ def test_threads_taking_small_chunks_give_the_same_rows(monkeypatch):
         assert (threading.get_ident() in where) == (threads == 1), threads  # played in the caller's thread
 
 
+def test_each_thread_gets_a_private_copy_of_the_bundle():
+    """A worker thread's bundle holds the same arrays as the first, in memory of its own."""
+    from sim.content import load
+    from sim.kernel.batch import bundle
+
+    c = load().for_players(3)
+    first, _ = bundle(c)
+    fresh = layout.pack(c)
+    for k in (1, 2):
+        pk, kernel = bundle(c, k)
+        assert kernel is not None and pk is not first and bundle(c, k)[0] is pk  # cached per copy
+        for name, a, b, packed in zip(first._fields, first, pk, fresh):
+            assert a.dtype == b.dtype and np.array_equal(a, b) and np.array_equal(b, packed), name
+            assert not np.shares_memory(a, b), name
+
+
 def test_rows_into_a_given_array_and_a_wrong_one_refused():
     c, _ = content_and_pack()
     s = Settings.build(c, 2)
