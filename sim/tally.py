@@ -63,7 +63,8 @@ def _scan_rows(rows, cols, lobo_loss):
 
     ``cols``: the row column of each TALLY_COLUMNS name. Returns the min and max outcome, turns and
     rounds, the first row whose win flag disagrees with a win outcome (-1: none), the max rounds of a
-    won game and the min and max Location Track of a game lost to Dr. Lobo (-1 where there is none).
+    won game and the min and max Location Track of a game lost to Dr. Lobo (a min of 2**62 and maxima
+    of -2**62 where there is no such game).
     """
     n = rows.shape[0]
     oc, wc = cols[0], cols[1]
@@ -213,6 +214,8 @@ class Tally:
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         cols = np.array([index[c] for c in TALLY_COLUMNS], np.int64)
         need = np.ascontiguousarray(need, dtype=np.int64)
+        if need.ndim != 2 or need.shape[0] < 1 or need.shape[1] != N_INTEL_TYPES:  # (read unchecked below)
+            raise TallyError(f"need must be a [Lobo position, {N_INTEL_TYPES} Intel types] table, got shape {need.shape}")
         n = rows.shape[0]
         lobo_loss, intel_loss = OUTCOME_CODE["loss_lobo"], OUTCOME_CODE["loss_intel"]
         o_lo, o_hi, t_lo, t_hi, r_lo, r_hi, bad, rw_hi, k_lo, k_hi = _scan_rows(rows, cols, lobo_loss)
@@ -224,8 +227,9 @@ class Tally:
         if bad >= 0:
             raise TallyError(f"row {bad}: win = {int(rows[bad, cols[1]])} disagrees with outcome "
                              f"{OUTCOMES[int(rows[bad, cols[0]])]}")
-        if k_hi >= 0 and k_lo < 0:
+        if k_lo < 0:  # (2**62 when no game was lost to Dr. Lobo)
             raise TallyError(f"column location_track holds a negative value ({k_lo}) in a game lost to Dr. Lobo")
+
         def zeros(top):
             return np.zeros(top + 1 if top >= 0 else 0, np.int64)
 

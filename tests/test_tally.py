@@ -127,10 +127,13 @@ def test_rows_off_their_ranges_are_refused():
         with pytest.raises(TallyError, match=message):
             Tally.of_rows(bad, ROW_FIELDS, NEED)
     lobo = np.flatnonzero(rows[:, ROW_FIELDS.index("outcome")] == sim.tally.OUTCOME_CODE["loss_lobo"])
-    bad = rows.copy()
-    bad[lobo[0], ROW_FIELDS.index("location_track")] = -3
-    with pytest.raises(TallyError, match="location_track holds a negative value \\(-3\\) in a game lost to Dr. Lobo"):
-        Tally.of_rows(bad, ROW_FIELDS, NEED)
+    for where in (lobo[:1], lobo):  # one of them, or every one (the histogram would have no cell at all)
+        bad = rows.copy()
+        bad[where, ROW_FIELDS.index("location_track")] = -3
+        with pytest.raises(TallyError, match="location_track holds a negative value \\(-3\\) in a game lost to Dr. Lobo"):
+            Tally.of_rows(bad, ROW_FIELDS, NEED)
+    with pytest.raises(TallyError, match="need must be a \\[Lobo position, 4 Intel types\\] table, got shape \\(9,\\)"):
+        Tally.of_rows(rows, ROW_FIELDS, NEED[:, 0])
 
 
 def _cell():
