@@ -21,7 +21,7 @@ from sim.rules.state import Settings
 ENGINES = ("kernel", "reference")
 # a per-game table costs about 240 bytes a game at its peak while it is built (560 when the
 # int64 rows of every game were kept first): beyond this, ask for a summary
-# (summary_only=True keeps one batch in memory at a time)
+# (summary_only=True keeps two batches' rows in memory at a time: one played, one tallied)
 MAX_TABLE_GAMES = 10_000_000
 
 GAME_COLUMNS = tuple(f.name for f in fields(GameRecord))
@@ -396,7 +396,7 @@ def simulate_tally(
     batch: int = SUMMARY_BATCH,
     keep_bits: bool = False,
 ):
-    """The :class:`sim.tally.Tally` of the games ``simulate`` would play, one batch in memory at a time.
+    """The :class:`sim.tally.Tally` of the games ``simulate`` would play, two batches in memory at a time.
 
     ``simulate(summary_only=True)`` is ``simulate_tally(...).summary()``. With
     ``keep_bits`` the tally also keeps one win bit per game (memory grows by

@@ -26,10 +26,11 @@ import collections
 import importlib.util
 import os
 import re
-import struct
 import subprocess
 import sys
 import tempfile
+
+from perf_annotate import disassemble, read_code  # (tools/ is this script's folder)
 
 
 def _functions(perf_map: str):
@@ -40,35 +41,6 @@ def _functions(perf_map: str):
             rows.append((int(a, 16), int(s, 16), n.strip()))
     rows.sort()
     return rows
-
-
-def _code(path: str) -> list:
-    """(address, size, bytes) of each function in a PERF_KERNEL_CODE dump of perf_kernel.py."""
-    with open(path, "rb") as f:
-        buf = f.read()
-    funcs, i = [], 0
-    while i < len(buf):
-        addr, size = struct.unpack_from("<QQ", buf, i)
-        funcs.append((addr, size, buf[i + 16 : i + 16 + size]))
-        i += 16 + size
-    return funcs
-
-
-def _disassemble(addr: int, code: bytes) -> list[tuple[int, str]]:
-    """(address, instruction) of a function's machine code, by objdump."""
-    with tempfile.NamedTemporaryFile(suffix=".bin") as tmp:
-        tmp.write(code)
-        tmp.flush()
-        dis = subprocess.run(["objdump", "-D", "-b", "binary", "-m", "i386:x86-64", "--no-show-raw-insn",
-                              f"--adjust-vma={addr:#x}", tmp.name], capture_output=True, text=True).stdout
-    out = []
-    for line in dis.splitlines():
-        head, _, text = line.partition(":")
-        try:
-            out.append((int(head.strip(), 16), text.strip()))
-        except ValueError:
-            continue
-    return out
 
 
 def _self_costs(callgrind_out: str, rows):
@@ -162,7 +134,7 @@ def main() -> None:
             raise SystemExit(f"callgrind run failed:\n{run.stderr[-3000:]}")
         rows = _functions(m.group(1))
         cost, calls, missed = _self_costs(out, rows)
-        code = _code(code_file) if args.branches else []
+        code = read_code(code_file) if args.branches else []
     games = args.games + 10  # perf_kernel plays 10 games first
     total = [sum(c[i] for c in cost.values()) for i in range(3)]
     print(f"{tree}: {args.games:,} four-player games; per game: {total[0] / games:,.0f} instructions, "
@@ -188,7 +160,7 @@ def _print_branches(missed, rows, code, games: int, top: int) -> None:
         func = next((f for f in code if f[0] <= addr < f[0] + f[1]), None)
         if func is None:
             continue
-        dis = _disassemble(func[0], func[2])
+        dis = disassemble(func[0], func[2])
         k = next((j for j, (a, _t) in enumerate(dis) if a == addr), None)
         for a, text in dis[max(0, (k or 0) - 6): (k or 0) + 1]:
             print(f"           {'>' if a == addr else ' '} {a - fn_start:#6x}  {text}")

@@ -12,10 +12,38 @@ from __future__ import annotations
 
 import argparse
 import collections
-import os
 import struct
 import subprocess
 import tempfile
+
+
+def read_code(path: str) -> list[tuple[int, int, bytes]]:
+    """(address, size, machine code) of each function in a ``PERF_KERNEL_CODE`` dump of ``perf_kernel.py``."""
+    with open(path, "rb") as f:
+        buf = f.read()
+    funcs, i = [], 0
+    while i < len(buf):
+        addr, size = struct.unpack_from("<QQ", buf, i)
+        funcs.append((addr, size, buf[i + 16 : i + 16 + size]))
+        i += 16 + size
+    return funcs
+
+
+def disassemble(addr: int, code: bytes) -> list[tuple[int, str]]:
+    """(address, instruction) of a function's machine code, by objdump."""
+    with tempfile.NamedTemporaryFile(suffix=".bin") as tmp:
+        tmp.write(code)
+        tmp.flush()
+        dis = subprocess.run(["objdump", "-D", "-b", "binary", "-m", "i386:x86-64", "--no-show-raw-insn",
+                              f"--adjust-vma={addr:#x}", tmp.name], capture_output=True, text=True).stdout
+    out = []
+    for line in dis.splitlines():
+        head, _, text = line.partition(":")
+        try:
+            out.append((int(head.strip(), 16), text.strip()))
+        except ValueError:
+            continue
+    return out
 
 
 def main() -> None:
@@ -25,14 +53,7 @@ def main() -> None:
     ap.add_argument("function", help="a part of the function's name (e.g. dice_test)")
     ap.add_argument("--min", type=float, default=0.2, help="show instructions with at least this %% of samples")
     args = ap.parse_args()
-    funcs = []
-    with open(args.code, "rb") as f:
-        buf = f.read()
-    i = 0
-    while i < len(buf):
-        addr, size = struct.unpack_from("<QQ", buf, i)
-        funcs.append((addr, size, buf[i + 16 : i + 16 + size]))
-        i += 16 + size
+    funcs = read_code(args.code)
     script = subprocess.run(["perf", "script", "-i", args.perf_data, "-F", "ip,sym"], capture_output=True,
                             text=True).stdout
     hits = collections.Counter()
@@ -46,25 +67,13 @@ def main() -> None:
         raise SystemExit(f"no samples in a function named like {args.function!r}")
     first = min(hits)
     addr, size, code = next(f for f in funcs if f[0] <= first < f[0] + f[1])
-    with tempfile.NamedTemporaryFile(suffix=".bin", delete=False) as tmp:
-        tmp.write(code)
-    try:
-        dis = subprocess.run(["objdump", "-D", "-b", "binary", "-m", "i386:x86-64", "--no-show-raw-insn",
-                              f"--adjust-vma={addr:#x}", tmp.name], capture_output=True, text=True).stdout
-    finally:
-        os.unlink(tmp.name)
     print(f"{total} samples, function at {addr:#x}, {size} bytes")
-    for line in dis.splitlines():
-        head = line.split(":", 1)[0].strip()
-        try:
-            a = int(head, 16)
-        except ValueError:
-            continue
+    for a, text in disassemble(addr, code):
         n = hits.get(a, 0)
         pct = 100 * n / total
         mark = f"{pct:5.1f}%" if n else "      "
-        if pct >= args.min or "j" in line.split(":", 1)[1][:8]:
-            print(f"{mark} {line.strip()}")
+        if pct >= args.min or "j" in text[:8]:
+            print(f"{mark} {a:x}:\t{text}")
 
 
 if __name__ == "__main__":
