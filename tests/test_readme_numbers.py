@@ -206,3 +206,31 @@ def test_summary_tally_figures_are_the_committed_16_core_runs():
     for name in (first, second):  # the same summary from every side that tallied
         runs = json.loads((ROOT / "docs" / "bench" / name).read_text())["runs"]
         assert len({r["digest"] for r in runs if r["batch"] > 0}) == 1
+
+
+def test_random_draws_a_game_are_counted_as_the_readme_says(monkeypatch):
+    """The README's draws a game by source: 300 four-player heuristic games of seed 1 on the readable engine."""
+    import collections
+
+    import sim
+    from sim import rng
+
+    drawn = collections.Counter()
+    real = rng.Streams.u32
+
+    def counting(self, source):
+        drawn[source] += 1
+        return real(self, source)
+
+    monkeypatch.setattr(rng.Streams, "u32", counting)
+    sim.simulate(players=4, games=300, seed=1, engine="reference")
+    per_game = {source: n / 300 for source, n in drawn.items()}
+    named = (rng.DICE, rng.TOKENS, rng.VILLAIN, rng.FATE)
+    phrase = (f"a game takes {round(sum(per_game.values()))} draws ({round(per_game[rng.DICE])} dice, "
+              f"{round(per_game[rng.TOKENS])} tokens, {round(per_game[rng.VILLAIN])} villain cards, "
+              f"{round(per_game[rng.FATE])} Fate cards, the rest spread over {len(set(per_game) - set(named))} sources; "
+              f"counted on 300 four-player games, seed 1, of the readable engine)")
+    words = {3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten", 11: "eleven"}
+    phrase = phrase.replace(f"over {len(set(per_game) - set(named))} sources",
+                            f"over {words[len(set(per_game) - set(named))]} sources")
+    assert phrase in _readme(), phrase
