@@ -4,8 +4,10 @@ numba keys a cached function on its own file only: after an edit of, say,
 ``decks.py``, a cached ``play_game`` (in ``game.py``) would still hold the old
 ``draw_card`` compiled into it. So the kernel stamps its cache with one hash of
 every kernel module, of the shared twins (``sim/rng.py``, ``sim/poker.py``,
-``sim/odds.py``), of the integer codes (``sim/content/constants.py``) and of the
-compile flags (``sim/jit.py``), and drops the cached
+``sim/odds.py``), of the integer codes (``sim/content/constants.py``), of the
+dataclasses whose field order fixes the state and row offsets compiled in as
+constants (``Stats`` and ``Outcome`` in ``sim/rules/state.py``, ``GameRecord`` in
+``sim/rules/game.py``) and of the compile flags (``sim/jit.py``), and drops the cached
 code of all of them whenever that hash changes (numba would not notice a change
 of flags in ``sim/jit.py``). Only the default in-tree cache (``__pycache__``) is managed;
 with ``NUMBA_CACHE_DIR`` set, clear that folder by hand after editing.
@@ -19,9 +21,14 @@ import shutil
 from pathlib import Path
 
 STAMP = "kernel-sources.sha256"
-# besides sim/kernel/*.py: the compiled twins, the flags, and the integer codes compiled code freezes
-HASHED = ("rng.py", "poker.py", "odds.py", "jit.py", "_cache.py", "content/constants.py")
-HASHED_MODULES = ("sim.kernel.", "sim.rng", "sim.poker", "sim.odds", "sim.jit", "sim._cache", "sim.content.constants")
+# besides sim/kernel/*.py: the compiled twins, the flags, the integer codes compiled code freezes,
+# and the dataclasses the layout derives its offsets from (tests/test_kernel_layout.py checks that
+# every sim module a kernel module imports at its top is here or read only when packing)
+HASHED = ("rng.py", "poker.py", "odds.py", "jit.py", "_cache.py", "content/constants.py", "rules/state.py")
+HASHED_MODULES = ("sim.kernel.", "sim.rng", "sim.poker", "sim.odds", "sim.jit", "sim._cache", "sim.content.constants",
+                  "sim.rules.state")
+# only these classes of a module (the rest of sim/rules/game.py is the readable engine's turn loop)
+HASHED_CLASSES = {"rules/game.py": ("GameRecord",)}
 TWIN_MODULES = ("rng", "poker", "odds")  # sim/<module>.py compiled twins, cached in sim/__pycache__
 
 
@@ -36,7 +43,28 @@ def sources_hash() -> str:
     for f in files:
         h.update(f.name.encode())
         h.update(f.read_bytes())
+    for name, classes in sorted(HASHED_CLASSES.items()):
+        h.update(name.encode())
+        for text in class_sources(SIM / name, classes):
+            h.update(text.encode())
     return h.hexdigest()
+
+
+def class_sources(path: Path, classes: tuple[str, ...]) -> list[str]:
+    """The source text of each named top-level class of ``path`` (decorators included), in order."""
+    import ast
+
+    text = path.read_text()
+    found = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.ClassDef) and node.name in classes:
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            lines = text.splitlines()[first - 1:node.end_lineno]
+            found[node.name] = "\n".join(lines)
+    missing = [c for c in classes if c not in found]
+    if missing:
+        raise RuntimeError(f"sim/_cache.py: {path.name} has no class {', '.join(missing)} to hash")
+    return [found[c] for c in classes]
 
 
 def cache_dir() -> Path:

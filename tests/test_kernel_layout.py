@@ -166,3 +166,82 @@ def test_only_the_strategy_module_looks_at_the_strategy_id():
             if isinstance(node, ast.Name) and node.id in ("sid", "RANDOM", "HEURISTIC"):
                 readers.append(f"{name}:{node.lineno}")
     assert not readers, "engine code branches on the strategy id at " + ", ".join(readers)
+
+
+# sim modules that kernel code imports at its top without their source being part of the cache stamp,
+# and why nothing of them is compiled in as a constant
+_READ_WHEN_PACKING = {
+    ("sim.content", "Content"): "layout.pack reads a Content's arrays at run time; nothing of the class is compiled in",
+}
+
+
+def test_what_the_compiled_kernel_freezes_is_in_the_cache_stamp():
+    """numba keys a cached function on its own file only. A module-level name a kernel module (or a
+    hashed twin) imports from elsewhere in sim/ may be compiled in as a constant (Stats and GameRecord
+    fix the state and row offsets), so its source must be in sim._cache.sources_hash(): else an edit of
+    it leaves a stale kernel that writes its columns under the wrong names."""
+    import ast
+    import importlib.util
+
+    from sim import _cache
+
+    hashed = {"sim." + n[:-3].replace("/", ".") for n in _cache.HASHED}
+    classes = {"sim." + n[:-3].replace("/", "."): set(c) for n, c in _cache.HASHED_CLASSES.items()}
+    sources = [(p.name, p) for p in sorted(_cache.KERNEL.glob("*.py"))] + [(n, _cache.SIM / n) for n in _cache.HASHED]
+    unstamped, checked = [], 0
+    for name, path in sources:
+        for node in ast.parse(path.read_text()).body:  # module level only: a function's imports run when called
+            if isinstance(node, ast.Import):
+                unstamped += [f"{name}: import {a.name} (import names from it instead)" for a in node.names
+                              if a.name.split(".")[0] == "sim"]
+            if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("sim"):
+                continue
+            for alias in node.names:
+                checked += 1
+                sub = f"{node.module}.{alias.name}"
+                try:
+                    is_module = importlib.util.find_spec(sub) is not None
+                except ModuleNotFoundError:  # the parent is a module, not a package
+                    is_module = False
+                module, names = (sub, None) if is_module else (node.module, {alias.name})
+                if module.startswith("sim.kernel") or module in hashed:
+                    continue
+                if names and names <= classes.get(module, set()):
+                    continue
+                if names and (module, alias.name) in _READ_WHEN_PACKING:
+                    continue
+                unstamped.append(f"{name}: from {node.module} import {alias.name}")
+    assert checked > 50
+    assert not unstamped, ("add these to sim/_cache.py's HASHED (or HASHED_CLASSES), or to _READ_WHEN_PACKING "
+                           f"with the reason nothing of them is compiled in: {unstamped}")
+
+
+def test_the_cache_stamp_changes_with_the_row_dataclass_but_not_with_the_turn_loop(tmp_path, monkeypatch):
+    from sim import _cache
+
+    fake = tmp_path / "sim"
+    (fake / "rules").mkdir(parents=True)
+    (fake / "content").mkdir()
+    (fake / "kernel").mkdir()
+    for n in _cache.HASHED + tuple(_cache.HASHED_CLASSES):
+        (fake / n).write_bytes((_cache.SIM / n).read_bytes())
+    monkeypatch.setattr(_cache, "SIM", fake)
+    monkeypatch.setattr(_cache, "KERNEL", fake / "kernel")
+    base = _cache.sources_hash()
+    game = fake / "rules" / "game.py"
+    text = game.read_text()
+    game.write_text(text + "\n\ndef an_edit_of_the_turn_loop():\n    return 1\n")
+    assert _cache.sources_hash() == base
+    record = text[text.index("class GameRecord"):]
+    first, second = [ln for ln in record.splitlines()[1:] if ln.startswith("    ") and ":" in ln and "=" not in ln
+                     and not ln.strip().startswith(('"', "#"))][:2]
+    game.write_text(text.replace(first + "\n" + second, second + "\n" + first, 1))
+    assert game.read_text() != text
+    assert _cache.sources_hash() != base
+    game.write_text(text.replace("class GameRecord", "class GameRow"))
+    try:
+        _cache.sources_hash()
+    except RuntimeError as e:
+        assert "GameRecord" in str(e)
+    else:
+        raise AssertionError("a renamed GameRecord went unnoticed")
