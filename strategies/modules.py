@@ -3,8 +3,12 @@
 The object is a strategy (a :class:`~strategies.base.Strategy` or a
 :class:`sim.kernel.custom.KernelStrategy`) or a callable (a class, a factory) that takes
 the table's ``params`` as keyword arguments and returns one. The module must be
-importable (installed, or on ``PYTHONPATH``). Its source hash is recorded with the
-results, so an edited module is never mixed with results of the old one.
+importable (installed, or on ``PYTHONPATH``). The hash of its source is recorded
+with the results, so an edited module is never mixed with results of the old one:
+the source is every Python file of the module's top-level package, or, for a
+module outside any package, every Python file in its folder and below, so that
+an edit of a helper module it imports counts too (:func:`source_files`). Keep a
+strategy's own code there: an import from elsewhere is not tracked.
 """
 
 from __future__ import annotations
@@ -12,7 +16,10 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
+import os
 import re
+import sys
+from pathlib import Path
 
 MODULE_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
@@ -23,15 +30,68 @@ def is_module_path(text: str) -> bool:
 
 
 _IMPORTED: dict[str, str] = {}  # module name -> source hash of the version imported
+MAX_SOURCE_FILES = 500
+# folders never part of a strategy's source: caches, environments, and the simulator's own packages
+# (their source is in the resume key already, and their modules are never imported again)
+_SKIP_DIRS = ("__pycache__", "site-packages", "node_modules")
+_OWN_PACKAGES = ("sim", "strategies")
 
 
-def _file_hash(mod) -> str:
+def source_root(mod) -> Path:
+    """The folder whose Python files make up ``mod``'s source: its top-level package's, or its own."""
+    top = sys.modules.get(mod.__name__.split(".")[0], mod)
     try:
-        src = inspect.getsourcefile(mod) or mod.__file__
-        with open(src, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
-    except (TypeError, OSError) as e:
-        raise ValueError(f"cannot read the source of {mod.__name__!r} to hash it: {e}") from None
+        src = inspect.getsourcefile(top) or top.__file__
+    except TypeError:
+        src = None
+    if src is None:
+        raise ValueError(f"cannot read the source of {mod.__name__!r} to hash it (a built-in or a namespace "
+                         "package); put the strategy in a module file") from None
+    return Path(src).resolve().parent
+
+
+def source_files(mod) -> list[Path]:
+    """The Python files of ``mod``'s source (:func:`source_root` and below), sorted; hidden folders,
+    caches, virtual environments and the simulator's own packages left out."""
+    root = source_root(mod)
+    if root.name in ("site-packages", "dist-packages"):  # an installed single-file module: that file alone
+        return [Path(inspect.getsourcefile(mod) or mod.__file__).resolve()]
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not (
+            d.startswith(".") or d in _SKIP_DIRS or (here / d / "pyvenv.cfg").exists()
+            or (d in _OWN_PACKAGES and (here / d / "__init__.py").exists())))
+        out += [here / f for f in filenames if f.endswith(".py")]
+        if len(out) > MAX_SOURCE_FILES:
+            raise ValueError(
+                f"{mod.__name__!r}: the folder {root} holds more than {MAX_SOURCE_FILES} Python files; the results "
+                "record the source of every Python file of a module strategy's package (or, outside a package, "
+                "of its folder and below), so put the strategy in a package or folder of its own")
+    return sorted(out, key=lambda f: f.relative_to(root).as_posix())
+
+
+def _source_hash(mod) -> str:
+    root = source_root(mod)
+    h = hashlib.sha256()
+    for f in source_files(mod):
+        try:
+            data = f.read_bytes()
+        except OSError as e:
+            raise ValueError(f"cannot read {f} to hash the source of {mod.__name__!r}: {e.strerror}") from None
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + data + b"\0")
+    return h.hexdigest()
+
+
+def _forget(root: Path) -> None:
+    """Drop every imported module whose file lies under ``root`` (not the simulator's own), so that the
+    next import reads them all again: a helper module edited since must not be kept."""
+    for name, m in list(sys.modules.items()):
+        if name.split(".")[0] in _OWN_PACKAGES:
+            continue
+        f = getattr(m, "__file__", None)
+        if f and Path(f).resolve().is_relative_to(root):
+            del sys.modules[name]
 
 
 def _module_and_object(path: str):
@@ -42,9 +102,11 @@ def _module_and_object(path: str):
     mod_name, obj_name = path.split(":")
     try:
         mod = importlib.import_module(mod_name)
-        h = _file_hash(mod)
+        h = _source_hash(mod)
         if _IMPORTED.setdefault(mod_name, h) != h:
-            mod = importlib.reload(mod)
+            _forget(source_root(mod))
+            importlib.invalidate_caches()
+            mod = importlib.import_module(mod_name)
             _IMPORTED[mod_name] = h
     except ImportError as e:
         raise ValueError(f"cannot import {mod_name!r} ({e}); the module must be importable "
@@ -88,7 +150,7 @@ def _load(path: str, params: dict | None = None):
 
 
 def source_hash(path: str) -> str:
-    """sha256 of the source file of the module that ``path`` names."""
+    """sha256 of the source of the module that ``path`` names (:func:`source_files`)."""
     mod, _ = _module_and_object(path)
     return _IMPORTED[mod.__name__]
 

@@ -63,6 +63,14 @@ def module(tmp_path, monkeypatch):
     return path
 
 
+def _folder_hash(module) -> str:
+    """The recorded source hash, by hand: every Python file in the module's folder (no package), by name."""
+    h = hashlib.sha256()
+    for f in sorted(module.parent.glob("*.py")):
+        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
 def _spec(tmp_path, text=SPEC):
     p = tmp_path / "custom.toml"
     p.write_text(textwrap.dedent(text))
@@ -96,7 +104,7 @@ def test_a_spec_names_a_custom_strategy_by_module_path_runs_resumes_and_compares
     assert pmeta["strategy_modules"] == meta["strategy_modules"]  # the same field in the Parquet file
     recorded = meta["strategy_modules"]["wary"]
     assert recorded["module"] == "my_wary_strats:wary"
-    assert recorded["source_hash"] == hashlib.sha256(module.read_bytes()).hexdigest()
+    assert recorded["source_hash"] == _folder_hash(module)
 
 
 def test_an_edited_module_replays_its_batches(tmp_path, module):
@@ -108,7 +116,65 @@ def test_an_edited_module_replays_its_batches(tmp_path, module):
     assert again.finished and len(again.computed) == 6 and not again.skipped
     assert any("module strategy" in n for n in again.notices)
     meta = json.loads((out / "metadata.json").read_text())
-    assert meta["strategy_modules"]["wary"]["source_hash"] == hashlib.sha256(module.read_bytes()).hexdigest()
+    assert meta["strategy_modules"]["wary"]["source_hash"] == _folder_hash(module)
+
+
+HELPED = '''
+from my_wary_helpers import pick
+from strategies import HeuristicStrategy
+
+
+class Wary(HeuristicStrategy):
+    def token(self, view, choices):
+        return pick(choices)
+
+
+def wary(**params):
+    return Wary(name="wary", **params)
+'''
+
+
+def test_an_edited_helper_module_replays_its_batches_with_the_new_code(tmp_path, module, monkeypatch):
+    """The module imports a helper beside it: an edit of the helper alone changes the recorded source
+    hash, replays every batch of the strategy, and the replay plays the edited helper, not the one
+    imported before."""
+    import sys
+
+    monkeypatch.delitem(sys.modules, "my_wary_helpers", raising=False)
+    module.write_text(HELPED)
+    helper = tmp_path / "my_wary_helpers.py"
+    helper.write_text("def pick(choices):\n    return len(choices) - 1\n")
+    spec = _spec(tmp_path)
+    out = tmp_path / "out"
+    assert run_study(spec, out, progress=False).finished
+    before = json.loads((out / "metadata.json").read_text())["strategy_modules"]["wary"]["source_hash"]
+    assert before == _folder_hash(module)
+    helper.write_text("def pick(choices):\n    return 0\n")
+    again = run_study(spec, out, progress=False)
+    assert again.finished and not again.skipped and len(again.computed) == 6
+    assert any("module strategy" in n for n in again.notices)
+    after = json.loads((out / "metadata.json").read_text())["strategy_modules"]["wary"]["source_hash"]
+    assert after == _folder_hash(module) != before
+    from strategies import HeuristicStrategy
+
+    class FirstToken(HeuristicStrategy):
+        def token(self, view, choices):
+            return 0
+
+    class LastToken(HeuristicStrategy):
+        def token(self, view, choices):
+            return len(choices) - 1
+
+    table, _ = compare_run(out)
+    row = table.filter(table["strategy"] == "wary").row(0, named=True)
+    want, old = (sim.simulate(players=2, games=30, seed=4, strategy=cls(name="wary", pool_target=5), engine="reference")
+                 for cls in (FirstToken, LastToken))
+    assert not want.equals(old)  # the two helpers play other games
+    assert row["win_rate"] == pytest.approx(want["win"].mean())
+    import polars as pl
+
+    played = pl.read_parquet(out / "games.parquet").filter(pl.col("strategy") == "wary").sort("game")
+    assert played["turns"].to_list() == want["turns"].to_list() != old["turns"].to_list()
 
 
 def test_a_python_strategy_on_the_kernel_is_refused(tmp_path, module):
