@@ -191,7 +191,7 @@ def read_metadata(path: Path | str) -> dict:
 
 
 # ------------------------------------------------------------------ metadata
-JSON_FIELDS = ("spec", "content_hash", "strategy_modules")
+JSON_FIELDS = ("spec", "content_hash", "strategy_params", "strategy_modules")
 
 
 def parquet_metadata(meta: dict) -> dict[str, str]:

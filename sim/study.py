@@ -178,11 +178,33 @@ def module_hashes(spec: Spec) -> dict[str, dict]:
             for name, path in sorted(spec.module_strategies().items())}
 
 
+def strategy_params(spec: Spec) -> dict:
+    """Grid strategy -> player count -> the parameters its seats play with, for the registered strategies
+    (module strategies have their source hash instead): as built, so what a strategy reads from a file
+    (``tuned``: ``strategies/tuned.toml``) is in it. One ``{"name", "params"}`` when every seat plays the
+    same, else one per seat."""
+    from sim.run import make_team
+    from strategies import modules
+
+    out = {}
+    for name in spec.model.grid.strategies:
+        base, params = spec.strategy_of(name)
+        if modules.is_module_path(base):
+            continue
+        by_count = {}
+        for p in spec.model.grid.players:
+            seats = [{"name": s.name, "params": s.params()} for s in make_team(base, p, params)]
+            by_count[str(p)] = seats[0] if all(x == seats[0] for x in seats) else seats
+        out[name] = by_count
+    return out
+
+
 def results_key(spec: Spec, contents: dict) -> dict:
     """What decides the numbers of the result files: the spec, each setup's content hash, the rules version,
-    and the source hash of each module strategy (only when the spec names one)."""
+    the parameters of each registered grid strategy by player count, and the source hash of each module
+    strategy (only when the spec names one)."""
     key = {"spec": spec.hash, "content": {k: v.hash for k, v in sorted(contents.items())},
-           "rules_version": sim.RULES_VERSION}
+           "rules_version": sim.RULES_VERSION, "strategy_params": strategy_params(spec)}
     mods = module_hashes(spec)
     if mods:
         key["strategy_modules"] = mods
@@ -214,6 +236,10 @@ def _key_change(old: dict | None, new: dict) -> str:
             why.append(f"another content pack for setup {setup!r} (hash {was} -> {h[:12]})")
     if old.get("rules_version") != new["rules_version"]:
         why.append(f"RULES_VERSION {old.get('rules_version')!r} (today {new['rules_version']!r})")
+    if old.get("strategy_params") != new["strategy_params"]:
+        changed = sorted(n for n in set(new["strategy_params"]) | set(old.get("strategy_params") or {})
+                         if (old.get("strategy_params") or {}).get(n) != new["strategy_params"].get(n))
+        why.append(f"other parameters of strategy {', '.join(changed)} (e.g. an edited strategies/tuned.toml)")
     if old.get("strategy_modules") != new.get("strategy_modules"):
         why.append("another source of a module strategy ([strategy.X] module)")
     if old.get("source") != new["source"]:
@@ -480,6 +506,7 @@ def result_metadata(spec: Spec, contents: dict) -> dict:
         "seed": spec.seed,
         "content_hash": rk["content"],
         "rules_version": rk["rules_version"],
+        "strategy_params": rk["strategy_params"],
         **({"strategy_modules": rk["strategy_modules"]} if "strategy_modules" in rk else {}),
         "key": _digest(rk),
     }

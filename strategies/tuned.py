@@ -7,6 +7,7 @@ rules version, content-pack hash, budget and seed they came from. ``tuned`` is a
 
 from __future__ import annotations
 
+import copy
 import functools
 import tomllib
 from pathlib import Path
@@ -21,27 +22,38 @@ class TunedError(ValueError):
     """strategies/tuned.toml is missing, malformed or has no set for a player count."""
 
 
-@functools.lru_cache(maxsize=4)
-def load_tuned(path: str | Path = TUNED_PATH) -> dict:
-    """The parsed tuned file: ``{"meta": {...}, "players": {"4": {"params": {...}, ...}}}``."""
-    p = Path(path)
+def load_tuned(path: str | Path | None = None) -> dict:
+    """The parsed tuned file: ``{"meta": {...}, "players": {"4": {"params": {...}, ...}}}``.
+
+    Read on every call (parsed once per text), so an edited file is never played as its old text."""
+    p = Path(TUNED_PATH if path is None else path)
     if not p.is_file():
         raise TunedError(f"{p.name}: file not found; {RETUNE}")
     try:
-        raw = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise TunedError(f"{p.name}: malformed TOML ({e}); {RETUNE}") from None
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise TunedError(f"{p.name}: not UTF-8 text ({e}); {RETUNE}") from None
+    return copy.deepcopy(_parse(p.name, text))
+
+
+@functools.lru_cache(maxsize=8)
+def _parse(name: str, text: str) -> dict:
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise TunedError(f"{name}: malformed TOML ({e}); {RETUNE}") from None
     for key in ("meta", "players"):
         if not isinstance(raw.get(key), dict):
-            raise TunedError(f"{p.name}: [{key}] table missing; {RETUNE}")
+            raise TunedError(f"{name}: [{key}] table missing; {RETUNE}")
     for n, entry in raw["players"].items():
         if not isinstance(entry, dict) or not isinstance(entry.get("params"), dict):
-            raise TunedError(f"{p.name}: players.{n}.params missing; {RETUNE}")
+            raise TunedError(f"{name}: players.{n}.params missing; {RETUNE}")
     return raw
 
 
-def tuned_params(players: int, path: str | Path = TUNED_PATH) -> dict:
-    """The tuned parameter set for ``players``."""
+def tuned_params(players: int, path: str | Path | None = None) -> dict:
+    """The tuned parameter set for ``players`` (from ``path``, by default :data:`TUNED_PATH`)."""
+    path = TUNED_PATH if path is None else path
     raw = load_tuned(path)
     entry = raw["players"].get(str(int(players)))
     if entry is None:

@@ -203,7 +203,7 @@ def test_metadata_readable_without_polars_or_pyarrow_metadata(spec, tmp_path):
     run_study(spec, out, progress=False, charts=False)
     plain = json.loads((out / "metadata.json").read_text())
     assert plain["spec"]["experiment"]["name"] == "folder" and plain["seed"] == 7
-    assert set(plain) == {"spec", "spec_file", "seed", "content_hash", "rules_version", "key"}
+    assert set(plain) == {"spec", "spec_file", "seed", "content_hash", "rules_version", "strategy_params", "key"}
     # the same from the helper, from each Parquet file, and beside a pandas frame
     meta = read_metadata(out)
     assert {k: v for k, v in meta.items() if k != "provenance"} == plain

@@ -282,3 +282,38 @@ def test_batch_record_names_cell_seed_and_game_range(clean):
     assert rec["cell"] == "p3_heuristic_standard_default_default"
     assert (rec["seed"], rec["game0"], rec["games"]) == (3, 32, 16)
     assert set(rec["files"]) == {"batch_000002.npz", "games_000002.parquet"}
+
+
+def test_edited_tuned_parameters_replay_the_tuned_cells_and_are_recorded(tmp_path, monkeypatch):
+    """``tuned`` reads its parameters from strategies/tuned.toml: an edit of that file changes the
+    games, so the batches must replay, and the metadata must say which parameters played."""
+    import strategies.tuned as tuned
+
+    tuned_file = tmp_path / "tuned.toml"
+    shutil.copy(tuned.TUNED_PATH, tuned_file)
+    monkeypatch.setattr(tuned, "TUNED_PATH", tuned_file)
+    spec_file = write(tmp_path, TWO_CELLS.replace("[grid]\nplayers = [2, 3]", '[grid]\nplayers = [2]\nstrategies = ["tuned"]'))
+    first = run_study(load_spec(spec_file), tmp_path / "out", progress=False, charts=False)
+    assert first.finished and len(first.computed) == 3
+    meta = sim.study.read_metadata(tmp_path / "out")
+    assert meta["strategy_params"] == {"tuned": {"2": {"name": "tuned", "params": tuned.make_tuned(2).params()}}}
+    old_target = tuned.tuned_params(2)["pool_target"]
+
+    text = tuned_file.read_text()
+    section = text.index("[players.2.params]")
+    line = text.index("pool_target = ", section)
+    end = text.index("\n", line)
+    tuned_file.write_text(text[:line] + f"pool_target = {old_target + 3}" + text[end:])
+    assert tuned.tuned_params(2)["pool_target"] == old_target + 3  # read again, not a cached parse
+
+    again = run_study(load_spec(spec_file), tmp_path / "out", progress=False, charts=False)
+    assert again.finished and again.skipped == [] and len(again.computed) == 3
+    assert any("other parameters of strategy tuned" in n for n in again.notices), again.notices
+    meta = sim.study.read_metadata(tmp_path / "out")
+    assert meta["strategy_params"]["tuned"]["2"]["params"]["pool_target"] == old_target + 3
+    fresh = run_study(load_spec(spec_file), tmp_path / "fresh", progress=False, charts=False)
+    assert fresh.skipped == []
+    for name in ("summary.parquet", "games.parquet"):
+        assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "fresh" / name).read_bytes(), name
+    want = sim.simulate(players=2, games=48, seed=3, strategy="heuristic", params=tuned.tuned_params(2))
+    assert pl.read_parquet(tmp_path / "out" / "games.parquet")["win"].to_list() == want["win"].to_list()
