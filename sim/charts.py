@@ -134,6 +134,19 @@ def outcome_causes(summary: pl.DataFrame, path: Path) -> Path:
     return path
 
 
+def survival_curve(hist) -> tuple[np.ndarray, np.ndarray]:
+    """``(r, share)``: of the games of a rounds histogram (``hist[r]`` games lasted ``r`` rounds), the
+    share still running after ``r`` rounds, that is lasting more than ``r``, for r = 0 .. the longest
+    (where it is 0)."""
+    hist = np.asarray(hist, dtype=float)
+    if hist.sum() <= 0:
+        raise ValueError("survival_curve: an empty histogram")
+    last = int(np.nonzero(hist)[0].max())
+    share = 1.0 - np.cumsum(hist[: last + 1]) / hist.sum()
+    share[last] = 0.0  # exactly, not a rounding residue
+    return np.arange(last + 1), share
+
+
 def game_length_survival(summary: pl.DataFrame, path: Path) -> Path:
     """Share of games still running after r rounds: one panel per player count, won and lost games apart."""
     counts = sorted(summary["players"].unique().to_list())
@@ -152,10 +165,9 @@ def game_length_survival(summary: pl.DataFrame, path: Path) -> Path:
             for hist, style, what in ((won, "-", "won"), (total - won, "--", "lost")):
                 if hist.sum() == 0:
                     continue
-                surv = 1.0 - np.cumsum(hist) / hist.sum()
-                last = int(np.nonzero(hist)[0].max()) + 1
-                ax.step(np.arange(last + 1), np.concatenate([[1.0], surv[:last]]), where="post", ls=style,
-                        color=colour[key], lw=1.2, label=f"{key} {what}" if dims else what)
+                x, y = survival_curve(hist)
+                ax.step(x, y, where="post", ls=style, color=colour[key], lw=1.2,
+                        label=f"{key} {what}" if dims else what)
         ax.set_title(f"{players} player{'s' if players > 1 else ''}", fontsize=10)
         ax.set_xlabel("rounds")
         ax.grid(alpha=0.3)

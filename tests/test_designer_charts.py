@@ -76,3 +76,32 @@ def test_summary_rounds_split_by_wins_add_up(run):
         assert sum(r["track_histogram_loss_lobo"]) == r["n_loss_lobo"]
         assert all(0 <= x for x in r["rounds_histogram_win"])
     assert isinstance(read_summary(report.out), pl.DataFrame)
+
+
+def test_game_length_chart_plots_the_share_lasting_more_than_r_rounds(run):
+    """The chart's curve against the per-game table: after r rounds, the share of games with more than
+    r rounds (a game's ``rounds`` counts the rounds it started)."""
+    import numpy as np
+
+    from sim.charts import survival_curve
+
+    _, report = run
+    games = pl.read_parquet(report.out / "games.parquet")
+    summary = read_summary(report.out)
+    checked = 0
+    for r in summary.iter_rows(named=True):
+        mine = games.filter(pl.col("cell") == r["cell"])
+        total = np.array(r["rounds_histogram"])
+        won = np.zeros_like(total)
+        won[: len(r["rounds_histogram_win"])] = r["rounds_histogram_win"]
+        for hist, rows in ((won, mine.filter(pl.col("win"))), (total - won, mine.filter(~pl.col("win")))):
+            if rows.height == 0:
+                continue
+            x, y = survival_curve(hist)
+            rounds = rows["rounds"].to_numpy()
+            assert x[-1] == rounds.max()
+            want = np.array([(rounds > k).mean() for k in x])
+            assert np.allclose(y, want, atol=1e-12), (r["cell"], y, want)
+            assert y[int(np.median(rounds))] <= 0.5 <= y[int(np.median(rounds)) - 1]
+            checked += 1
+    assert checked == 8
