@@ -234,3 +234,20 @@ def test_random_draws_a_game_are_counted_as_the_readme_says(monkeypatch):
     phrase = phrase.replace(f"over {len(set(per_game) - set(named))} sources",
                             f"over {words[len(set(per_game) - set(named))]} sources")
     assert phrase in _readme(), phrase
+
+
+def test_band_gate_power_figures_are_the_gate_s_own():
+    import math
+    from statistics import NormalDist
+
+    import numpy as np
+
+    from sim.bands import detectable_drift
+
+    text = _readme()
+    worst = max(detectable_drift(p, 40000, 0.01) for p in np.linspace(0.0, 1.0, 2001))
+    assert f"at most {100 * worst:.2f} points for any win rate ({100 * detectable_drift(0.10, 40000, 0.01):.2f} " \
+           "for a 10% cell)" in text
+    p = 0.5  # the largest s = 0.5 + sqrt(p(1-p)): the weakest guarantee
+    chance = NormalDist().cdf((0.02 - 0.01) * math.sqrt(40000) / (0.5 + math.sqrt(p * (1 - p))))
+    assert f"a 2-point drift fails with probability at least {100 * chance:.1f}%" in text
