@@ -53,6 +53,7 @@ from pydantic import (
 
 DIMENSIONS = ("players", "strategy", "variant", "characters", "setup")
 MAX_BATCH = 1_000_000  # games held in memory at once by one batch
+MAX_BATCHES = 100_000  # batches of a whole study: each has its files in .state, and a job listed before play
 
 
 class SpecError(ValueError):
@@ -185,6 +186,18 @@ class Spec:
     path: Path
     model: SpecModel
     raw: dict = field(repr=False)
+
+    def __post_init__(self):
+        g = self.model.grid
+        cells = len(g.players) * len(g.strategies) * len(g.variants) * len(g.characters) * len(g.setups)
+        per_cell = -(-self.games // self.batch)
+        if cells * per_cell > MAX_BATCHES:
+            least = -(-self.games * cells // MAX_BATCHES)
+            raise SpecError(self.path.name, "experiment.batch",
+                            f"{cells:,} cell(s) of {self.games:,} games in batches of {self.batch:,} make "
+                            f"{cells * per_cell:,} batches, more than {MAX_BATCHES:,} (each batch is a unit of "
+                            f"progress and resume with files of its own); raise batch to at least {least:,}"
+                            + (f" (at most {MAX_BATCH:,}), or play fewer games" if least > MAX_BATCH else ""))
 
     @property
     def name(self) -> str:

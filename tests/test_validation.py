@@ -105,6 +105,8 @@ SPEC_BAD = [
     ("seed = 5", "seed = 5.0", "experiment.seed", "valid integer"),
     ("batch = 16", "batch = 1e3", "experiment.batch", "valid integer"),
     ("batch = 16", "batch = 1000000000", "experiment.batch", "less than or equal to 1000000"),
+    ("games = 48", "games = 1000000000", "experiment.batch",
+     "4 cell(s) of 1,000,000,000 games in batches of 16 make 250,000,000 batches, more than 100,000"),
     ("players = [2, 3]", "players = [2.0, 3]", "grid.players.0", "valid integer"),
     ("players = [2, 3]", "players = [true]", "grid.players.0", "valid integer"),
     ('name = "mini"', 'name = ".."', "experiment.name", "should match pattern"),
@@ -156,6 +158,23 @@ def test_with_games_refuses_non_integers(tmp_path):
     for bad in (2.5, True, "10"):
         with pytest.raises(SpecError, match="experiment.games"):
             spec.with_games(bad)
+
+
+def test_too_many_batches_are_refused_before_any_batch_is_listed(tmp_path, capsys):
+    """``run --games 1000000000`` on a spec of 16-game batches: a one-line error at once, naming the
+    batch size that would do, not a run that lists 250 million batch jobs before playing any."""
+    from sim.cli import main
+
+    p = tmp_path / "mini.toml"
+    p.write_text(textwrap.dedent(SPEC))
+    spec = load_spec(p)
+    assert spec.with_games(16 * 25_000).games == 400_000  # exactly 100,000 batches: allowed
+    with pytest.raises(SpecError, match=r"experiment\.batch: .*100,004 batches.*raise batch to at least 17\b"):
+        spec.with_games(16 * 25_000 + 1)
+    with pytest.raises(SystemExit) as e:
+        main(["run", str(p), "--games", "1000000000", "--out", str(tmp_path / "out"), "--quiet"])
+    assert "experiment.batch" in str(e.value) and "raise batch to at least 40,000" in str(e.value)
+    assert not (tmp_path / "out").exists()
 
 
 # ------------------------------------------------------------------ bands files
