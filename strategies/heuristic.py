@@ -26,6 +26,10 @@ LASTING = (K.SE_SKILL_MODIFIER, K.SE_LOSE_TURN)  # negative status effects worth
 REWARD_KINDS = {"top_secret": Reward.TOP_SECRET, "resolve": Reward.RESOLVE, "un": Reward.UN_TRANSPORT, "skill": Reward.SKILL}
 EXCHANGE_WHEN = ("never", "late", "early")
 MAX_INT_PARAM = 1_000_000_000
+# integer knobs a negative value of which means nothing 0 does not (counts, rounds, distances, margins
+# below a player's life): refused, so that no setting plays as another without a word. cancel_at is
+# compared with villain card values, which can be negative, so it may be negative too.
+SIGNED_INT_PARAMS = ("cancel_at",)
 
 
 @dataclass(frozen=True)
@@ -83,14 +87,16 @@ class HeuristicParams:
                 ok = isinstance(v, (bool, np.bool_))
             elif kind == "int":
                 # the kernel keeps parameters as float64: integers must stay exact there
-                ok = isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and abs(int(v)) <= MAX_INT_PARAM
+                low = -MAX_INT_PARAM if f.name in SIGNED_INT_PARAMS else 0
+                ok = isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and low <= int(v) <= MAX_INT_PARAM
             elif kind == "float":
                 ok = (isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
                       and math.isfinite(float(v)))
             else:
                 ok = isinstance(v, str)
             if not ok:
-                want = {"bool": "true or false", "int": f"an integer from -{MAX_INT_PARAM:,} to {MAX_INT_PARAM:,}",
+                low = -MAX_INT_PARAM if f.name in SIGNED_INT_PARAMS else 0
+                want = {"bool": "true or false", "int": f"an integer from {low:,} to {MAX_INT_PARAM:,}",
                         "float": "a finite number"}.get(kind, "a string")
                 raise ValueError(f"{f.name} must be {want}, got {type(v).__name__} {v!r}")
         if self.plus_one not in ("never", "henchman", "always"):

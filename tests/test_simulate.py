@@ -37,12 +37,37 @@ def test_kernel_and_reference_agree_on_variants_and_lineups():
         ({"variant": "harder"}, "unknown variant 'harder'"),
         ({"characters": "Calli Dagger"}, "1 given for 4 players"),
         ({"params": {"pool_target": 3, "bogus": 1}}, "unknown heuristic parameter"),
+        ({"params": {"pool_target": -5}}, "pool_target must be an integer from 0 to 1,000,000,000, got int -5"),
+        ({"params": {"patience_rounds": -1}}, "patience_rounds must be an integer from 0 to"),
+        ({"params": {"dice_stop_margin": -1_000_000_000}}, "dice_stop_margin must be an integer from 0 to"),
+        ({"params": {"cancel_at": -1_000_000_001}}, "cancel_at must be an integer from -1,000,000,000 to"),
     ],
 )
 def test_bad_input_is_refused_clearly(kw, match):
     args = {"players": 4, "games": 5, "seed": 1, **kw}
     with pytest.raises(ValueError, match=match):
         sim.simulate(**args)
+
+
+def test_only_cancel_at_takes_a_negative_value_and_it_plays_as_its_own_setting():
+    """Every other integer knob is a count, a round, a distance or a margin below a player's life, where
+    a negative value would play exactly as 0: refused. cancel_at meets villain card values, -1 included:
+    at -1 a -1 card is cancelled too, so it plays other games than at 0."""
+    from dataclasses import fields
+
+    from strategies.heuristic import SIGNED_INT_PARAMS, HeuristicParams
+
+    ints = [f.name for f in fields(HeuristicParams) if f.type in ("int", int)]
+    assert len(ints) >= 10 and set(SIGNED_INT_PARAMS) == {"cancel_at"}
+    for name in ints:
+        if name not in SIGNED_INT_PARAMS:
+            with pytest.raises(ValueError, match=f"{name} must be an integer from 0 to"):
+                HeuristicParams(**{name: -1})
+            HeuristicParams(**{name: 0})
+    kw = {"players": 4, "games": 300, "seed": 2, "engine": "reference"}
+    a = sim.simulate(params={"cancel_at": -1}, **kw)
+    b = sim.simulate(params={"cancel_at": 0}, **kw)
+    assert not a.equals(b)
 
 
 def test_the_table_built_as_the_threads_play_is_the_table_of_the_rows():
