@@ -282,8 +282,6 @@ def cmd_run(args) -> int:
 
 def _check_out_folder(out: str) -> None:
     """Refuse an --out that is a file or cannot be written, before any game is played."""
-    from pathlib import Path
-
     p = Path(out)
     if p.exists() and not p.is_dir():
         raise SystemExit(f"error: --out {out!r} is a file, not a folder")
@@ -292,6 +290,22 @@ def _check_out_folder(out: str) -> None:
         raise SystemExit(f"error: --out {out!r}: {str(parent)!r} is a file, not a folder")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise SystemExit(f"error: --out {out!r}: folder {str(parent)!r} is not writable")
+
+
+def _check_out_file(out: str, flag: str = "--out") -> None:
+    """Refuse an output file that cannot be written (a folder, a missing or unwritable folder), before any game is played."""
+    p = Path(out)
+    if p.is_dir():
+        raise SystemExit(f"error: {flag} {out!r} is a folder; give a file name")
+    parent = p.parent
+    if not parent.exists():
+        raise SystemExit(f"error: {flag} {out!r}: folder {str(parent)!r} does not exist")
+    if not parent.is_dir():
+        raise SystemExit(f"error: {flag} {out!r}: {str(parent)!r} is a file, not a folder")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise SystemExit(f"error: {flag} {out!r}: the file is not writable")
+    if not p.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        raise SystemExit(f"error: {flag} {out!r}: folder {str(parent)!r} is not writable")
 
 
 def _summary_table(summary) -> str:
@@ -415,6 +429,8 @@ def cmd_tune(args) -> int:
     from sim.bands import BandsError
 
     params = parse_params(args.param)
+    if args.out is not None:
+        _check_out_folder(args.out)
     try:
         knobs = [T.Knob.parse(k) for k in args.knob or []]
         if args.target_file:
@@ -466,6 +482,7 @@ def cmd_tune_strategy(args) -> int:
     from sim import tune_strategy as TS
 
     progress = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    _check_out_file(args.out)
     try:
         if args.reproduce:
             kw = TS.reproduce_args(args.reproduce)
@@ -493,6 +510,8 @@ def cmd_sensitivity(args) -> int:
     from sim.content import ContentError
 
     params = parse_params(args.param)
+    if args.out is not None:
+        _check_out_folder(args.out)
     progress = None if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
     try:
         with _runner(args.scheduler) as r:
@@ -526,6 +545,8 @@ def cmd_luck(args) -> int:
     from sim import luck as L
 
     params = parse_params(args.param)
+    if args.out is not None:
+        _check_out_folder(args.out)
     strategies_ = [x.strip() for x in args.strategies.split(",") if x.strip()]
     progress = None if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
     try:

@@ -206,3 +206,33 @@ def test_a_pipe_closed_before_any_output_is_handled(args, files):
     p.wait(timeout=300)
     assert "Traceback" not in err and "Exception ignored" not in err, err
     assert p.returncode == 141
+
+
+# (argv, the function that plays the games, a fragment of the one-line message)
+BAD_OUT = [
+    ("tune --players 2 --target 0.05:0.6 --knob lobo.track.start=0..1 --budget 4000 --out {file}",
+     "sim.tune.tune", "is a file"),
+    ("tune --players 2 --target 0.05:0.6 --knob lobo.track.start=0..1 --budget 4000 --out {file}/below",
+     "sim.tune.tune", "is a file"),
+    ("sensitivity --players 2 --games 100 --out {file}", "sim.sensitivity.sensitivity", "is a file"),
+    ("luck --players 2 --games 100 --out {file}", "sim.luck.luck_table", "is a file"),
+    ("tune-strategy --players 2 --budget 100 --trial-games 100 --holdout-games 100 --out {missing}/x.toml",
+     "sim.tune_strategy.tune", "does not exist"),
+    ("tune-strategy --players 2 --budget 100 --trial-games 100 --holdout-games 100 --out {file}/x.toml",
+     "sim.tune_strategy.tune", "is a file"),
+    ("tune-strategy --players 2 --budget 100 --trial-games 100 --holdout-games 100 --out {dir}",
+     "sim.tune_strategy.tune", "is a folder"),
+]
+
+
+@pytest.mark.parametrize("argv,work,fragment", BAD_OUT, ids=[a for a, _, _ in BAD_OUT])
+def test_an_unwritable_out_is_refused_before_any_game(argv, work, fragment, files, capsys, monkeypatch):
+    def played(*a, **k):
+        raise AssertionError("games were played before --out was checked")
+
+    monkeypatch.setattr(work, played)
+    code, out, err = run_main(argv.format(**files).split(), capsys)
+    assert code == 1, (argv, out, err)
+    assert "Traceback" not in err + out
+    assert len(err.strip().splitlines()) == 1, err
+    assert "--out" in err and fragment in err, err
