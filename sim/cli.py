@@ -542,12 +542,33 @@ def cmd_sensitivity(args) -> int:
 def cmd_luck(args) -> int:
     from pathlib import Path
 
+    import strategies
     from sim import luck as L
+    from strategies.tuned import TunedError
 
     params = parse_params(args.param)
     if args.out is not None:
         _check_out_folder(args.out)
-    strategies_ = [x.strip() for x in args.strategies.split(",") if x.strip()]
+    registered = ", ".join(strategies.names())
+    if args.strategy not in strategies.names():
+        raise SystemExit(f"error: --strategy: unknown strategy {args.strategy!r}; registered: {registered}")
+    strategies_ = [x.strip() for x in args.strategies.split(",")]
+    if not any(strategies_):
+        raise SystemExit("error: --strategies: no strategy given; name one or more, comma-separated")
+    for name in strategies_:
+        if not name:
+            raise SystemExit(f"error: --strategies {args.strategies!r}: an empty name (two commas, or one at an end)")
+        if name not in strategies.names():
+            raise SystemExit(f"error: --strategies: unknown strategy {name!r}; registered: {registered}")
+        if strategies_.count(name) > 1:
+            raise SystemExit(f"error: --strategies: {name!r} given twice")
+    for p in args.players:  # the studied strategy with its --param at every player count, before any game
+        try:
+            strategies.make(args.strategy, players=p, **params)
+        except TunedError as e:  # strategies/tuned.toml has no set for this player count
+            raise SystemExit(f"error: --strategy {args.strategy}: {e}") from None
+        except ValueError as e:
+            raise SystemExit(f"error: {'--param: ' if params else ''}{e}") from None
     progress = None if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
     try:
         table = L.luck_table(args.players, strategy=args.strategy, params=params, games=args.games, seed=args.seed,

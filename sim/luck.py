@@ -154,18 +154,43 @@ def skill_spread(players: int, strategies: list[str], games: int, seed: int = 1,
     return {"strategies": rates, "between_share": between / (between + within) if between + within > 0 else 0.0}
 
 
+def _check_ladder(ladder: list[str]) -> None:
+    import strategies
+
+    if not ladder:
+        raise LuckError("give at least one strategy for the spread across strategies")
+    for name in ladder:
+        if not isinstance(name, str) or name not in strategies.names():
+            raise LuckError(f"strategies: unknown strategy {name!r}; registered: {', '.join(strategies.names())}")
+        if ladder.count(name) > 1:
+            raise LuckError(f"strategies: {name!r} given twice")
+
+
 def luck_table(players: list[int], *, strategy: str = "heuristic", params: dict | None = None, games: int = 100_000,
                seed: int = 1, content=None, ladder: list[str] | None = None, progress=None) -> dict:
-    """The luck report for each player count: source shares, the rest, and the spread across ``ladder``."""
-    if games < 2:
-        raise LuckError(f"games must be at least 2, got {games}")
+    """The luck report for each player count: source shares, the rest, and the spread across ``ladder``.
+
+    Every strategy of every player count is built before the first game is played, so a
+    name, parameter or player count that cannot be played is refused before any work.
+    """
+    from sim.run import _kernel_strategy, resolve_content
+
+    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 2:
+        raise LuckError(f"games must be an integer of at least 2, got {games!r}")
+    ladder = list(ladder) if ladder else [strategy]
+    _check_ladder(ladder)
+    c = resolve_content(content)
+    plays = {}
+    for p in players:
+        plays[p] = kernel_play(p, strategy, params, seed, c)
+        for s in ladder:
+            _kernel_strategy(s, None, p)
     out = []
     for p in players:
-        play = kernel_play(p, strategy, params, seed, content)
-        shares, rate = first_order_shares(play, games, seed=seed)
+        shares, rate = first_order_shares(plays[p], games, seed=seed)
         if progress:
             progress(f"{p} players: " + ", ".join(f"{s.group} {100 * s.share:.1f}%" for s in shares))
-        skill = skill_spread(p, list(ladder or [strategy]), games, seed=seed, content=content)
+        skill = skill_spread(p, ladder, games, seed=seed, content=c)
         out.append({
             "players": p, "strategy": strategy, "params": dict(params or {}), "pairs": games, "win_rate": rate,
             "shares": [{"group": s.group, "share": s.share, "low": s.low, "high": s.high} for s in shares],

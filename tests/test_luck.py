@@ -110,3 +110,34 @@ def test_every_random_source_belongs_to_one_group():
 
     held = [s for group in L.GROUPS.values() for s in group]
     assert sorted(held) == sorted(R.SOURCE_NAMES) and len(held) == len(set(held))
+
+
+def _no_games(*a, **k):
+    raise AssertionError("games were played before the strategies were checked")
+
+
+@pytest.mark.parametrize("argv,fragment", [
+    (["--strategies", "heuristic,genius"], "--strategies: unknown strategy 'genius'"),
+    (["--strategies", "heuristic,heuristic"], "--strategies: 'heuristic' given twice"),
+    (["--strategies", "heuristic,,bold"], "--strategies"),
+    (["--strategies", ""], "--strategies"),
+    (["--strategy", "genius"], "--strategy: unknown strategy 'genius'"),
+    (["--param", "bogus=1"], "--param: unknown heuristic parameter"),
+])
+def test_luck_refuses_bad_strategies_before_playing(argv, fragment, monkeypatch):
+    from sim.cli import main
+
+    monkeypatch.setattr(L, "first_order_shares", _no_games)
+    monkeypatch.setattr("sim.run.simulate_tally", _no_games)
+    with pytest.raises(SystemExit) as e:
+        main(["luck", "--players", "2", "--games", "200", *argv])
+    assert fragment in str(e.value.code), e.value.code
+
+
+def test_luck_table_builds_every_strategy_before_playing(monkeypatch):
+    monkeypatch.setattr(L, "first_order_shares", _no_games)
+    monkeypatch.setattr("sim.run.simulate_tally", _no_games)
+    with pytest.raises(L.LuckError, match="genius"):
+        L.luck_table([2, 4], games=200, ladder=["heuristic", "genius"])
+    with pytest.raises(ValueError, match="bogus"):
+        L.luck_table([2, 4], games=200, params={"bogus": 1})
