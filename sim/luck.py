@@ -128,7 +128,7 @@ def kernel_play(players: int, strategy: str = "heuristic", params: dict | None =
 
     c = resolve_content(content)
     settings = Settings.build(c, players)
-    strat = _kernel_strategy(strategy, params)
+    strat = _kernel_strategy(strategy, params, players)  # tuned: the parameter set of this player count
     win = ROW_FIELDS.index("win")
 
     def play(n: int, offsets: np.ndarray) -> np.ndarray:

@@ -141,3 +141,23 @@ def test_luck_table_builds_every_strategy_before_playing(monkeypatch):
         L.luck_table([2, 4], games=200, ladder=["heuristic", "genius"])
     with pytest.raises(ValueError, match="bogus"):
         L.luck_table([2, 4], games=200, params={"bogus": 1})
+
+
+def test_luck_plays_the_tuned_set_of_each_player_count(capsys):
+    import json
+
+    import sim
+    from sim.cli import main
+    from strategies.tuned import tuned_params
+
+    n = 300
+    wins = L.kernel_play(2, "tuned")(n, L.offsets_for(n, None))
+    tuned = sim.simulate(players=2, games=n, seed=1, strategy="heuristic", params=tuned_params(2))["win"].to_numpy()
+    default = sim.simulate(players=2, games=n, seed=1)["win"].to_numpy()
+    assert np.array_equal(wins, tuned.astype(bool))
+    assert not np.array_equal(wins, default.astype(bool))  # the test tells tuned from the default heuristic
+    assert main(["luck", "--players", "2", "--games", str(n), "--strategy", "tuned", "--strategies", "heuristic,tuned",
+                 "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)["players"][0]
+    assert rec["win_rate"] == pytest.approx(tuned.mean())
+    assert rec["skill"]["strategies"]["tuned"]["win_rate"] == pytest.approx(rec["win_rate"])
