@@ -312,7 +312,8 @@ def luck_shares(rec: dict, path: Path) -> Path:
     ax.invert_yaxis()
     ax.axvline(0, color="black", lw=0.8)
     ax.set_xlabel("share of the outcome's variance (%), 95% interval")
-    ax.set_title(f"{rec['players']} players, {rec['strategy']}: what each random source decides alone", fontsize=9)
+    given = " (given params)" if rec.get("params") else ""
+    ax.set_title(f"{rec['players']} players, {rec['strategy']}{given}: what each random source decides alone", fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     sk = rec["skill"]["strategies"]
     xs = np.arange(len(sk))
@@ -320,7 +321,9 @@ def luck_shares(rec: dict, path: Path) -> Path:
     err = [p - np.array([v["ci_low"] for v in sk.values()]) * 100, np.array([v["ci_high"] for v in sk.values()]) * 100 - p]
     bx.bar(xs, p, yerr=np.maximum(err, 0), capsize=3, color="tab:green", alpha=0.7)
     bx.set_xticks(xs)
-    bx.set_xticklabels(list(sk), rotation=30, ha="right", fontsize=8)
+    # the studied strategy plays its given parameters in the ladder too: say so under its bar
+    bx.set_xticklabels([k + (" (given params)" if v.get("params") else "") for k, v in sk.items()],
+                       rotation=30, ha="right", fontsize=8)
     bx.set_ylabel("win rate (%)")
     bx.set_title(f"decisions: win rate by strategy (between-strategy share "
                  f"{100 * rec['skill']['between_share']:.1f}%)", fontsize=9)

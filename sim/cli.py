@@ -539,6 +539,10 @@ def cmd_sensitivity(args) -> int:
     return 0
 
 
+def _params_label(params: dict) -> str:
+    return f" ({', '.join(f'{k}={v}' for k, v in params.items())})" if params else ""
+
+
 def cmd_luck(args) -> int:
     from pathlib import Path
 
@@ -580,13 +584,15 @@ def cmd_luck(args) -> int:
         print(json.dumps(table, indent=2))
         return 0
     for rec in table["players"]:
-        print(f"{rec['players']} players, {args.strategy}: win rate {100 * rec['win_rate']:.2f}% "
-              f"({rec['pairs']:,} pairs of games per source; share of the outcome's variance, 95% interval)")
+        print(f"{rec['players']} players, {args.strategy}{_params_label(params)}: win rate "
+              f"{100 * rec['win_rate']:.2f}% ({rec['pairs']:,} pairs of games per source; share of the outcome's "
+              "variance, 95% interval)")
         for sh in rec["shares"]:
             print(f"  {sh['group']:<18}{100 * sh['share']:>7.2f}%  [{100 * sh['low']:.2f}%, {100 * sh['high']:.2f}%]")
         print(f"  {'no single source':<18}{100 * rec['rest']:>7.2f}%  (sources together)")
         sk = rec["skill"]
-        rates = ", ".join(f"{k} {100 * v['win_rate']:.1f}%" for k, v in sk["strategies"].items())
+        rates = ", ".join(f"{k}{_params_label(v['params'])} {100 * v['win_rate']:.1f}%"
+                          for k, v in sk["strategies"].items())
         print(f"  strategies on the same games: {rates}; between-strategy share {100 * sk['between_share']:.1f}%")
     for f in files:
         print(f"wrote {f}")

@@ -138,16 +138,24 @@ def kernel_play(players: int, strategy: str = "heuristic", params: dict | None =
     return play
 
 
-def skill_spread(players: int, strategies: list[str], games: int, seed: int = 1, content=None) -> dict:
-    """Win rate per strategy on the same games, and the share of outcome variance between strategies."""
+def skill_spread(players: int, strategies: list[str], games: int, seed: int = 1, content=None,
+                 studied: str | None = None, params: dict | None = None) -> dict:
+    """Win rate per strategy on the same games, and the share of outcome variance between strategies.
+
+    The ``studied`` strategy plays with ``params`` (the strategy under study, so that its entry is
+    the same games and decisions as the luck shares'); every other strategy plays its defaults.
+    Each entry records the parameters it played with.
+    """
     import sim
     from sim.results import wilson_interval
 
     rates = {}
     for s in strategies:
-        t = sim.run.simulate_tally(players=players, games=games, strategy=s, seed=seed, content=content)
+        given = dict(params or {}) if s == studied else {}
+        t = sim.run.simulate_tally(players=players, games=games, strategy=s, seed=seed, content=content,
+                                   params=given or None)
         lo, hi = wilson_interval(t.wins, t.n)
-        rates[s] = {"win_rate": t.wins / t.n, "ci_low": lo, "ci_high": hi, "games": t.n}
+        rates[s] = {"win_rate": t.wins / t.n, "ci_low": lo, "ci_high": hi, "games": t.n, "params": given}
     p = np.array([r["win_rate"] for r in rates.values()])
     between = float(p.var())  # variance of the strategy's mean outcome, strategies equally weighted
     within = float(np.mean(p * (1 - p)))  # luck: the outcome's variance given the strategy
@@ -172,6 +180,7 @@ def luck_table(players: list[int], *, strategy: str = "heuristic", params: dict 
 
     Every strategy of every player count is built before the first game is played, so a
     name, parameter or player count that cannot be played is refused before any work.
+    The studied ``strategy`` plays with ``params`` in the ladder too (see :func:`skill_spread`).
     """
     from sim.run import _kernel_strategy, resolve_content
 
@@ -184,13 +193,14 @@ def luck_table(players: list[int], *, strategy: str = "heuristic", params: dict 
     for p in players:
         plays[p] = kernel_play(p, strategy, params, seed, c)
         for s in ladder:
-            _kernel_strategy(s, None, p)
+            if s != strategy:
+                _kernel_strategy(s, None, p)
     out = []
     for p in players:
         shares, rate = first_order_shares(plays[p], games, seed=seed)
         if progress:
             progress(f"{p} players: " + ", ".join(f"{s.group} {100 * s.share:.1f}%" for s in shares))
-        skill = skill_spread(p, ladder, games, seed=seed, content=c)
+        skill = skill_spread(p, ladder, games, seed=seed, content=c, studied=strategy, params=params)
         out.append({
             "players": p, "strategy": strategy, "params": dict(params or {}), "pairs": games, "win_rate": rate,
             "shares": [{"group": s.group, "share": s.share, "low": s.low, "high": s.high} for s in shares],

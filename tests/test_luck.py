@@ -161,3 +161,21 @@ def test_luck_plays_the_tuned_set_of_each_player_count(capsys):
     rec = json.loads(capsys.readouterr().out)["players"][0]
     assert rec["win_rate"] == pytest.approx(tuned.mean())
     assert rec["skill"]["strategies"]["tuned"]["win_rate"] == pytest.approx(rec["win_rate"])
+
+
+def test_the_studied_strategy_plays_its_params_in_the_ladder(capsys):
+    """With --param, the ladder entry of the strategy under study is the same games and decisions as its shares."""
+    import json
+
+    from sim.cli import main
+
+    assert main(["luck", "--players", "4", "--games", "300", "--param", "pool_target=9", "--param",
+                 "exchange_when=never", "--strategies", "heuristic,bold", "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)["players"][0]
+    ladder = rec["skill"]["strategies"]
+    assert ladder["heuristic"]["win_rate"] == pytest.approx(rec["win_rate"])
+    assert ladder["heuristic"]["params"] == {"pool_target": 9, "exchange_when": "never"}
+    assert ladder["bold"]["params"] == {}  # the other strategies play their defaults
+    main(["luck", "--players", "4", "--games", "300", "--strategies", "heuristic", "--json"])
+    default = json.loads(capsys.readouterr().out)["players"][0]
+    assert default["win_rate"] != pytest.approx(rec["win_rate"])  # the params change these games
