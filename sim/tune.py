@@ -165,6 +165,19 @@ class TuneResult:
 Evaluate = Callable[[tuple, int, int, int], int]  # (values, players, game0, games) -> wins
 
 
+def check_knobs(knobs: list[Knob]) -> None:
+    """Refuse no knob, and a path given twice: the later override would win, and candidates that
+    differ only in the earlier knob's value would all play the same games under different labels."""
+    if not knobs:
+        raise TuneError("give at least one --knob")
+    seen = set()
+    for k in knobs:
+        if k.path in seen:
+            raise TuneError(f"--knob {k.path}: given twice; give the path once with all its values "
+                            f"(e.g. {k.path}=0..3 or {k.path}=0,1,3)")
+        seen.add(k.path)
+
+
 def race(
     knobs: list[Knob],
     targets: list[Target],
@@ -179,8 +192,7 @@ def race(
     """Race every candidate against the targets within ``budget`` games (see the module doc)."""
     if budget < 1:
         raise TuneError(f"--budget {budget}: must be a positive number of games")
-    if not knobs:
-        raise TuneError("give at least one --knob")
+    check_knobs(knobs)
     if not targets:
         raise TuneError("give a --target (or --target-file)")
     grid = [k.values for k in knobs]
@@ -382,6 +394,7 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
     from sim.content import DEFAULT_PACK
     from sim.run import resolve_content
 
+    check_knobs(knobs)
     path = DEFAULT_PACK if content is None else content
     evaluator = GameEvaluator(knobs, path, strategy, params, seed, engine, runner)
     grid_size = math.prod(len(k.values) for k in knobs)
@@ -456,4 +469,4 @@ def write_outputs(result: TuneResult, side: list[dict], out: Path) -> list[Path]
     return files
 
 
-__all__ = ["Candidate", "GameEvaluator", "Knob", "Target", "TuneError", "TuneResult", "overrides_of", "parse_target", "race", "targets_from_bands", "tune", "write_outputs"]
+__all__ = ["Candidate", "GameEvaluator", "Knob", "Target", "TuneError", "TuneResult", "check_knobs", "overrides_of", "parse_target", "race", "targets_from_bands", "tune", "write_outputs"]

@@ -110,6 +110,8 @@ BAD = [
     ("check experiments/bands.toml --margin -0.1", "--margin"),
     ("check experiments/bands.toml --margin inf", "--margin"),
     ("check experiments/bands.toml --content {missing}", "does not exist"),
+    ("tune --players 2 --target 0.05:0.6 --knob lobo.track.start=0,1 --knob lobo.track.start=3 --budget 4000",
+     "--knob lobo.track.start: given twice"),
     ("frobnicate", "invalid choice"),
 ]
 

@@ -40,6 +40,20 @@ def test_knob_parsing():
         "lobo.track.start": 1, "villain.counts": {"minus_one": 4}}
 
 
+def test_a_knob_path_given_twice_is_refused_before_any_game(monkeypatch):
+    """The later override would win: candidates differing in the first knob would all play its last value."""
+    twice = [T.Knob.parse("lobo.track.start=0,1"), T.Knob.parse("lobo.track.start=3")]
+
+    def played(*a, **k):
+        raise AssertionError("games were played")
+
+    with pytest.raises(T.TuneError, match="lobo.track.start: given twice"):
+        T.race(twice, TARGET, played, budget=4000)
+    monkeypatch.setattr(T, "race", played)
+    with pytest.raises(T.TuneError, match="given twice"):
+        T.tune(twice, [T.Target(2, 0.05, 0.6)], budget=4000)
+
+
 def test_racing_finds_exactly_the_settings_inside_the_band():
     res = T.race(KNOBS, TARGET, synthetic, budget=6_000_000, seed=1)
     assert res.games_played <= 6_000_000
