@@ -482,15 +482,23 @@ def cmd_tune_strategy(args) -> int:
     from sim import tune_strategy as TS
 
     progress = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    recorded = {"players": "--players", "budget": "--budget", "trial_games": "--trial-games", "seed": "--seed",
+                "holdout_games": "--holdout-games", "holdout_seed": "--holdout-seed"}
+    if args.reproduce:
+        given = [flag for key, flag in recorded.items() if getattr(args, key) is not None]
+        if given:
+            raise SystemExit(f"error: --reproduce takes players, budget, seeds and game counts from the file; "
+                             f"drop {', '.join(given)} (or drop --reproduce)")
     _check_out_file(args.out)
     try:
         if args.reproduce:
             kw = TS.reproduce_args(args.reproduce)
         else:
-            kw = {"players": args.players, "budget": args.budget, "trial_games": args.trial_games, "seed": args.seed,
-                  "holdout_games": args.holdout_games, "holdout_seed": args.holdout_seed}
+            defaults = {"players": [1, 2, 3, 4, 5, 6], "budget": 400_000, "trial_games": 5_000, "seed": 1,
+                        "holdout_games": 100_000, "holdout_seed": None}
+            kw = {k: v if getattr(args, k) is None else getattr(args, k) for k, v in defaults.items()}
         result = TS.tune(**kw, threads=args.threads, progress=progress)
-    except (TS.TuneStrategyError, KeyError, OSError) as e:
+    except TS.TuneStrategyError as e:
         raise SystemExit(f"error: {e}") from None
     out = Path(args.out)
     out.write_text(TS.to_toml(result), encoding="utf-8")
@@ -731,15 +739,16 @@ def build_parser() -> argparse.ArgumentParser:
     tu.set_defaults(func=cmd_tune)
 
     ts = sub.add_parser("tune-strategy", help="tune the heuristic's parameters per player count for win rate (writes strategies/tuned.toml)")
-    ts.add_argument("--players", type=_players_list, default=[1, 2, 3, 4, 5, 6], metavar="1..6",
+    # None: not given (--reproduce refuses them); cmd_tune_strategy fills in the defaults named here
+    ts.add_argument("--players", type=_players_list, default=None, metavar="1..6",
                     help="player counts to tune (default 1..6)")
-    ts.add_argument("--budget", type=_int_range(1, MAX_SEED), default=400_000,
+    ts.add_argument("--budget", type=_int_range(1, MAX_SEED), default=None,
                     help="games the search may play per player count (default 400,000)")
-    ts.add_argument("--trial-games", type=_int_range(1, MAX_SEED), default=5_000,
+    ts.add_argument("--trial-games", type=_int_range(1, MAX_SEED), default=None,
                     help="paired games per trial (the same games for every trial; default 5,000)")
-    ts.add_argument("--holdout-games", type=_int_range(1, MAX_SEED), default=100_000,
+    ts.add_argument("--holdout-games", type=_int_range(1, MAX_SEED), default=None,
                     help="fresh games for the final figures (default 100,000)")
-    ts.add_argument("--seed", type=seed, default=1, help="seed of the search (default 1)")
+    ts.add_argument("--seed", type=seed, default=None, help="seed of the search (default 1)")
     ts.add_argument("--holdout-seed", type=seed, default=None, help="seed of the held-out games (default seed + 1)")
     ts.add_argument("--threads", type=_int_range(1, 1024), default=None, help="worker threads (default: all)")
     ts.add_argument("--reproduce", default=None, metavar="TUNED.toml",

@@ -47,6 +47,7 @@ SPACE = {
     "patience_rounds": ("int", 10, 60),
 }
 PRESETS = ("heuristic", "cautious", "bold")
+MAX_SEED = 2**63 - 1
 TUNED_FILE = Path(__file__).resolve().parent.parent / "strategies" / "tuned.toml"
 
 
@@ -142,10 +143,22 @@ def tune(players: list[int], *, budget: int, trial_games: int, seed: int, holdou
     from sim.content import load
 
     _check_space()
+    try:
+        players = _check_players(players)
+    except ValueError as e:
+        raise TuneStrategyError(str(e)) from None
     for name, v in (("budget", budget), ("trial_games", trial_games), ("holdout_games", holdout_games)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_SEED:
             raise TuneStrategyError(f"{name} must be a positive integer, got {v!r}")
-    holdout_seed = seed + 1 if holdout_seed is None else holdout_seed
+    for name, v in (("seed", seed), ("holdout_seed", holdout_seed)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_SEED):
+            raise TuneStrategyError(f"{name} must be an integer from 0 to 2**63-1, got {v!r}")
+    if seed is None:
+        raise TuneStrategyError("seed must be an integer from 0 to 2**63-1, got None")
+    if holdout_seed is None:
+        if seed == MAX_SEED:
+            raise TuneStrategyError(f"seed {seed} leaves no default holdout_seed (seed + 1): give one")
+        holdout_seed = seed + 1
     if holdout_seed == seed:
         raise TuneStrategyError("holdout_seed must differ from seed: the held-out games must be fresh")
     content = load()
@@ -205,9 +218,65 @@ def to_toml(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def reproduce_args(path: str | Path) -> dict:
-    """The keyword arguments of :func:`tune` recorded in a tuned file."""
-    import tomllib
+def _check_players(players) -> list[int]:
+    """Distinct player counts from 1 to 6 (a non-empty list); raises ValueError naming the bad one."""
+    if isinstance(players, (str, bytes)) or not hasattr(players, "__iter__"):
+        raise ValueError(f"players must be a list of player counts, got {players!r}")
+    players = list(players)
+    if not players:
+        raise ValueError("players is empty: give at least one player count")
+    for n in players:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= 6:
+            raise ValueError(f"player counts must be integers from 1 to 6, got {n!r}")
+        if players.count(n) > 1:
+            raise ValueError(f"player count {n} is listed twice")
+    return [int(n) for n in players]
 
-    meta = tomllib.loads(Path(path).read_text(encoding="utf-8"))["meta"]
-    return {k: meta[k] for k in ("players", "budget", "trial_games", "seed", "holdout_games", "holdout_seed")}
+
+def _reproduce_model():
+    from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+
+    def count():
+        return Field(ge=1, le=MAX_SEED)
+
+    def a_seed():
+        return Field(ge=0, le=MAX_SEED)
+
+    class Meta(BaseModel):
+        model_config = ConfigDict(extra="ignore")
+        players: list[StrictInt]
+        budget: StrictInt = count()
+        trial_games: StrictInt = count()
+        holdout_games: StrictInt = count()
+        seed: StrictInt = a_seed()
+        holdout_seed: StrictInt = a_seed()
+
+        _players = field_validator("players")(lambda cls, v: _check_players(v))
+
+        @model_validator(mode="after")
+        def _fresh(self):
+            if self.holdout_seed == self.seed:
+                raise ValueError("holdout_seed must differ from seed: the held-out games must be fresh")
+            return self
+
+    class TunedFile(BaseModel):
+        model_config = ConfigDict(extra="ignore")
+        meta: Meta
+
+    return TunedFile
+
+
+def reproduce_args(path: str | Path) -> dict:
+    """The keyword arguments of :func:`tune` recorded in a tuned file's ``[meta]``.
+
+    A missing, unreadable or malformed file, or a missing or bad value, raises
+    :class:`TuneStrategyError` naming the file, the key and the reason.
+    """
+    from sim.tomlfile import load_toml_model
+
+    def error(file, key, reason):
+        return TuneStrategyError(f"{file}: {key}: {reason}" if key else f"{file}: {reason}")
+
+    _p, _raw, model = load_toml_model(path, _reproduce_model(), error, "tuned")
+    meta = model.meta
+    return {k: getattr(meta, k) for k in ("players", "budget", "trial_games", "seed", "holdout_games", "holdout_seed")}

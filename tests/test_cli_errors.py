@@ -238,3 +238,83 @@ def test_an_unwritable_out_is_refused_before_any_game(argv, work, fragment, file
     assert "Traceback" not in err + out
     assert len(err.strip().splitlines()) == 1, err
     assert "--out" in err and fragment in err, err
+
+
+META = {"players": "[2]", "budget": "300", "trial_games": "100", "seed": "3", "holdout_games": "200",
+        "holdout_seed": "4"}
+
+
+def _tuned_file(tmp_path, **changes) -> str:
+    """A tuned file's [meta] with some values changed (None: the key left out)."""
+    meta = {**META, **changes}
+    p = tmp_path / "tuned.toml"
+    p.write_text("[meta]\n" + "".join(f"{k} = {v}\n" for k, v in meta.items() if v is not None), encoding="utf-8")
+    return str(p)
+
+
+@pytest.mark.parametrize("changes,fragment", [
+    ({"players": "[7]"}, "meta.players: player counts must be integers from 1 to 6, got 7"),
+    ({"players": "[1, 1]"}, "meta.players: player count 1 is listed twice"),
+    ({"players": "[]"}, "meta.players: players is empty"),
+    ({"players": "2"}, "meta.players"),
+    ({"players": '["2"]'}, "meta.players"),
+    ({"seed": "-1"}, "meta.seed"),
+    ({"seed": "true"}, "meta.seed"),
+    ({"budget": "0"}, "meta.budget"),
+    ({"trial_games": "1.5"}, "meta.trial_games"),
+    ({"holdout_seed": None}, "meta.holdout_seed: Field required"),
+    ({"holdout_seed": "3"}, "holdout_seed must differ from seed"),
+])
+def test_a_bad_tuned_file_to_reproduce_names_the_file_and_key(changes, fragment, tmp_path, capsys, monkeypatch):
+    def played(*a, **k):
+        raise AssertionError("games were played")
+
+    monkeypatch.setattr("sim.tune_strategy.tune", played)
+    path = _tuned_file(tmp_path, **changes)
+    code, out, err = run_main(["tune-strategy", "--reproduce", path, "--out", str(tmp_path / "out.toml")], capsys)
+    assert code == 1, (out, err)
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "tuned.toml" in err and fragment in err, err
+
+
+@pytest.mark.parametrize("what,fragment", [
+    ("binary", "not a UTF-8 text file"),
+    ("malformed", "malformed TOML"),
+    ("missing", "tuned file not found"),
+    ("dir", "folder"),
+    ("no meta", "meta: Field required"),
+])
+def test_an_unreadable_tuned_file_to_reproduce_is_one_line(what, fragment, files, tmp_path, capsys, monkeypatch):
+    def played(*a, **k):
+        raise AssertionError("games were played")
+
+    monkeypatch.setattr("sim.tune_strategy.tune", played)
+    malformed = tmp_path / "malformed.toml"
+    malformed.write_text("[meta\nseed = 1\n", encoding="utf-8")
+    no_meta = tmp_path / "no_meta.toml"
+    no_meta.write_text("[players.2]\ntrials = 3\n", encoding="utf-8")
+    path = {"binary": files["binary"], "malformed": str(malformed), "missing": files["missing"], "dir": files["dir"],
+            "no meta": str(no_meta)}[what]
+    code, out, err = run_main(["tune-strategy", "--reproduce", path, "--out", str(tmp_path / "out.toml")], capsys)
+    assert code == 1, (out, err)
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert fragment in err, err
+
+
+def test_reproduce_refuses_the_settings_it_takes_from_the_file(tmp_path, capsys, monkeypatch):
+    """--players or --seed with --reproduce would be ignored silently: refused instead."""
+    monkeypatch.setattr("sim.tune_strategy.tune", lambda *a, **k: pytest.fail("games were played"))
+    path = _tuned_file(tmp_path)
+    code, out, err = run_main(["tune-strategy", "--reproduce", path, "--players", "4", "--seed", "9"], capsys)
+    assert code == 1
+    assert "--reproduce" in err and "--players, --seed" in err, err
+
+
+def test_tune_refuses_bad_player_counts_and_seeds():
+    from sim import tune_strategy as TS
+
+    good = dict(players=[2], budget=300, trial_games=100, seed=3, holdout_games=200)
+    for bad, fragment in (({"players": 2}, "list"), ({"players": [1, 1]}, "twice"), ({"players": [7]}, "7"),
+                          ({"seed": -1}, "seed"), ({"holdout_seed": 2**63}, "holdout_seed")):
+        with pytest.raises(TS.TuneStrategyError, match=fragment):
+            TS.tune(**{**good, **bad})
