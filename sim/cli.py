@@ -135,6 +135,13 @@ def _settings_and_strategies(args, content):
     import strategies
     from sim.rules.state import Settings
 
+    # an empty value would silently mean the standard game or the default line-up (bands and specs refuse "" too)
+    if args.variant is not None and not args.variant.replace(",", "").strip():
+        raise SystemExit(f"error: --variant: empty ({args.variant!r}); leave the option out for the standard game or "
+                         f"name the variants: {', '.join(Settings.VARIANTS)}")
+    if args.characters is not None and not args.characters.replace(",", "").strip():
+        raise SystemExit(f"error: --characters: empty ({args.characters!r}); leave the option out for the default "
+                         "line-up, or give one character name per seat (comma-separated) or 'random'")
     args.variant = Settings.with_skills(args.variant, args.skills)  # --skills fixed = variant word fixed-skills
     try:
         settings = Settings.build(content, args.players, args.characters, args.variant)
