@@ -276,6 +276,24 @@ def test_api_takes_numpy_integers():
     assert df.height == 3 and df["players"].to_list() == [2, 2, 2]
 
 
+def test_api_takes_numpy_integer_character_indices():
+    import numpy as np
+
+    want = sim.simulate(players=2, games=3, seed=1, characters=[0, 1])
+    for engine in ("kernel", "reference"):
+        got = sim.simulate(players=2, games=3, seed=1, characters=[np.int64(0), np.int32(1)], engine=engine)
+        assert got.equals(want), engine
+
+
+def test_character_indices_that_are_not_integers_are_refused():
+    from sim.rules.state import Settings
+
+    c = sim.run.resolve_content(None)
+    for bad in (True, 1.0):
+        with pytest.raises(ValueError, match="characters: give names or indices"):
+            Settings.build(c, 2, [0, bad])
+
+
 def test_summary_only_reference_keeps_line_up_and_variant():
     kw = {"players": 2, "games": 6, "seed": 4, "characters": "Nika Shizuka,Dexter Kane", "variant": "dirty"}
     full = sim.simulate(engine="reference", **kw)

@@ -7,6 +7,7 @@ cannot see (face-down Intel, deck order, future rolls).
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -83,7 +84,8 @@ class Settings:
             if isinstance(characters, str):
                 characters = [c.strip() for c in characters.split(",") if c.strip()]
             lineup = tuple(
-                c if isinstance(c, int) else content.character_index(c) for c in characters
+                content.character_index(c) if isinstance(c, str) else cls._character_index(c)
+                for c in characters
             )
             if len(lineup) != players:
                 raise ValueError(
@@ -116,6 +118,16 @@ class Settings:
                     f"variant: unknown variant {w!r}; choose from {', '.join(cls.VARIANTS)}"
                 )
         return cls(players=players, characters=lineup, random_lineup=random_lineup, **flags)
+
+    @staticmethod
+    def _character_index(c) -> int:
+        """A character index given as an integer (a numpy integer too; not a bool)."""
+        if isinstance(c, bool) or type(c).__name__ == "bool_":
+            raise ValueError(f"characters: give names or indices, got {c!r}")
+        try:
+            return operator.index(c)
+        except TypeError:
+            raise ValueError(f"characters: give names or indices, got {type(c).__name__} {c!r}") from None
 
     @classmethod
     def with_skills(cls, variant, skills: str | None):
