@@ -71,6 +71,13 @@ def make_team(strategy, players: int, params: dict | None = None) -> list:
         strategy = [x.strip() for x in strategy.split(",")]
     if isinstance(strategy, str):
         return [strategies.make(strategy, players=players, **params) for _ in range(players)]
+    if params:  # an object is built already: the params would be silently ignored
+        objects = [s for s in (strategy if isinstance(strategy, (list, tuple)) else [strategy]) if not isinstance(s, str)]
+        if objects:
+            raise ValueError(f"params {sorted(params)} given with a strategy object "
+                             f"({getattr(objects[0], 'name', type(objects[0]).__name__)!r}), which is built already "
+                             "and would ignore them: pass params with strategy names only, or build the object "
+                             "with them (strategies.make(name, **params))")
     if isinstance(strategy, (list, tuple)):
         if len(strategy) != players:
             raise ValueError(f"strategy: {len(strategy)} given for {players} seats")

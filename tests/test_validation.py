@@ -294,6 +294,22 @@ def test_character_indices_that_are_not_integers_are_refused():
             Settings.build(c, 2, [0, bad])
 
 
+@pytest.mark.parametrize("engine,team", [
+    ("reference", "one"), ("reference", "per-seat"), ("kernel", "one"), ("kernel", "per-seat"), ("kernel", "mixed"),
+])
+def test_params_with_strategy_objects_are_refused_not_ignored(engine, team):
+    import strategies
+
+    h = strategies.make("heuristic")
+    strategy = {"one": h, "per-seat": [h, strategies.make("bold")], "mixed": ["heuristic", h]}[team]
+    with pytest.raises(ValueError, match="with a strategy object"):
+        sim.simulate(players=2, games=3, strategy=strategy, params={"pool_target": 3}, engine=engine)
+    with pytest.raises(ValueError, match="with a strategy object"):
+        sim.simulate(players=2, games=3, strategy=strategy, params={"pool_target": 3}, engine=engine,
+                     summary_only=True)
+    sim.simulate(players=2, games=3, strategy=strategy, engine=engine)  # without params they play
+
+
 def test_summary_only_reference_keeps_line_up_and_variant():
     kw = {"players": 2, "games": 6, "seed": 4, "characters": "Nika Shizuka,Dexter Kane", "variant": "dirty"}
     full = sim.simulate(engine="reference", **kw)
