@@ -60,6 +60,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, m
 from sim.results import Z95, wilson_interval
 from sim.rules.state import OUTCOME_NAMES, Settings
 from sim.tally import Tally
+from sim.tomlfile import Number
 
 METRICS = ("win_rate", "mean_turns") + tuple(f"share_{o}" for o in OUTCOME_NAMES.values())
 
@@ -80,7 +81,7 @@ class CheckSection(_M):
     seed: StrictInt = Field(ge=0, lt=2**63)
     games: StrictInt = Field(ge=1, lt=2**63)
     batch: StrictInt = Field(default=10_000, ge=1, le=1_000_000)
-    tolerance: float = Field(default=0.01, gt=0, lt=1, allow_inf_nan=False)
+    tolerance: Number = Field(default=0.01, gt=0, lt=1, allow_inf_nan=False)
     content: str | None = None
 
 

@@ -51,6 +51,8 @@ from pydantic import (
     model_validator,
 )
 
+from sim.tomlfile import Number
+
 DIMENSIONS = ("players", "strategy", "variant", "characters", "setup")
 MAX_BATCH = 1_000_000  # games held in memory at once by one batch
 MAX_BATCHES = 100_000  # batches of a whole study: each has its files in .state, and a job listed before play
@@ -137,7 +139,7 @@ class CompareSection(_M):
 
 class TargetsSection(_M):
     # win-rate bands by player count ("4" = [0.43, 0.47]), drawn on the win-rate chart
-    win_rate: dict[str, tuple[float, float]] = {}
+    win_rate: dict[str, tuple[Number, Number]] = {}
 
     @field_validator("win_rate")
     @classmethod
@@ -395,6 +397,10 @@ def _check_cross(spec: Spec) -> None:
             Settings.build(base, len(names), names, None)
         except (ValueError, ContentError) as e:
             raise SpecError(f, "grid.characters", str(e)) from None
+    for k in m.targets.win_rate:
+        if int(k) not in m.grid.players:
+            raise SpecError(f, f"targets.win_rate.{k}", f"no cell plays {k} players (grid.players is "
+                            f"{m.grid.players}): the band would be drawn nowhere; add {k} to the grid or remove it")
     if m.compare.baseline:
         bad = set(m.compare.baseline) - set(DIMENSIONS)
         if bad:

@@ -4,8 +4,20 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, BeforeValidator, ValidationError
+
+
+def _number(v):
+    """A TOML integer or float as a float; a string ("0.02") or a boolean is refused, not converted."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"must be a number, got {type(v).__name__} {v!r}")
+    return float(v)
+
+
+# a float field that takes a number only (pydantic's float would take "0.02" and true)
+Number = Annotated[float, BeforeValidator(_number)]
 
 
 def load_toml_model(path: str | Path, model: type[BaseModel], error, kind: str, named_lists: tuple[str, ...] = ()):

@@ -127,6 +127,12 @@ SPEC_BAD = [
     ("players = [2, 3]", 'players = [2, 3]\nvariants = ["standard", ""]', "grid.variants", "'' is not a name"),
     ("params = { gamble_p = 0.99 }", 'params = { gamble_p = 0.99 }\n[compare]\nbaseline = { strategy = "heurstic" }', "compare.baseline.strategy",
      "'heurstic' is not in the grid's strategy values"),
+    ("params = { gamble_p = 0.99 }", 'params = { gamble_p = 0.99 }\n[targets]\nwin_rate = { "2" = ["0.4", "0.5"] }',
+     "targets.win_rate.2.0", "must be a number, got str '0.4'"),
+    ("params = { gamble_p = 0.99 }", 'params = { gamble_p = 0.99 }\n[targets]\nwin_rate = { "3" = [false, true] }',
+     "targets.win_rate.3.0", "must be a number, got bool False"),
+    ("params = { gamble_p = 0.99 }", 'params = { gamble_p = 0.99 }\n[targets]\nwin_rate = { "2" = [0, 1], "4" = [0.4, 0.5] }',
+     "targets.win_rate.4", "no cell plays 4 players"),
     ("params = { gamble_p = 0.99 }", 'params = { gamble_p = 0.99 }\n[setup.default]\noverrides = { "lobo.track.start" = 2 }',
      "setup.default", "unchanged pack"),
     ("params = { gamble_p = 0.99 }", 'params = { gamble_p = 0.99 }\n[setup.odd]\noverrides = {}',
@@ -149,6 +155,18 @@ def test_bad_specs_are_refused_naming_file_key_and_reason(tmp_path, old, new, ke
     msg = str(e.value)
     assert msg.startswith("mini.toml: "), msg
     assert key in msg and reason in msg, msg
+
+
+def test_targets_take_integers_and_floats(tmp_path):
+    p = tmp_path / "mini.toml"
+    p.write_text(textwrap.dedent(SPEC) + '[targets]\nwin_rate = { "2" = [0, 1], "3" = [0.25, 0.5] }\n')
+    assert load_spec(p).targets() == {2: (0.0, 1.0), 3: (0.25, 0.5)}
+
+
+def test_bands_tolerance_takes_a_float(tmp_path):
+    p = tmp_path / "bands.toml"
+    p.write_text(BANDS.replace("batch = 20", "batch = 20\ntolerance = 0.02"))
+    assert sim.bands.load_bands(p)[0].check.tolerance == 0.02
 
 
 def test_with_games_refuses_non_integers(tmp_path):
@@ -216,6 +234,8 @@ BANDS_BAD = [
     ("win_rate = [0.0, 1.0]\n\"\"\"", "win_rate = [0.0, 1.0]\nshare_loss_lobo = [0.2, 1.2]\n\"\"\"", "cell[3p].share_loss_lobo", "within [0, 1]"),
     ("win_rate = [0.0, 1.0]\n\"\"\"", "win_rate = [0.0, 1.0]\nmean_turns = [-3.0, 20.0]\n\"\"\"", "cell[3p].mean_turns", "at least 0"),
     ("games = 40", "games = 40.0", "check.games", "valid integer"),
+    ("batch = 20", 'batch = 20\ntolerance = "0.02"', "check.tolerance", "must be a number, got str '0.02'"),
+    ("batch = 20", "batch = 20\ntolerance = true", "check.tolerance", "must be a number, got bool True"),
     ('name = "3p"', 'name = "3p\\u0000"', "cell[3p\\x00].name", "should match pattern"),
     ('strategy = "heuristic"', 'strategy = "heuristic"\nvariant = ""', "cell[3p].variant", "should match pattern"),
     ('strategy = "heuristic"', 'strategy = "heuristic"\ncharacters = " "', "cell[3p].characters", "should match pattern"),
