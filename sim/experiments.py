@@ -416,13 +416,29 @@ _RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
 MAX_SWEEP = 1000  # setups one sweep may expand into
 
 
-def _sweep_values(value, current, file: str, key: str) -> list | None:
-    """The values of a sweep (a list, or "LO..HI", on a field that holds one integer/number), else None."""
-    if isinstance(current, (list, dict)) or isinstance(current, bool):
-        return None  # a list-valued field takes the list as its value
+def _sweep_values(value, kinds: set | None, file: str, key: str) -> list | None:
+    """The values of a sweep (a list, or "LO..HI", on a field that holds one integer/number), else None.
+
+    ``kinds``: the types the field holds (those of its values in the pack, or those the content
+    schema gives a key the pack leaves out), None when the path is unknown (its load names it).
+    """
+    is_range = isinstance(value, str) and _RANGE.match(value) is not None
+    kinds = set(kinds) if kinds is not None else None
+    if kinds and kinds & {list, tuple, dict, bool}:  # a list or table field takes the list as its value
+        if is_range:
+            what = "true or false" if kinds == {bool} else "a list or a table"
+            raise SpecError(file, key, f"{value!r}: a LO..HI range sweeps a field that holds one integer; "
+                            f"this one holds {what}")
+        return None
     if isinstance(value, list):
         values = value
-    elif isinstance(value, str) and isinstance(current, int) and _RANGE.match(value):
+    elif is_range:
+        if kinds is None or str in kinds:
+            return None  # an unknown path (the load names it) or a text field: the text is the value
+        if kinds != {int}:
+            raise SpecError(file, key, f"{value!r}: a LO..HI range sweeps integers; this field holds "
+                            f"{' or '.join(sorted(k.__name__ for k in kinds))}: list the values instead, e.g. "
+                            "[0.5, 1.0]")
         lo, hi = (int(x) for x in _RANGE.match(value).groups())
         if lo > hi:
             raise SpecError(file, key, f"range {value!r} is empty (low above high)")
@@ -436,6 +452,42 @@ def _sweep_values(value, current, file: str, key: str) -> list | None:
     if len({json.dumps(v) for v in values}) != len(values):
         raise SpecError(file, key, f"a value is listed twice in {values}")
     return values
+
+
+def _base_types(annotation) -> set:
+    """The value types of a schema annotation: ``int | None`` -> {int}, ``list[str]`` -> {list}, a model -> {dict}."""
+    import types
+    import typing
+
+    from pydantic import BaseModel
+
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _base_types(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return set().union(*(_base_types(a) for a in typing.get_args(annotation) if a is not type(None)))
+    if origin is typing.Literal:
+        return {type(a) for a in typing.get_args(annotation)}
+    if origin is not None:
+        return {origin}
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return {dict}
+    return {annotation} if isinstance(annotation, type) else {object}
+
+
+def _schema_kinds(key: str) -> set | None:
+    """The types the content schema gives ``key`` (over every model with such a field), None if none has it."""
+    import inspect
+
+    from pydantic import BaseModel
+
+    from sim.content import schema
+
+    kinds: set = set()
+    for _, cls in inspect.getmembers(schema, inspect.isclass):
+        if issubclass(cls, BaseModel) and cls.__module__ == schema.__name__ and key in cls.model_fields:
+            kinds |= _base_types(cls.model_fields[key].annotation)
+    return kinds or None
 
 
 def _leaf(path: str) -> str:
@@ -472,7 +524,8 @@ def expand_sweeps(raw: dict, spec_path: Path) -> dict:
                 comp = pack["villain.toml"].get("composition", {})
                 table_axes = []
                 for kind, v in value.items():
-                    vals = _sweep_values(v, comp.get(kind, 0), f, f"setup.{name}.overrides.villain.counts.{kind}")
+                    vals = _sweep_values(v, {type(comp.get(kind, 0))}, f,
+                                         f"setup.{name}.overrides.villain.counts.{kind}")
                     table_axes.append((kind, vals if vals is not None else [v], vals is not None))
                 if any(swept for _, _, swept in table_axes):
                     axes.append(("villain.counts", table_axes))
@@ -480,10 +533,10 @@ def expand_sweeps(raw: dict, spec_path: Path) -> dict:
                     fixed[path] = value
                 continue
             try:
-                current = get_path(pack, path)
-            except OverrideError:
-                current = [None]  # the load below names the bad path
-            vals = _sweep_values(value, current[0] if len(current) == 1 else None, f, f"setup.{name}.overrides.{path}")
+                kinds = {type(v) for v in get_path(pack, path)} or None  # one value per selected entry
+            except OverrideError:  # a key the pack leaves out (its schema type), or a bad path (the load names it)
+                kinds = _schema_kinds(_leaf(path))
+            vals = _sweep_values(value, kinds, f, f"setup.{name}.overrides.{path}")
             if vals is None:
                 fixed[path] = value
             else:

@@ -57,6 +57,30 @@ def test_two_sweeps_in_one_setup_give_every_combination(tmp_path):
                                            "both-start=1-overflow_limit=3", "both-start=1-overflow_limit=5"]
 
 
+@pytest.mark.parametrize("path, leaf", [
+    ("setup.player_count[players=4].lobo_start", "lobo_start"),  # an optional key the default pack leaves out
+    ("setup.player_count[*].overflow_limit", "overflow_limit"),  # a path that selects several entries
+])
+@pytest.mark.parametrize("values", ['"3..5"', "[3, 4, 5]"])
+def test_ranges_expand_on_optional_keys_and_several_entries(tmp_path, path, leaf, values):
+    text = SWEEP.replace('setups = ["default", "lobo", "mix"]', 'setups = ["default", "x"]') + f'\n[setup.x]\noverrides = {{ "{path}" = {values} }}\n'
+    s = load_spec(spec_file(tmp_path, text))
+    assert [c.setup for c in s.cells()] == ["default"] + [f"x-{leaf}={v}" for v in (3, 4, 5)]
+    assert s.overrides_of(f"x-{leaf}=4") == {path: 4}
+
+
+@pytest.mark.parametrize("path, holds", [
+    ("setup.player_count[players=4].lineup", "a list or a table"),
+    ("setup.player_count[*].remove_minus_one", "true or false"),
+])
+def test_a_range_on_a_field_that_is_no_integer_is_refused_saying_so(tmp_path, path, holds):
+    text = SWEEP.replace('setups = ["default", "lobo", "mix"]', 'setups = ["x"]') + f'\n[setup.x]\noverrides = {{ "{path}" = "0..2" }}\n'
+    with pytest.raises(SpecError) as e:
+        load_spec(spec_file(tmp_path, text))
+    assert f"setup.x.overrides.{path}" in str(e.value) and "a LO..HI range sweeps a field that holds one integer" in str(e.value)
+    assert holds in str(e.value)
+
+
 def test_a_list_valued_field_is_a_value_not_a_sweep(tmp_path):
     text = SWEEP.replace('setups = ["default", "lobo", "mix"]', 'setups = ["default", "line"]') + textwrap.dedent("""
         [setup.line]
