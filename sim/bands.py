@@ -313,8 +313,12 @@ def validate_bands(model: BandsModel, source: str, content_path) -> None:
             raise BandsError(source, f"{key}.strategy",
                              f"unknown strategy {cell.strategy!r}; registered: {', '.join(strategies.names())}")
         else:
+            from strategies.tuned import TunedError
+
             try:
                 strategies.make(cell.strategy, players=cell.players, **cell.params)
+            except TunedError as e:  # the tuned file's fault, not the cell's params
+                raise BandsError(source, f"{key}.strategy", str(e)) from None
             except (TypeError, ValueError) as e:
                 raise BandsError(source, f"{key}.params", str(e)) from None
         try:

@@ -156,9 +156,13 @@ def _settings_and_strategies(args, content):
             raise SystemExit(f"error: --strategy: unknown strategy {name!r}; registered: {', '.join(strategies.names())}")
     if len(names) == 1:
         names = names * args.players
+    from strategies.tuned import TunedError
+
     params = parse_params(args.param)
     try:
         made = {name: strategies.make(name, players=args.players, **params) for name in dict.fromkeys(names)}
+    except TunedError as e:  # the tuned file's fault (it names its key), not --param's
+        raise SystemExit(f"error: --strategy {args.strategy}: {e}") from None
     except ValueError as e:
         raise SystemExit(f"error: --param: {e}") from None
     return settings, [made[name] for name in names]

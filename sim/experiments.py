@@ -306,6 +306,20 @@ class Spec:
         return spec
 
 
+def _build_at_each_count(file: str, entry: str, names, players: list[int]) -> None:
+    """Build the registered strategies ``names`` of the grid entry ``entry`` at every grid player count, so a
+    per-player-count strategy (``tuned``) without a set, or with a bad value, for a count is refused now."""
+    import strategies
+
+    for p in players:
+        for name in names:
+            try:
+                strategies.make(name, players=p)
+            except (TypeError, ValueError) as e:
+                what = repr(entry) if name == entry else f"{entry!r} (seat strategy {name!r})"
+                raise SpecError(file, "grid.strategies", f"{what} at {p} players: {e}") from None
+
+
 def _check_cross(spec: Spec) -> None:
     """Checks that need the registry, the content pack and the named sections."""
     import strategies
@@ -331,11 +345,15 @@ def _check_cross(spec: Spec) -> None:
             continue
         if s.base not in known:
             raise SpecError(f, f"strategy.{name}.base", f"unknown strategy {s.base!r} (registered: {', '.join(sorted(known))})")
-        try:
-            for n in m.grid.players:  # a per-player-count base (tuned) is checked at every count
+        from strategies.tuned import TunedError
+
+        for n in m.grid.players:  # a per-player-count base (tuned) is checked at every count
+            try:
                 strategies.make(s.base, players=n, **s.params)
-        except (TypeError, ValueError) as e:
-            raise SpecError(f, f"strategy.{name}.params", str(e)) from None
+            except TunedError as e:  # the tuned file's fault, not the table's params
+                raise SpecError(f, f"strategy.{name}.base", f"{s.base!r} at {n} players: {e}") from None
+            except (TypeError, ValueError) as e:
+                raise SpecError(f, f"strategy.{name}.params", str(e)) from None
     for s in m.grid.strategies:
         if "," in s:  # a mixed team: one registered strategy per seat
             names = [x.strip() for x in s.split(",")]
@@ -349,9 +367,12 @@ def _check_cross(spec: Spec) -> None:
                 if len(names) != p:
                     raise SpecError(f, "grid.strategies", f"team {s!r} has {len(names)} seats but the grid has {p} "
                                     "players; give per-seat teams only with a single player count")
+            _build_at_each_count(f, s, dict.fromkeys(names), m.grid.players)
             continue
         if s not in known and s not in m.strategy:
             raise SpecError(f, "grid.strategies", f"unknown strategy {s!r}: not registered and no [strategy.{s}] table")
+        if s in known:
+            _build_at_each_count(f, s, [s], m.grid.players)
     if "default" in m.setup:
         raise SpecError(f, "setup.default", "'default' is the unchanged pack; give the changed setup another name")
     for name, u in m.setup.items():

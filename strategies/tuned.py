@@ -63,9 +63,34 @@ def tuned_params(players: int, path: str | Path | None = None) -> dict:
     return dict(entry["params"])
 
 
+def _check_file_params(params: dict, players: int, path: str | Path) -> None:
+    """Refuse a parameter of the tuned file the heuristic does not take, naming the file's key."""
+    from dataclasses import fields
+
+    from strategies.heuristic import HeuristicParams
+
+    known = {f.name for f in fields(HeuristicParams)}
+    for name, value in params.items():
+        where = f"{Path(path).name}: players.{int(players)}.params.{name}"
+        if name not in known:
+            raise TunedError(f"{where}: not a heuristic parameter (known: {', '.join(sorted(known))}); {RETUNE}")
+        try:
+            HeuristicParams(**{name: value})
+        except ValueError as e:
+            raise TunedError(f"{where}: {e}; {RETUNE}") from None
+
+
 def make_tuned(players: int | None = None, **params) -> HeuristicStrategy:
-    """The ``tuned`` strategy for ``players`` seats (``params`` override single values)."""
+    """The ``tuned`` strategy for ``players`` seats (``params`` override single values).
+
+    A bad value in the tuned file is a :class:`TunedError` naming the file's key
+    (``tuned.toml: players.4.params.pool_target``); a bad value in ``params`` is the
+    heuristic's own ValueError.
+    """
     if players is None:
         raise ValueError("strategy 'tuned' has one parameter set per player count "
                          "(strategies/tuned.toml): give the player count (players=...)")
-    return HeuristicStrategy(name="tuned", **{**tuned_params(players), **params})
+    path = TUNED_PATH  # read at each call: a test may point it at another file
+    own = tuned_params(players, path)
+    _check_file_params(own, players, path)
+    return HeuristicStrategy(name="tuned", **{**own, **params})

@@ -113,3 +113,85 @@ def test_the_objective_counts_a_timeout_as_a_loss():
     assert timeouts == 20 and not wins.any()
     wins, timeouts = TS._wins(4, {}, 1, 0, 20, load(), 1)
     assert timeouts == 0 and wins.any()  # the same games with the pack's turn cap: some are won
+
+
+# ------------------------------------------------------------------ a tuned file that cannot serve a grid
+SPEC = """
+[experiment]
+name = "t"
+seed = 1
+games = 4
+batch = 4
+
+[grid]
+players = [{players}]
+strategies = ["tuned"]
+"""
+
+
+@pytest.fixture
+def tuned_file(tmp_path, monkeypatch):
+    """Point the tuned strategy at a test file holding ``text``."""
+    import strategies.tuned
+
+    def write(text):
+        p = tmp_path / "tuned.toml"
+        p.write_text("[meta]\nseed = 1\n" + text, encoding="utf-8")
+        monkeypatch.setattr(strategies.tuned, "TUNED_PATH", p)
+        return p
+
+    return write
+
+
+def _spec(tmp_path, players="2"):
+    p = tmp_path / "t.toml"
+    p.write_text(SPEC.format(players=players), encoding="utf-8")
+    return p
+
+
+def test_a_grid_player_count_the_tuned_file_lacks_is_refused_before_any_game(tmp_path, tuned_file):
+    from sim.experiments import SpecError, load_spec
+
+    tuned_file("[players.2.params]\npool_target = 5\n")
+    assert load_spec(_spec(tmp_path, "2")).cells()  # the file serves 2 players
+    with pytest.raises(SpecError) as e:
+        load_spec(_spec(tmp_path, "1, 2"))
+    msg = str(e.value)
+    assert msg.startswith("t.toml: grid.strategies: 'tuned' at 1 players: tuned.toml: players.1: "
+                          "no parameter set for 1 players"), msg
+
+
+def test_a_bad_value_in_the_tuned_file_is_named_by_its_key(tmp_path, tuned_file):
+    from sim.bands import BandsError, run_check
+    from sim.cli import main
+    from sim.experiments import SpecError, load_spec
+
+    tuned_file("[players.2.params]\npool_target = 2.5\n")
+    where = "tuned.toml: players.2.params.pool_target: pool_target must be an integer"
+    with pytest.raises(TunedError, match=where):
+        strategies.make("tuned", players=2)
+    with pytest.raises(SpecError, match=f"grid.strategies: 'tuned' at 2 players: {where}"):
+        load_spec(_spec(tmp_path))
+    table = '\n[strategy.mine]\nbase = "tuned"\nparams = { cancel_at = 1 }\n'
+    with pytest.raises(SpecError, match=f"strategy.mine.base: 'tuned' at 2 players: {where}"):
+        _load_with_table(tmp_path, table)
+    with pytest.raises(SystemExit) as e:
+        main(["play", "--players", "2", "--games", "2", "--strategy", "tuned"])
+    assert where in str(e.value.code) and "--param" not in str(e.value.code), e.value.code
+    bands = tmp_path / "bands.toml"
+    bands.write_text('[check]\nseed = 1\ngames = 4\n[[cell]]\nname = "t"\nplayers = 2\nstrategy = "tuned"\n'
+                     "win_rate = [0.0, 1.0]\n", encoding="utf-8")
+    with pytest.raises(BandsError, match=rf"cell\[t\].strategy: {where}"):
+        run_check(bands)
+    with pytest.raises(SystemExit) as e:  # a bad --param value is still --param's
+        main(["play", "--players", "2", "--games", "2", "--strategy", "heuristic", "--param", "pool_target=2.5"])
+    assert "--param" in str(e.value.code)
+
+
+def _load_with_table(tmp_path, table):
+    from sim.experiments import load_spec
+
+    p = tmp_path / "t.toml"
+    p.write_text(SPEC.format(players="2").replace('strategies = ["tuned"]', 'strategies = ["mine"]') + table,
+                 encoding="utf-8")
+    return load_spec(p)
