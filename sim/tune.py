@@ -98,20 +98,44 @@ def parse_target(text: str, players: int) -> Target:
     return Target(players, lo, hi)
 
 
-def targets_from_bands(path, strategy: str) -> list[Target]:
-    """The win-rate bands of a bands file's cells for ``strategy`` (plain cells: no variant, line-up or overrides)."""
+def targets_from_bands(path, strategy: str, engine: str = "kernel") -> list[Target]:
+    """The win-rate bands of a bands file's plain cells for ``strategy``: no params, variant, line-up or
+    overrides, the players picking their advanced skills, on ``engine`` -- the games ``tune`` plays.
+
+    The strategy's other cells are skipped with a warning naming each and why (their bands are of other
+    games); a file with none plain is refused, naming what was skipped.
+    """
+    import warnings
+
     from sim.bands import load_bands
 
     model, p = load_bands(path)
     out = []
+    skipped = []
     for c in model.cell:
-        if c.strategy != strategy or c.params or c.overrides or c.variant != "standard" or c.characters != "default":
+        if c.strategy != strategy:
+            continue
+        why = [w for w, differs in (
+            (f"params {sorted(c.params)}", bool(c.params)),
+            (f"overrides {sorted(c.overrides)}", bool(c.overrides)),
+            (f"variant {c.variant!r}", c.variant != "standard"),
+            (f"characters {c.characters!r}", c.characters != "default"),
+            (f"skills {c.skills!r} (tune plays with the players picking their skills)", c.skills != "pick"),
+            (f"engine {c.engine!r} (tune plays on the {engine})", c.engine != engine),
+        ) if differs]
+        if why:
+            skipped.append(f"cell[{c.name}] ({c.players} players): {', '.join(why)}")
             continue
         if any(t.players == c.players for t in out):
             raise TuneError(f"{p.name}: two plain {strategy} cells for {c.players} players; keep one per player count")
         out.append(Target(c.players, float(c.win_rate[0]), float(c.win_rate[1])))
     if not out:
-        raise TuneError(f"{p.name}: no plain cell (no params, variant, line-up or overrides) for strategy {strategy!r}")
+        also = f"; skipped: {'; '.join(skipped)}" if skipped else ""
+        raise TuneError(f"{p.name}: no plain cell (no params, variant, line-up or overrides, skills 'pick', "
+                        f"engine {engine!r}) for strategy {strategy!r}{also}")
+    if skipped:
+        warnings.warn(f"{p.name}: not targets (they play other games than tune's): {'; '.join(skipped)}",
+                      stacklevel=2)
     return sorted(out, key=lambda t: t.players)
 
 

@@ -142,3 +142,45 @@ def test_a_setting_pinned_on_a_band_edge_stops_racing():
     assert res.games_played < 3_000_000  # it stopped before the budget ran out
     lo, hi = T.wilson_interval(c.wins[4], c.games[4], T.Z95)
     assert lo < 0.27 < hi and hi - lo <= 0.04 / T.EDGE_RESOLUTION
+
+
+BANDS = """
+[check]
+seed = 1
+games = 40
+
+[[cell]]
+name = "2p"
+players = 2
+win_rate = [0.3, 0.5]
+"""
+
+
+def _bands(tmp_path, extra=""):
+    p = tmp_path / "bands.toml"
+    p.write_text(BANDS + extra, encoding="utf-8")
+    return p
+
+
+@pytest.mark.parametrize("cell, why", [
+    ('skills = "fixed"', "skills 'fixed'"),
+    ('engine = "reference"', "engine 'reference'"),
+    ('variant = "easier"', "variant 'easier'"),
+])
+def test_target_file_cells_of_other_games_are_skipped_saying_so(tmp_path, cell, why):
+    p = _bands(tmp_path, f'\n[[cell]]\nname = "3p-other"\nplayers = 3\n{cell}\nwin_rate = [0.1, 0.2]\n')
+    with pytest.warns(UserWarning, match=rf"bands.toml: not targets .*cell\[3p-other\] \(3 players\): {why}"):
+        targets = T.targets_from_bands(p, "heuristic")
+    assert targets == [T.Target(2, 0.3, 0.5)]  # the 3-player band is of other games: not a target
+    # a file with only such cells for the strategy is refused, naming what it skipped
+    only = tmp_path / "only.toml"
+    only.write_text(p.read_text().replace('name = "2p"\nplayers = 2\n', f'name = "2p"\nplayers = 2\n{cell}\n'))
+    with pytest.raises(T.TuneError, match=rf"only.toml: no plain cell .*skipped: cell\[2p\] \(2 players\): {why}"):
+        T.targets_from_bands(only, "heuristic")
+
+
+def test_target_file_plain_cells_give_targets_without_a_warning(tmp_path, recwarn):
+    p = _bands(tmp_path, '\n[[cell]]\nname = "3p-bold"\nplayers = 3\nstrategy = "bold"\nskills = "fixed"\n'
+                         "win_rate = [0.1, 0.2]\n")
+    assert T.targets_from_bands(p, "heuristic") == [T.Target(2, 0.3, 0.5)]  # another strategy's cell: no notice
+    assert not recwarn.list
