@@ -40,11 +40,26 @@ def parse_baseline(text: str | None) -> dict:
 
 
 def spec_baseline(summary_path: Path) -> dict:
+    """The spec's ``[compare] baseline``, its variant named as the cells label it (what it played: with
+    the spec's ``experiment.skills`` folded in, e.g. ``standard`` with skills "fixed" is ``fixed-skills``)."""
     import pyarrow.parquet as pq
 
     meta = pq.read_schema(summary_path).metadata or {}
     spec = json.loads(meta.get(b"smersh.spec", b"{}"))
-    return dict(spec.get("compare", {}).get("baseline", {}))
+    baseline = dict(spec.get("compare", {}).get("baseline", {}))
+    if "variant" in baseline:
+        baseline["variant"] = _variant_label(baseline["variant"], spec.get("experiment", {}).get("skills"))
+    return baseline
+
+
+def _variant_label(variant, skills=None):
+    """A variant as summary.parquet labels it (``dirty`` is ``dirty-lobo,dirty-location``); as given if unknown."""
+    from sim.rules.state import Settings
+
+    try:
+        return Settings.label_of(variant, skills) if isinstance(variant, str) else variant
+    except ValueError:
+        return variant
 
 
 def paired_stats(base_wins: np.ndarray, wins: np.ndarray) -> dict:
@@ -86,6 +101,8 @@ def compare_run(run: Path | str, baseline: dict | None = None) -> tuple[pl.DataF
     """
     check_folder(run)  # a complete run whose files match its manifest, or a ResultsError (a ValueError)
     path = Path(run) / "summary.parquet"
+    if baseline and "variant" in baseline:  # the words in the order the cells label them
+        baseline = {**baseline, "variant": _variant_label(baseline["variant"])}
     baseline = dict(baseline or spec_baseline(path))
     if not baseline:
         raise ValueError("no baseline: pass --baseline DIMENSION=VALUE or add [compare] baseline to the spec")

@@ -175,7 +175,8 @@ class Cell:
     def id(self) -> str:
         chars = self.characters.replace(" ", "").replace(",", "+")
         team = self.strategy.replace(" ", "").replace(",", "+")  # a per-seat team: heuristic+bold
-        return f"p{self.players}_{team}_{self.variant}_{chars}_{self.setup}"
+        variant = self.variant.replace(",", "+")  # a variant of several words: easier+fixed-skills
+        return f"p{self.players}_{team}_{variant}_{chars}_{self.setup}"
 
     def as_dict(self) -> dict:
         return {d: getattr(self, d) for d in DIMENSIONS}
@@ -234,10 +235,20 @@ class Spec:
     def hash(self) -> str:
         return hashlib.sha256(self.canonical_json().encode()).hexdigest()
 
+    def variant_of(self, variant: str) -> str:
+        """What a grid variant plays, as the per-game table labels it: the variant with the spec's
+        ``experiment.skills`` folded in (``"standard"`` with skills "fixed" plays ``"fixed-skills"``),
+        its words in canonical order (``"dirty"`` is ``"dirty-lobo,dirty-location"``)."""
+        from sim.rules.state import Settings
+
+        return Settings.label_of(variant, self.model.experiment.skills)
+
     def cells(self) -> list[Cell]:
+        """The grid's cells; a cell's variant is what it plays (:meth:`variant_of`), so summary.parquet's
+        ``variant`` and ``cell`` say the same as games.parquet's ``variant``."""
         g = self.model.grid
         return [
-            Cell(p, s, v, c, u)
+            Cell(p, s, self.variant_of(v), c, u)
             for p, s, v, c, u in itertools.product(g.players, g.strategies, g.variants, g.characters, g.setups)
         ]
 
@@ -291,9 +302,11 @@ class Spec:
         raw = json.loads(json.dumps(self.raw))
         raw["experiment"]["skills"] = skills
         try:
-            return Spec(self.path, SpecModel.model_validate(raw), raw)
+            spec = Spec(self.path, SpecModel.model_validate(raw), raw)
         except ValidationError:
             raise SpecError(self.path.name, "experiment.skills", f"must be 'pick' or 'fixed', got {skills!r}") from None
+        _check_cross(spec)  # two grid variants may now play the same games
+        return spec
 
     def with_overrides(self, overrides: dict) -> Spec:
         """The same spec with ``overrides`` applied to every cell's pack (``run --set``); validated."""
@@ -393,13 +406,19 @@ def _check_cross(spec: Spec) -> None:
             except ContentError as e:
                 raise SpecError(f, where, str(e)) from None
     labels: dict[str, str] = {}
-    for v in m.grid.variants:
+    skills = m.experiment.skills
+    for v in m.grid.variants:  # each cell's effective variant: the grid's with experiment.skills folded in
         try:
-            label = Settings.build(base, 4, None, v).variant_label
+            label = Settings.build(base, 4, None, Settings.with_skills(v, skills)).variant_label
         except ValueError as e:
             raise SpecError(f, "grid.variants", str(e)) from None
         if label in labels:
-            raise SpecError(f, "grid.variants", f"{v!r} and {labels[label]!r} are the same variant ({label}); list it once")
+            other = labels[label]
+            if Settings.label_of(v) != Settings.label_of(other):  # told apart but for the skills
+                raise SpecError(f, "grid.variants", f"{v!r} and {other!r} play the same games ({label}) with "
+                                f"skills = \"{skills}\" (experiment.skills, or run --skills): each character "
+                                "takes its fixed skills in both; list one of them, or set skills = \"pick\"")
+            raise SpecError(f, "grid.variants", f"{v!r} and {other!r} are the same variant ({label}); list it once")
         labels[label] = v
     lineups: dict[tuple, str] = {}
     for ch in m.grid.characters:

@@ -63,29 +63,40 @@ batch = 20
 
 [grid]
 players = [2]
-variants = ["standard", "fixed-skills"]
+variants = {variants}
 """
 
 
 def test_spec_skills_fixed_applies_to_every_cell(tmp_path):
     p = tmp_path / "s.toml"
-    p.write_text(textwrap.dedent(SPEC.format(skills='skills = "fixed"')))
+    p.write_text(textwrap.dedent(SPEC.format(skills='skills = "fixed"', variants='["standard", "easier"]')))
     spec = load_spec(p)
     assert spec.model.experiment.skills == "fixed"
     run_study(spec, tmp_path / "out", progress=False, charts=False)
     s = pl.read_parquet(tmp_path / "out" / "summary.parquet")
     assert s["games"].to_list() == [40, 40]
-    wins = s["wins"].to_list()
-    # both cells play the fixed pairs: the same games, the same wins
-    assert wins[0] == wins[1] == int(sim.simulate(players=2, games=40, seed=5, variant="fixed-skills")["win"].sum())
+    # both cells play the fixed pairs, and say so
+    assert s["variant"].to_list() == ["fixed-skills", "easier,fixed-skills"]
+    for row in s.iter_rows(named=True):
+        assert row["wins"] == int(sim.simulate(players=2, games=40, seed=5, variant=row["variant"])["win"].sum())
+    # a grid of both readings would play the same games twice with the key: refused
+    p.write_text(textwrap.dedent(SPEC.format(skills='skills = "fixed"', variants='["standard", "fixed-skills"]')))
+    with pytest.raises(SpecError, match="grid.variants: 'fixed-skills' and 'standard' play the same games"):
+        load_spec(p)
     # without the key, the standard cell picks: a grid compares the two readings
-    p.write_text(textwrap.dedent(SPEC.format(skills="")))
+    p.write_text(textwrap.dedent(SPEC.format(skills="", variants='["standard", "fixed-skills"]')))
     spec = load_spec(p)
     assert spec.model.experiment.skills == "pick"
+    assert [c.variant for c in spec.cells()] == ["standard", "fixed-skills"]
+    with pytest.raises(SpecError, match="play the same games"):
+        spec.with_skills("fixed")
+    p.write_text(textwrap.dedent(SPEC.format(skills="", variants='["standard", "easier"]')))
+    spec = load_spec(p)
     assert spec.with_skills("fixed").hash != spec.hash
+    assert [c.variant for c in spec.with_skills("fixed").cells()] == ["fixed-skills", "easier,fixed-skills"]
     with pytest.raises(SpecError, match="experiment.skills"):
         spec.with_skills("sometimes")
-    p.write_text(textwrap.dedent(SPEC.format(skills='skills = "sometimes"')))
+    p.write_text(textwrap.dedent(SPEC.format(skills='skills = "sometimes"', variants='["standard"]')))
     with pytest.raises(SpecError, match="skills"):
         load_spec(p)
 

@@ -144,3 +144,55 @@ def test_content_overrides_change_the_game(tmp_path):
     lobo = {(r["players"], r["setup"]): r["mean_lobo"] for r in s.iter_rows(named=True)}
     # Dr. Lobo starts 2 higher: his final position is higher on average in the same games
     assert all(lobo[(p, "lobo2")] > lobo[(p, "default")] for p in (2, 3))
+
+
+SKILLS = """
+[experiment]
+name = "skills"
+seed = 5
+games = 16
+batch = 16
+skills = "fixed"
+
+[grid]
+players = [2]
+variants = ["standard", "dirty"]
+
+[compare]
+baseline = { variant = "standard" }
+"""
+
+
+def test_variants_that_play_the_same_games_with_fixed_skills_are_refused(tmp_path):
+    text = SKILLS.replace('variants = ["standard", "dirty"]', 'variants = ["standard", "fixed-skills"]')
+    with pytest.raises(SpecError) as e:
+        load_spec(write_spec(tmp_path, text))
+    assert str(e.value).startswith("mini.toml: grid.variants: 'fixed-skills' and 'standard' play the same games "
+                                   "(fixed-skills) with skills = \"fixed\""), e.value
+    pick = load_spec(write_spec(tmp_path, text.replace('skills = "fixed"', 'skills = "pick"')))
+    assert [c.variant for c in pick.cells()] == ["standard", "fixed-skills"]
+    with pytest.raises(SpecError, match="grid.variants: 'fixed-skills' and 'standard' play the same games"):
+        pick.with_skills("fixed")  # run --skills fixed
+    from sim.cli import main
+
+    with pytest.raises(SystemExit) as e:  # the committed rule-readings spec: one line, before any game
+        main(["run", "experiments/rule_readings.toml", "--skills", "fixed", "--out", str(tmp_path / "o"), "--quiet"])
+    assert "spec error: rule_readings.toml: grid.variants:" in str(e.value.code)
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_cells_variant_is_what_it_played(tmp_path):
+    spec = load_spec(write_spec(tmp_path, SKILLS))
+    run_study(spec, tmp_path / "o", progress=False, charts=False)
+    summary = pl.read_parquet(tmp_path / "o" / "summary.parquet")
+    games = pl.read_parquet(tmp_path / "o" / "games.parquet")
+    played = dict(games.group_by("cell").agg(pl.col("variant").unique()).iter_rows())
+    assert {r["cell"]: [r["variant"]] for r in summary.iter_rows(named=True)} == played
+    assert sorted(played) == ["p2_heuristic_dirty-lobo+dirty-location+fixed-skills_default_default",
+                              "p2_heuristic_fixed-skills_default_default"]
+    table, baseline = compare_run(tmp_path / "o")  # the spec's baseline names the grid's variant
+    assert baseline == {"variant": "fixed-skills"} and table.height == 1
+    assert table["variant"].to_list() == ["dirty-lobo,dirty-location,fixed-skills"]
+    with pytest.raises(ValueError, match="variant='standard' matches no cell"):  # no cell played standard
+        compare_run(tmp_path / "o", {"variant": "standard"})
+    assert compare_run(tmp_path / "o", {"variant": "fixed-skills"})[0].equals(table)

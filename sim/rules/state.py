@@ -94,6 +94,22 @@ class Settings:
             for c in lineup:
                 if not 0 <= c < len(content.character_names):
                     raise ValueError(f"characters: no character with index {c}")
+        flags = cls._variant_flags(variant, skills)
+        return cls(players=players, characters=lineup, random_lineup=random_lineup, **flags)
+
+    @staticmethod
+    def _character_index(c) -> int:
+        """A character index given as an integer (a numpy integer too; not a bool)."""
+        if isinstance(c, bool) or type(c).__name__ == "bool_":
+            raise ValueError(f"characters: give names or indices, got {c!r}")
+        try:
+            return operator.index(c)
+        except TypeError:
+            raise ValueError(f"characters: give names or indices, got {type(c).__name__} {c!r}") from None
+
+    @classmethod
+    def _variant_flags(cls, variant, skills=None) -> dict:
+        """The variant flags of ``variant`` (None, a string or a list of words) with ``skills`` folded in."""
         if skills is not None and skills not in cls.SKILLS:
             raise ValueError(f"skills: must be one of {', '.join(cls.SKILLS)}, got {skills!r}")
         flags = {"easier": False, "dirty_lobo": False, "dirty_location": False, "fixed_skills": skills == "fixed"}
@@ -117,17 +133,14 @@ class Settings:
                 raise ValueError(
                     f"variant: unknown variant {w!r}; choose from {', '.join(cls.VARIANTS)}"
                 )
-        return cls(players=players, characters=lineup, random_lineup=random_lineup, **flags)
+        return flags
 
-    @staticmethod
-    def _character_index(c) -> int:
-        """A character index given as an integer (a numpy integer too; not a bool)."""
-        if isinstance(c, bool) or type(c).__name__ == "bool_":
-            raise ValueError(f"characters: give names or indices, got {c!r}")
-        try:
-            return operator.index(c)
-        except TypeError:
-            raise ValueError(f"characters: give names or indices, got {type(c).__name__} {c!r}") from None
+    @classmethod
+    def label_of(cls, variant, skills: str | None = None) -> str:
+        """The :attr:`variant_label` of the games ``variant`` with ``skills`` plays (no content needed):
+        ``label_of("dirty")`` is ``"dirty-lobo,dirty-location"``, ``label_of("standard", "fixed")``
+        is ``"fixed-skills"``. Raises ValueError on an unknown word."""
+        return cls(**cls._variant_flags(variant, skills)).variant_label
 
     @classmethod
     def with_skills(cls, variant, skills: str | None):
