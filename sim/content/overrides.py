@@ -35,8 +35,15 @@ class OverrideError(ValueError):
     """An override path or value that does not fit the pack."""
 
 
-def _coerce(text: str, like):
+def _coerce(text: str, like, where: str):
+    """The selector value ``text`` read as the type of the entry's value ``like``.
+
+    A boolean field takes only true or false: any other word (yes, 1, on) would have
+    matched the entries whose value is false, so it is refused.
+    """
     if isinstance(like, bool):
+        if text.lower() not in ("true", "false"):
+            raise OverrideError(f"{where}: {text!r} is not true or false (the field is a boolean)")
         return text.lower() == "true"
     if isinstance(like, int):
         try:
@@ -58,7 +65,7 @@ def _select(items: list, sel: str, where: str) -> list:
         return [items[i]]
     if "=" in sel:
         k, v = (s.strip() for s in sel.split("=", 1))
-        hits = [it for it in items if isinstance(it, dict) and k in it and it[k] == _coerce(v, it[k])]
+        hits = [it for it in items if isinstance(it, dict) and k in it and it[k] == _coerce(v, it[k], f"{where}[{sel}]")]
         if not hits:
             known = sorted({str(it.get(k)) for it in items if isinstance(it, dict) and k in it})
             raise OverrideError(f"{where}[{sel}]: no entry with {k} = {v!r} (known: {', '.join(known[:12])})")
