@@ -9,7 +9,7 @@ indexed by ``[key=value]`` (the entry whose ``key`` equals ``value``), ``[N]``
     "setup.player_count[*].overflow_limit" = 3
     "henchmen.henchman[name=Darling].levels[0].options[0].modifier" = 0
 
-One path is special: ``"villain.counts"`` takes a table ``{plus_two, plus_one,
+One path is special: ``"villain.counts"`` takes a table of whole numbers ``{plus_two, plus_one,
 minus_one, injury}`` and relabels the advancement side of the fewest cards
 needed (highest card ids first, End of Turn sides untouched) to reach those
 counts, updating ``[composition]`` to match. Kinds left out keep their count,
@@ -147,11 +147,23 @@ def get_path(raw: dict, path: str) -> list:
     return [x for node in nodes for x in _child(node, key, sels, where, path, "path")]
 
 
+def _whole_number(v) -> bool:
+    """An integer (a numpy integer too), not a bool, a float, a string or anything else."""
+    import numbers
+
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
 def rebalance_villain(raw: dict, counts: dict) -> None:
     """Relabel villain advancement values to reach ``counts`` (see the module doc)."""
     unknown = set(counts) - set(VILLAIN_KINDS)
     if unknown:
         raise OverrideError(f"villain.counts: unknown kind(s) {sorted(unknown)}; use {sorted(VILLAIN_KINDS)}")
+    for k, v in counts.items():
+        if not _whole_number(v):
+            raise OverrideError(f"villain.counts: {k} = {v!r} is not a whole number of cards "
+                                f"(give an integer such as {k} = 4)")
+    counts = {k: int(v) for k, v in counts.items()}
     vill = raw["villain.toml"]
     cards = vill["card"]
 
