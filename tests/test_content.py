@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 import shutil
 from collections import Counter
@@ -836,3 +837,81 @@ def test_errors_carry_attributes():
     assert isinstance(err, ValueError)
     assert (err.file, err.entry, err.reason) == ("x.toml", "card 1", "bad")
     assert str(err) == "x.toml: card 1: bad"
+
+
+# ------------------------------------------------------------------ the Fate deck's size
+def fate_pack(tmp_path: Path, n: int) -> Path:
+    """A copy of the default pack whose Fate deck keeps only its first ``n`` cards."""
+    pack = pack_copy(tmp_path)
+    f = pack / "fate.toml"
+    head, *cards = f.read_text().split("[[card]]")
+    f.write_text("[[card]]".join([head.replace("one_per_city = true", "one_per_city = false"), *cards[:n]]))
+    return pack
+
+
+@pytest.mark.filterwarnings("ignore::sim.content.UnprintedValueWarning")
+def test_fate_deck_must_serve_a_gamble(tmp_path):
+    # 9 cards: the kernel played on past the end of the deck, the reference engine stopped at
+    # "bound must be positive, got 0" and `odds gamble` ended in a traceback
+    for n in (9, 14):
+        err = expect(fate_pack(tmp_path / str(n), n), "fate.toml", "card",
+                     f"the deck has {n} Fate cards, but a game needs at least 15",
+                     "a Gamble", "5 cards to the player, up to 5 more in the exchange for 1 Resolve and 5 to the House")
+        assert "sides of encounters.toml offer one" in err.reason
+    assert load(fate_pack(tmp_path / "15", 15)).n_fate == 15
+
+
+def _without_gambles(raw: dict, n_fate: int) -> dict:
+    raw = copy.deepcopy(raw)
+    for card in raw["encounters.toml"]["card"]:
+        for side in ("no_intel", "with_intel"):
+            card[side]["gamble"] = False
+            if not card[side]["options"]:
+                card[side]["options"] = [{"skill": "stealth", "modifier": 0}]
+    raw["fate.toml"]["deck"]["one_per_city"] = False
+    raw["fate.toml"]["card"] = raw["fate.toml"]["card"][:n_fate]
+    return raw
+
+
+def test_fate_deck_must_serve_the_secret_missions_of_six_players():
+    # without a Gamble the secret missions bind: 6 players hold 12 cards and one more city is
+    # drawn while they do (10 to 12 cards: "Fate deck exhausted" in 6-player games)
+    raw = load_raw()
+    for n in (10, 12):
+        with pytest.raises(ContentError) as info:
+            build(_without_gambles(raw, n), DEFAULT_PACK)
+        err = info.value
+        assert (err.file, err.entry) == ("fate.toml", "card"), str(err)
+        assert f"the deck has {n} Fate cards, but a game needs at least 13: 6 players hold 12 as secret missions" \
+               in err.reason, str(err)
+    assert build(_without_gambles(raw, 13), DEFAULT_PACK).n_fate == 13
+
+
+def test_fate_cards_needed():
+    from sim.content.loader import fate_cards_needed
+
+    assert [fate_cards_needed(0, p)[0] for p in range(1, 7)] == [3, 5, 7, 9, 11, 13]
+    assert [fate_cards_needed(1, p)[0] for p in range(1, 7)] == [15] * 6
+
+
+@pytest.mark.filterwarnings("ignore::sim.content.UnprintedValueWarning")
+def test_the_smallest_fate_deck_plays_six_players_on_both_engines(tmp_path):
+    import sim
+
+    c = load(fate_pack(tmp_path, 15))
+    for engine in ("kernel", "reference"):
+        r = sim.simulate(players=6, games=30, seed=3, content=c, engine=engine, summary_only=True)
+        assert r["games"] == 30 and r["timeouts"] == 0
+
+
+@pytest.mark.parametrize("argv", [["play", "--players", "1", "--games", "10"],
+                                  ["play", "--players", "1", "--games", "10", "--engine", "reference"],
+                                  ["odds", "gamble", "--samples", "100"]])
+def test_a_short_fate_deck_is_refused_by_the_cli_in_one_line(tmp_path, argv, capsys):
+    from sim.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main([*argv, "--content", str(fate_pack(tmp_path, 9))])
+    assert str(info.value).startswith("content error: fate.toml: card: the deck has 9 Fate cards, but a game needs "
+                                      "at least 15"), info.value
+    assert "Traceback" not in capsys.readouterr().err

@@ -227,6 +227,34 @@ def _effect_skill(eff, status_ids=()) -> int:
     return -1
 
 
+# ------------------------------------------------------------------ Fate deck
+# Field Manual, Set-up 3 "Secret Mission": each player holds 2 Fate cards under the mat; a new
+# pair is drawn when both are done (after the old pair is discarded). Every other city draw (board
+# Intel at set-up, the Location token of an exchange, 2.2.3) is drawn and discarded at once.
+MISSION_CARDS = 2
+# "Gamble Actions": 5 cards to the player, up to 5 redrawn for 1 Resolve, then 5 to the House,
+# all from one deck (docs/RULES.md "Gamble": a freshly shuffled copy of the whole Fate deck).
+POKER_HAND = 5
+
+
+def fate_cards_needed(gamble_sides: int, players: int = K.MAX_PLAYERS) -> tuple[int, str]:
+    """The fewest Fate cards a ``players``-player game can be played with, and why (one sentence).
+
+    Secret missions hold ``2 * players`` cards out of the deck while one more city is drawn;
+    a Gamble (when some encounter side offers one) deals 5 + 5 + 5 cards from one deck.
+    """
+    cities = MISSION_CARDS * players + 1
+    gamble = 2 * POKER_HAND + K.RESOLVE_EXCHANGE if gamble_sides else 0
+    why_cities = (f"{players} players hold {MISSION_CARDS * players} as secret missions while one more is "
+                  "drawn for a city (board Intel, the Location token of an exchange)")
+    why_gamble = (f"a Gamble ({gamble_sides} sides of encounters.toml offer one) deals {POKER_HAND} cards to "
+                  f"the player, up to {K.RESOLVE_EXCHANGE} more in the exchange for 1 Resolve and {POKER_HAND} "
+                  "to the House, all from one deck")
+    if gamble > cities:
+        return gamble, why_gamble
+    return cities, why_cities
+
+
 # ------------------------------------------------------------------ per player count
 PER_PLAYER_KEYS = ("lobo_start", "villain_counts")
 
@@ -564,6 +592,11 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
                     f"city {nm!r}",
                     "map city has no Fate card (deck.one_per_city = true)",
                 )
+
+    need, why = fate_cards_needed(sum(s.gamble for card in enc.card for s in (card.no_intel, card.with_intel)))
+    if len(fate.card) < need:
+        raise ContentError("fate.toml", "card", f"the deck has {len(fate.card)} Fate cards, but a game needs at least "
+                                                f"{need}: {why}")
 
     derived = {players: _derived(raw, overrides, path, players) for players, overrides in per_players.items()}
     return Content(
