@@ -44,6 +44,28 @@ CONTENT_BAD = [
      "remove_random_plus_one = 15, but villain.toml has 14 +1 cards"),
     ("lobo.position[position=3].intel", ["W"] * 9, "lobo.toml", "position 3", "needs 9 weapon Intel, but intel.toml has 8"),
     ("lobo.track.start", 2.0, "lobo.toml", "start", "valid integer"),
+    # set-up counts beyond the components: the engines handed out what was left and skipped the rest
+    ("setup.player_count[players=4].extra_un", 1000, "setup.toml", "player_count 4",
+     "extra_un = 1000: 4 players would take 4000 UN Transport tokens at set-up"),
+    ("setup.player_count[players=4].extra_un", 5, "setup.toml", "player_count 4",
+     "extra_un = 5: 4 players would take 20 UN Transport tokens at set-up (4 seats of start_un 0 (characters.toml) + "
+     "extra_un 5), but intel.toml has 8"),
+    ("setup.player_count[players=2].giver_extra_un", 8, "setup.toml", "player_count 2",
+     "giver_extra_un = 8: 2 players would take 11 UN Transport tokens"),
+    ("setup.player_count[players=4].extra_top_secret", 1000, "setup.toml", "player_count 4",
+     "extra_top_secret = 1000: 4 players would take 4000 Top Secret cards at set-up (4 seats of extra_top_secret "
+     "1000), but top_secret.toml has 22"),
+    ("setup.player_count[players=6].easier_extra_top_secret", 4, "setup.toml", "player_count 6",
+     "easier_extra_top_secret = 4: 6 players would take 24 Top Secret cards at set-up in the easier variant"),
+    ("setup.player_count[players=4].extra_choice", 8, "setup.toml", "player_count 4",
+     "extra_choice = 8: 4 players would take 33 UN Transport tokens and Top Secret cards together at set-up"),
+    ("setup.player_count[players=3].easier_extra_choice", 10, "setup.toml", "player_count 3",
+     "easier_extra_choice = 10: 3 players would take 31 UN Transport tokens and Top Secret cards together at set-up "
+     "in the easier variant"),
+    ("characters.character[0].start_un", 99, "characters.toml", "character 'Calli Dagger'",
+     "start_un = 99, but intel.toml has 8 UN Transport tokens"),
+    ("characters.character[1].start_un", 4, "setup.toml", "player_count 6",  # two Rocko Jurgen among 6 players
+     "start_un = 4 of 'Rocko Jurgen' (characters.toml): 6 players would take 9 UN Transport tokens"),
     ("lobo.track.start", True, "lobo.toml", "start", "valid integer"),
 ]
 
@@ -66,9 +88,40 @@ def test_the_printed_lobo_track_is_written_down():
     ("lobo.track.start", 8),
     ("setup.variants.dirty_lobo_start", 0),
     ("lobo.track.loss", 9),
+    ("setup.player_count[players=4].extra_un", 2),  # 4 x 2 = the 8 UN Transport tokens
+    ("setup.player_count[players=6].easier_extra_top_secret", 3),  # 6 x 3 of 22 Top Secret cards
+    ("characters.character[0].start_un", 4),  # two of 6 players are Calli Dagger: 8 of 8
 ])
 def test_values_at_the_edge_of_the_allowed_range_load(path, value):
     load_with_overrides(None, {path: value}, "test")
+
+
+def test_a_line_up_is_checked_against_the_set_up_supplies():
+    # the loader checks line-ups of distinct characters while they last; a line-up that repeats
+    # a character is checked when it is chosen
+    from sim.rules.state import Settings
+
+    c = load_with_overrides(None, {"characters.character[0].start_un": 2}, "test")
+    assert Settings.build(c, 5).players == 5  # the default line-up: one Calli Dagger
+    assert Settings.build(c, 4, ["Calli Dagger"] * 4).players == 4  # 8 of 8
+    with pytest.raises(ContentError) as e:
+        Settings.build(c, 5, ["Calli Dagger"] * 5)
+    assert str(e.value) == (
+        "setup.toml: player_count 5: start_un = 2 of 'Calli Dagger' (characters.toml): the line-up "
+        + ", ".join(["'Calli Dagger'"] * 5) + " would take 10 UN Transport tokens at set-up (5 seats of start_un 2 "
+        "(characters.toml) + giver_extra_un 0), but intel.toml has 8")
+
+
+def test_set_up_counts_beyond_the_components_are_refused_by_the_cli_in_one_line(capsys):
+    from sim.cli import main
+
+    for argv in (["trace", "--players", "4", "--seed", "7", "--set", "setup.player_count[players=4].extra_un=1000"],
+                 ["play", "--players", "5", "--games", "10", "--characters", ",".join(["Calli Dagger"] * 5),
+                  "--set", "characters.character[0].start_un=2"]):
+        with pytest.raises(SystemExit) as e:
+            main(argv)
+        assert "setup.toml: player_count" in str(e.value) and "UN Transport tokens" in str(e.value), e.value
+    assert "Traceback" not in capsys.readouterr().err
 
 
 def test_overflow_limit_1_plays_without_timeouts():

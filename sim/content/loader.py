@@ -298,6 +298,89 @@ def _derived(raw: dict, overrides: dict, path, players: int) -> Content:
         raise ContentError("setup.toml", f"player_count {players}", f"its lobo_start / villain_counts: {e}") from None
 
 
+# ------------------------------------------------------------------ set-up supplies
+def _setup_seat(c: Content, players: int, ch: int) -> tuple:
+    """What one seat of character ``ch`` takes at set-up: (name, start_un, UN field, its value, TS field, its value)."""
+    giver = bool(c.character_gives_un[ch])
+    un_field = "giver_extra_un" if giver else "extra_un"
+    ts_field = "giver_extra_top_secret" if giver else "extra_top_secret"
+    return (c.character_names[ch], int(c.character_start_un[ch]), un_field,
+            int(getattr(c, "setup_" + un_field)[players]), ts_field, int(getattr(c, "setup_" + ts_field)[players]))
+
+
+def _worst_lineup(c: Content, players: int, need) -> list[int]:
+    """The line-up that takes the most by ``need(seat)``, with distinct characters while they last."""
+    order = sorted(range(c.n_characters), key=lambda ch: (-need(_setup_seat(c, players, ch)), ch))
+    return [order[i % len(order)] for i in range(players)]
+
+
+def _seats_text(seats: list[tuple], term) -> str:
+    """``"2 seats of start_un 0 + extra_un 5, 1 seat of ..."``: the seats grouped by what they take."""
+    groups: dict[str, int] = {}
+    for seat in seats:
+        groups[term(seat)] = groups.get(term(seat), 0) + 1
+    return ", ".join(f"{n} seat{'s' if n != 1 else ''} of {t}" for t, n in groups.items())
+
+
+def check_setup_supplies(c: Content, players: int, lineup=None) -> None:
+    """Refuse a set-up that hands out more UN Transport tokens or Top Secret cards than the pack holds.
+
+    The engines give a token or card while one is left and skip the rest, so a count beyond
+    the components would be played as a smaller one. A seat takes its character's start_un
+    plus the row's extra_un / extra_top_secret (giver_extra_* for a character with gives_un);
+    the easier variant adds easier_extra_top_secret. A choice (extra_choice, easier_extra_choice)
+    may be split between the two kinds, so it is checked against both supplies together.
+    ``lineup`` (character indices): that line-up; ``None``: for every line-up of distinct
+    characters while they last (the default and random line-ups), the one that takes the most.
+    Raises ContentError naming setup.toml's row for ``players`` and the field at fault.
+    """
+    p = int(players)
+    entry = f"player_count {p}"
+    n_un, n_ts = int(c.n_un_transport), len(c.top_secret_effect)
+    easier_ts, choice, easier_choice = (int(c.easier_extra_top_secret[p]), int(c.setup_extra_choice[p]),
+                                        int(c.easier_extra_choice[p]))
+
+    def seats_for(need) -> list[tuple]:
+        chars = _worst_lineup(c, p, need) if lineup is None else [int(x) for x in lineup]
+        return sorted((_setup_seat(c, p, ch) for ch in chars), key=lambda s: -need(s))
+
+    who = (f"{p} player{'s' if p != 1 else ''}" if lineup is None
+           else "the line-up " + ", ".join(repr(c.character_names[int(ch)]) for ch in lineup))
+    un = seats_for(lambda s: s[1] + s[3])
+    total = sum(s[1] + s[3] for s in un)
+    if total > n_un:
+        name, start, field, extra = un[0][:4]
+        at_fault = f"{field} = {extra}" if extra else f"start_un = {start} of {name!r} (characters.toml)"
+        raise ContentError(
+            "setup.toml", entry,
+            f"{at_fault}: {who} would take {total} UN Transport tokens at set-up "
+            f"({_seats_text(un, lambda s: f'start_un {s[1]} (characters.toml) + {s[2]} {s[3]}')}), "
+            f"but intel.toml has {n_un}")
+    ts = seats_for(lambda s: s[5])
+    for easier in (0, 1):
+        total = sum(s[5] + easier * easier_ts for s in ts)
+        if total > n_ts:
+            field, value = ("easier_extra_top_secret", easier_ts) if easier else (ts[0][4], ts[0][5])
+            more = f" + easier_extra_top_secret {easier_ts}" if easier else ""
+            terms = _seats_text(ts, lambda s, more=more: f"{s[4]} {s[5]}{more}")
+            raise ContentError(
+                "setup.toml", entry,
+                f"{field} = {value}: {who} would take {total} Top Secret cards at set-up"
+                f"{' in the easier variant' if easier else ''} ({terms}), but top_secret.toml has {n_ts}")
+    both = seats_for(lambda s: s[1] + s[3] + s[5])
+    fixed = sum(s[1] + s[3] + s[5] for s in both)
+    for easier, field, value, more in ((0, "extra_choice", choice, choice),
+                                       (1, "easier_extra_choice", easier_choice, choice + easier_ts + easier_choice)):
+        total = fixed + p * more
+        if total > n_un + n_ts:
+            raise ContentError(
+                "setup.toml", entry,
+                f"{field} = {value}: {who} would take {total} UN Transport tokens and Top Secret cards together at "
+                f"set-up{' in the easier variant' if easier else ''} ({fixed} given outright, {more} a seat "
+                f"{'from the choices and easier_extra_top_secret' if easier else 'to choose'}), but the pack has "
+                f"{n_un + n_ts} (intel.toml {n_un} UN Transport tokens, top_secret.toml {n_ts} cards)")
+
+
 # ------------------------------------------------------------------ build
 def build(raw: dict, path: str | Path | None = None) -> Content:
     """Validate parsed pack data (``{file name: parsed TOML}``) and build a Content."""
@@ -521,6 +604,11 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
                 entry,
                 f"board_intel = {r.board_intel}, but there are {intel.tokens.total} Intel tokens",
             )
+    for c in chars.character:
+        if c.start_un > intel.components.un_transport:
+            raise ContentError("characters.toml", f"character {q(c.name)}",
+                               f"start_un = {c.start_un}, but intel.toml has {intel.components.un_transport} "
+                               "UN Transport tokens")
 
     def by_players(field: str, dtype=np.int64) -> np.ndarray:
         a = np.zeros(P, dtype=dtype)
@@ -599,7 +687,7 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
                                                 f"{need}: {why}")
 
     derived = {players: _derived(raw, overrides, path, players) for players, overrides in per_players.items()}
-    return Content(
+    content = Content(
         by_players=derived,
         name=Path(path).name if path is not None else "<raw>",
         path=Path(path).resolve() if path is not None else Path("<raw>"),
@@ -716,3 +804,7 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
         status_negative_lowers_skill=status.readings.unavailable_negative == "lower_skill",
         status_discard_to_deck=status.readings.discarded == "deck",
     )
+    for players in sorted(rows):
+        check_setup_supplies(content, players)  # every line-up of distinct characters while they last
+        check_setup_supplies(content, players, [x for x in lineup[players] if x >= 0])  # the row's own line-up
+    return content

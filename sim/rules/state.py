@@ -94,6 +94,10 @@ class Settings:
             for c in lineup:
                 if not 0 <= c < len(content.character_names):
                     raise ValueError(f"characters: no character with index {c}")
+        if not random_lineup:  # a random line-up is one the loader checked (distinct characters while they last)
+            from sim.content.loader import check_setup_supplies
+
+            check_setup_supplies(content, players, lineup)
         flags = cls._variant_flags(variant, skills)
         return cls(players=players, characters=lineup, random_lineup=random_lineup, **flags)
 
