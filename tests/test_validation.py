@@ -62,6 +62,22 @@ CONTENT_BAD = [
     ("setup.player_count[players=3].easier_extra_choice", 10, "setup.toml", "player_count 3",
      "easier_extra_choice = 10: 3 players would take 31 UN Transport tokens and Top Secret cards together at set-up "
      "in the easier variant"),
+    # a villain deck the set-up removals leave unable to serve every draw ("villain deck and discard
+    # pile are both empty" in play, run and tune)
+    ("villain.counts", {"plus_two": 0, "plus_one": 3, "injury": 0, "minus_one": 32}, "villain.toml", "composition",
+     "at 1 player the deck left after the set-up removals (setup.toml player_count 1: remove_injury_cards = true, "
+     "remove_minus_one = true, remove_random_plus_one = 3) has no card"),
+    ("villain.counts", {"plus_two": 0, "plus_one": 11, "injury": 0, "minus_one": 24}, "villain.toml", "composition",
+     "at 1 player the deck left after the set-up removals (setup.toml player_count 1: remove_injury_cards = true, "
+     "remove_minus_one = true, remove_random_plus_one = 3) has 8 cards, no Injury card and advancement +8 in all: "
+     "from 0 Dr. Lobo never reaches 9"),
+    ("setup.player_count[players=2].villain_counts", {"plus_two": 0, "plus_one": 3, "injury": 0, "minus_one": 32},
+     "setup.toml", "player_count 2", "villain.toml: composition: at 2 players the deck left after the set-up removals "
+     "(setup.toml player_count 2: remove_injury_cards = true, remove_minus_one = true) has 3 cards, no Injury card "
+     "and advancement +3 in all"),
+    ("setup.player_count[players=4].villain_counts", {"plus_two": 0, "plus_one": 3, "injury": 0, "minus_one": 32},
+     "setup.toml", "player_count 4", "at 4 players the deck left after the set-up removals (setup.toml "
+     "player_count 4: none) has 35 cards, no Injury card and advancement -29 in all"),
     ("characters.character[0].start_un", 99, "characters.toml", "character 'Calli Dagger'",
      "start_un = 99, but intel.toml has 8 UN Transport tokens"),
     ("characters.character[1].start_un", 4, "setup.toml", "player_count 6",  # two Rocko Jurgen among 6 players
@@ -94,6 +110,56 @@ def test_the_printed_lobo_track_is_written_down():
 ])
 def test_values_at_the_edge_of_the_allowed_range_load(path, value):
     load_with_overrides(None, {path: value}, "test")
+
+
+@pytest.mark.parametrize("overrides", [
+    # solo: 12 - 3 random +1 cards = 9 +1 cards, exactly Dr. Lobo's loss from 0
+    {"setup.player_count[players=1].villain_counts": {"plus_two": 0, "plus_one": 12, "injury": 0, "minus_one": 23}},
+    # from a start of 1, 8 are enough
+    {"setup.player_count[players=1].villain_counts": {"plus_two": 0, "plus_one": 11, "injury": 0, "minus_one": 24},
+     "setup.player_count[players=1].lobo_start": 1, "setup.variants.dirty_lobo_start": 1},
+    # an Injury card always goes back to the discard pile: the deck never runs out
+    {"setup.player_count[players=4].villain_counts": {"plus_two": 0, "plus_one": 3, "injury": 1, "minus_one": 31}},
+])
+def test_a_villain_deck_that_can_serve_every_draw_loads(overrides):
+    load_with_overrides(None, overrides, "test")
+
+
+def test_the_villain_deck_check_is_made_at_dr_lobos_lowest_start():
+    mix = {"setup.player_count[players=1].villain_counts": {"plus_two": 0, "plus_one": 11, "injury": 0,
+                                                            "minus_one": 24},
+           "setup.player_count[players=1].lobo_start": 1}
+    with pytest.raises(ContentError) as e:  # the Dirty Intel variant starts Dr. Lobo at 2, the row at 1: 8 < 9 - 1
+        load_with_overrides(None, {**mix, "setup.variants.dirty_lobo_start": 0}, "test")
+    assert "has 8 cards, no Injury card and advancement +8 in all: from 0 Dr. Lobo never reaches 9" in str(e.value)
+
+
+@pytest.mark.parametrize("argv", [["play", "--players", "2", "--games", "20"], ["trace", "--players", "2"],
+                                  ["run", "{spec}", "--out", "{out}", "--quiet"],
+                                  ["check", "experiments/bands.toml"]])
+def test_a_villain_deck_that_runs_out_is_refused_by_the_cli_in_one_line(argv, tmp_path, capsys, monkeypatch):
+    from sim.cli import main
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)
+    spec = tmp_path / "tiny.toml"
+    spec.write_text('[experiment]\nname = "tiny"\nseed = 3\ngames = 20\nbatch = 10\n\n'
+                    '[grid]\nplayers = [2]\nstrategies = ["heuristic"]\n')
+    argv = [a.format(spec=spec, out=tmp_path / "out") for a in argv]
+    with pytest.raises(SystemExit) as e:
+        main([*argv, "--set", "villain.counts={plus_two=0,plus_one=3,injury=0,minus_one=32}"])
+    assert "villain.toml: composition: at 1 player the deck left after the set-up removals" in str(e.value)
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_tune_knob_that_empties_the_villain_deck_is_refused_in_one_line(capsys):
+    from sim.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["tune", "--players", "2", "--target", "0.4:0.5", "--budget", "1000", "--knob", "villain.counts.injury=0..0",
+              "--knob", "villain.counts.plus_two=0..0", "--knob", "villain.counts.minus_one=32..32"])
+    assert "the pack refuses this setting: villain.toml: composition: at 1 player" in str(e.value)
+    assert "Traceback" not in capsys.readouterr().err
 
 
 def test_a_line_up_is_checked_against_the_set_up_supplies():

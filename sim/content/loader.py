@@ -293,9 +293,45 @@ def _derived(raw: dict, overrides: dict, path, players: int) -> Content:
         for k in PER_PLAYER_KEYS:
             row.pop(k, None)
     try:
-        return build(patched, path)
+        return build(patched, path, _players=players)
     except ContentError as e:
         raise ContentError("setup.toml", f"player_count {players}", f"its lobo_start / villain_counts: {e}") from None
+
+
+# ------------------------------------------------------------------ villain deck
+def _check_villain_deck(vil, row, start: int, loss: int) -> None:
+    """Refuse a villain deck that the set-up removals of ``row`` leave unable to serve the game.
+
+    Every villain card drawn goes back to the discard pile (an End of Turn event, an Injury
+    card, a cancelled or V-1'd advancement) except an advancement laid next to Dr. Lobo, and
+    the discard pile is shuffled into a new deck when the deck runs out (Field Manual, Villain
+    phase; docs/RULES.md). So the deck and its discard pile can only both run out with every
+    card lying next to Dr. Lobo: impossible while an Injury card is left in the deck, and
+    impossible when the cards add up to Dr. Lobo's loss from his lowest start (laying the last
+    one down ends the game). Otherwise the game stops at a draw the rules cannot make.
+    """
+    p = row.players
+    kept = [c for c in vil.card
+            if not (row.remove_injury_cards and c.injury) and not (row.remove_minus_one and c.category == "minus_one")]
+    plus_one = sum(1 for c in kept if c.category == "plus_one")
+    n_random = min(row.remove_random_plus_one, plus_one)  # more is refused with the row's own message
+    n = len(kept) - n_random
+    if any(c.injury for c in kept):
+        return
+    total = sum(c.advance for c in kept) - n_random
+    if start + total >= loss:
+        return
+    removals = [f"{k} = {'true' if v is True else v}" for k, v in (
+        ("remove_injury_cards", row.remove_injury_cards), ("remove_minus_one", row.remove_minus_one),
+        ("remove_random_plus_one", row.remove_random_plus_one)) if v]
+    left = (f"has {n} card{'s' if n != 1 else ''}, no Injury card and advancement {total:+d} in all: from {start} "
+            f"Dr. Lobo never reaches {loss}, so the deck and its discard pile run out once every card lies next to "
+            "him") if n else "has no card: the first villain card drawn cannot be"
+    raise ContentError(
+        "villain.toml", "composition",
+        f"at {p} player{'s' if p != 1 else ''} the deck left after the set-up removals (setup.toml player_count {p}: "
+        f"{', '.join(removals) or 'none'}) {left} (the deck needs an Injury card, which always goes back to the "
+        f"discard pile, or advancements adding up to at least {loss - start})")
 
 
 # ------------------------------------------------------------------ set-up supplies
@@ -382,8 +418,12 @@ def check_setup_supplies(c: Content, players: int, lineup=None) -> None:
 
 
 # ------------------------------------------------------------------ build
-def build(raw: dict, path: str | Path | None = None) -> Content:
-    """Validate parsed pack data (``{file name: parsed TOML}``) and build a Content."""
+def build(raw: dict, path: str | Path | None = None, *, _players: int | None = None) -> Content:
+    """Validate parsed pack data (``{file name: parsed TOML}``) and build a Content.
+
+    ``_players`` (internal): the pack is one player count's variant (its own Dr. Lobo start or
+    villain mix, see ``_derived``); the checks that depend on them look at that count only.
+    """
     for name in FILES:
         if name not in raw:
             raise ContentError(name, None, "file missing from content pack data")
@@ -604,6 +644,11 @@ def build(raw: dict, path: str | Path | None = None) -> Content:
                 entry,
                 f"board_intel = {r.board_intel}, but there are {intel.tokens.total} Intel tokens",
             )
+    # a player count with its own Dr. Lobo start or villain mix is checked by its own pack (_derived)
+    for p in sorted(rows) if _players is None else [_players]:
+        if _players is not None or p not in per_players:
+            _check_villain_deck(vil, rows[p], min(lobo.track.start, setup.variants.dirty_lobo_start),
+                                lobo.track.loss)
     for c in chars.character:
         if c.start_un > intel.components.un_transport:
             raise ContentError("characters.toml", f"character {q(c.name)}",
