@@ -812,6 +812,12 @@ def _os_message(e: OSError) -> str:
     return f"{e.strerror or e}:{where}" if e.strerror else str(e)
 
 
+def _engine_message(e: BaseException) -> str:
+    """``'RuleError: villain deck and discard pile are both empty'``: the type and the text, on one line."""
+    text = " ".join(str(e).split()) or "(no message)"
+    return f"{type(e).__name__}: {text}"
+
+
 def _detach_stdout() -> None:
     """After the reader of a pipe went away: send what is still buffered to /dev/null."""
     try:
@@ -845,6 +851,15 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader (e.g. `| head`) closed the pipe: stop quietly
         _detach_stdout()
         return 141
+    except RuntimeError as e:
+        # a rule engine stopped where the rules cannot go on (e.g. a deck and its discard pile both
+        # empty): content the loader let through, or a bug. One line with the engine's own words;
+        # SMERSH_SIM_TRACEBACK=1 shows the traceback.
+        if os.environ.get("SMERSH_SIM_TRACEBACK"):
+            raise
+        print(f"error: the game engine stopped: {_engine_message(e)} (a content pack it cannot play, or a bug to "
+              "report with this command line; SMERSH_SIM_TRACEBACK=1 shows the traceback)", file=sys.stderr)
+        return 1
     except OSError as e:
         print(f"error: {_os_message(e)}", file=sys.stderr)
         return 1

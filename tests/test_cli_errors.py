@@ -323,3 +323,60 @@ def test_tune_refuses_bad_player_counts_and_seeds():
                           ({"seed": -1}, "seed"), ({"holdout_seed": 2**63}, "holdout_seed")):
         with pytest.raises(TS.TuneStrategyError, match=fragment):
             TS.tune(**{**good, **bad})
+
+
+# ------------------------------------------------------------------ a rule engine that stops
+def _short_fate_deck(monkeypatch, n=9):
+    """Every command loads a pack whose Fate deck (9 cards) cannot deal 6 players' secret missions,
+    as if the loader had let it through."""
+    import dataclasses
+
+    from sim.content import load
+
+    c = load()
+    short = dataclasses.replace(c, fate_city=c.fate_city[:n], fate_rank=c.fate_rank[:n], fate_suit=c.fate_suit[:n])
+    monkeypatch.setattr(sim.cli, "_load_content", lambda *a, **k: short)
+
+
+@pytest.mark.parametrize("argv,error", [
+    ("play --players 6 --games 10", "RuntimeError: Fate deck exhausted while dealing secret missions"),
+    ("play --players 6 --games 10 --engine reference", "RuleError: Fate deck exhausted while dealing secret missions"),
+    ("trace --players 6", "RuleError: Fate deck exhausted while dealing secret missions"),
+])
+def test_a_rule_engine_that_stops_ends_in_one_line_with_its_words(argv, error, capsys, monkeypatch):
+    _short_fate_deck(monkeypatch)
+    code, out, err = run_main(argv.split(), capsys)
+    assert code == 1, err
+    assert "Traceback" not in err + out
+    lines = [x for x in err.strip().splitlines() if not x.startswith("compiling the simulation kernel")]
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"error: the game engine stopped: {error} ("), lines[0]
+
+
+@pytest.mark.parametrize("argv,target", [
+    ("run {spec} --out {dir}/out --quiet", "sim.study.run_study"),
+    ("tune --target 0.4:0.5 --knob lobo.track.start=0..1", "sim.tune.tune"),
+    ("check experiments/bands.toml", "sim.bands.run_check"),
+])
+def test_a_rule_engine_error_in_run_tune_or_check_ends_in_one_line(argv, target, files, capsys, monkeypatch):
+    from sim.rules.errors import RuleError
+
+    def stop(*a, **k):
+        raise RuleError("villain deck and discard pile are both empty")
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(target, stop)
+    code, out, err = run_main(argv.format(**files).split(), capsys)
+    assert code == 1 and "Traceback" not in err + out
+    assert err.strip() == ("error: the game engine stopped: RuleError: villain deck and discard pile are both empty "
+                           "(a content pack it cannot play, or a bug to report with this command line; "
+                           "SMERSH_SIM_TRACEBACK=1 shows the traceback)")
+
+
+def test_the_engine_traceback_on_request(capsys, monkeypatch):
+    from sim.rules.errors import RuleError
+
+    _short_fate_deck(monkeypatch)
+    monkeypatch.setenv("SMERSH_SIM_TRACEBACK", "1")
+    with pytest.raises(RuleError, match="Fate deck exhausted"):
+        main(["trace", "--players", "6"])
