@@ -202,6 +202,23 @@ def check_knobs(knobs: list[Knob]) -> None:
         seen.add(k.path)
 
 
+def check_distinct(knobs: list[Knob], packs: dict, targets: list[Target]) -> None:
+    """Refuse two settings whose packs play the same games at every target player count: a knob the
+    pack overrides there (a per-player-count value, e.g. ``setup.player_count[players=4].lobo_start``
+    over ``lobo.track.start``) would be raced as if it mattered, its values told apart by noise alone."""
+    counts = sorted({t.players for t in targets})
+    seen: dict[tuple, tuple] = {}
+    for values, pack in packs.items():
+        key = tuple(pack.for_players(p).hash for p in counts)
+        if key in seen:
+            a, b = (", ".join(f"{k.path}={v}" for k, v in zip(knobs, vs)) for vs in (seen[key], values))
+            n = ", ".join(str(p) for p in counts)
+            raise TuneError(f"--knob settings {a} and {b} play the same games at {n} players: the pack "
+                            "sets what they change per player count there (or they change nothing); "
+                            "tune the per-player-count value instead, or drop that knob")
+        seen[key] = values
+
+
 def race(
     knobs: list[Knob],
     targets: list[Target],
@@ -425,6 +442,7 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
     if grid_size <= MAX_CANDIDATES:  # refuse an off-board value before a single game is played
         for values in itertools.product(*(k.values for k in knobs)):
             evaluator.pack(values)
+        check_distinct(knobs, evaluator.packs, targets)
     result = race(knobs, targets, evaluator, budget, seed=seed, progress=progress)
     side = []
     if also_players:
@@ -493,4 +511,4 @@ def write_outputs(result: TuneResult, side: list[dict], out: Path) -> list[Path]
     return files
 
 
-__all__ = ["Candidate", "GameEvaluator", "Knob", "Target", "TuneError", "TuneResult", "check_knobs", "overrides_of", "parse_target", "race", "targets_from_bands", "tune", "write_outputs"]
+__all__ = ["Candidate", "GameEvaluator", "Knob", "Target", "TuneError", "TuneResult", "check_distinct", "check_knobs", "overrides_of", "parse_target", "race", "targets_from_bands", "tune", "write_outputs"]

@@ -54,6 +54,31 @@ def test_a_knob_path_given_twice_is_refused_before_any_game(monkeypatch):
         T.tune(twice, [T.Target(2, 0.05, 0.6)], budget=4000)
 
 
+def test_settings_that_play_the_same_pack_at_the_target_counts_are_refused_before_any_game(tmp_path, monkeypatch):
+    """A per-player-count value overrides the knob at that count: its settings would be raced as if
+    they differed. At a count where the knob does apply they are told apart."""
+    import shutil
+
+    from sim.content import DEFAULT_PACK
+
+    pack = tmp_path / "pack"
+    shutil.copytree(DEFAULT_PACK, pack)
+    setup = pack / "setup.toml"
+    text = setup.read_text()
+    row = text.index("players = 4")
+    setup.write_text(text[:row] + "lobo_start = 2\n" + text[row:])
+    knob = [T.Knob.parse("lobo.track.start=0,1")]
+
+    def played(*a, **k):
+        raise AssertionError("games were played")
+
+    monkeypatch.setattr(T, "race", played)
+    with pytest.raises(T.TuneError, match=r"lobo.track.start=0 and lobo.track.start=1 play the same games at 4 players"):
+        T.tune(knob, [T.Target(4, 0.3, 0.5)], budget=4000, content=pack)
+    with pytest.raises(AssertionError, match="games were played"):  # at 2 players the knob applies
+        T.tune(knob, [T.Target(4, 0.3, 0.5), T.Target(2, 0.3, 0.5)], budget=4000, content=pack)
+
+
 def test_racing_finds_exactly_the_settings_inside_the_band():
     res = T.race(KNOBS, TARGET, synthetic, budget=6_000_000, seed=1)
     assert res.games_played <= 6_000_000
