@@ -114,19 +114,27 @@ def _exact_kernel_twin(strategy):
     """``strategy`` itself if the kernel plays exactly it; otherwise a ValueError naming the ways forward.
 
     The kernel knows the built-in families by their parameter vectors only, so a
-    Python subclass that overrides a decision (or an instance with a method patched
-    in) would be played as its parent: a silent wrong answer this refuses.
+    Python subclass (or an instance with a method or other attribute of its own,
+    or a family whose class or module code was patched after import) would be
+    played as the plain built-in: a silent wrong answer this refuses.
     """
     from sim.kernel.custom import DECISIONS
-    from strategies import HeuristicStrategy, RandomStrategy
+    from strategies import HeuristicStrategy, RandomStrategy, builtin_changes
 
     family = type(strategy)
-    if family in (HeuristicStrategy, RandomStrategy) and not set(vars(strategy)) & set(DECISIONS):
+    own = {HeuristicStrategy: {"name", "p"}, RandomStrategy: {"name"}}
+    extra = sorted(set(vars(strategy)) - own.get(family, set()))
+    patched = builtin_changes()  # a helper method or module value replaced: every object of the family plays it
+    if family in own and not extra and not patched:
         return strategy
     name = getattr(strategy, "name", family.__name__)
     parent = next((b for b in (HeuristicStrategy, RandomStrategy) if isinstance(strategy, b)), None)
     if parent is None:
         what = f"{family.__name__} is not a built-in strategy family"
+    elif family is parent:
+        what = "; ".join(
+            ([f"the object has its own {', '.join(extra)}"] if extra else [])
+            + ([f"the built-in code was changed after import: {', '.join(patched)}"] if patched else []))
     else:
         changed = sorted(d for d in DECISIONS if getattr(family, d) is not getattr(parent, d) or d in vars(strategy))
         what = (f"{family.__name__} changes {parent.__name__}"

@@ -9,6 +9,68 @@ from strategies.heuristic import BOLD, CAUTIOUS, HeuristicParams, HeuristicStrat
 from strategies.random_strategy import RandomStrategy
 from strategies.tuned import make_tuned
 
+
+def _snapshot(namespace: dict) -> dict:
+    """What a namespace holds (dunder names and modules left out), to tell later whether anything in it
+    was replaced, or (a dict, list or set of plain values) changed in place."""
+    import copy
+    import types
+
+    out = {}
+    for k, v in namespace.items():
+        if k.startswith("__") or isinstance(v, types.ModuleType):
+            continue
+        if isinstance(v, (dict, list, set)):
+            try:
+                v = ("copy", copy.deepcopy(v))
+            except TypeError:
+                pass
+        out[k] = v
+    return out
+
+
+def _changed(namespace: dict, snapshot: dict) -> list[str]:
+    """Names of a namespace bound, rebound, removed or changed in place since its snapshot."""
+    import types
+
+    now = {k: v for k, v in namespace.items() if not k.startswith("__") and not isinstance(v, types.ModuleType)}
+    out = []
+    for k in sorted(set(snapshot) | set(now)):
+        if k not in snapshot or k not in now:
+            out.append(k)
+            continue
+        was = snapshot[k]
+        if isinstance(was, tuple) and len(was) == 2 and was[0] == "copy":
+            if now[k] != was[1]:
+                out.append(k)
+        elif now[k] is not was:
+            out.append(k)
+    return out
+
+
+# the built-in families as imported: the kernel plays their decisions as its own twin code, so a method
+# or module value patched in later (the Python strategy then plays otherwise) must be refused there
+_PRISTINE = None
+
+
+def builtin_changes() -> list[str]:
+    """What of the built-in strategy families (their classes and modules) differs from the code as
+    imported: ``["HeuristicStrategy._ready_to_fight", ...]``; empty when nothing was patched."""
+    import strategies.base as base_mod
+    import strategies.heuristic as heuristic_mod
+    import strategies.random_strategy as random_mod
+
+    spaces = {"Strategy": vars(Strategy), "HeuristicStrategy": vars(HeuristicStrategy),
+              "HeuristicParams": vars(HeuristicParams), "RandomStrategy": vars(RandomStrategy),
+              "strategies.base": vars(base_mod), "strategies.heuristic": vars(heuristic_mod),
+              "strategies.random_strategy": vars(random_mod)}
+    global _PRISTINE
+    if _PRISTINE is None:
+        _PRISTINE = {name: _snapshot(ns) for name, ns in spaces.items()}
+        return []
+    return [f"{name}.{k}" for name, ns in spaces.items() for k in _changed(ns, _PRISTINE[name])]
+
+
 _REGISTRY: dict[str, Callable[..., Strategy]] = {}
 # strategies whose factory takes the player count (players=...): one parameter set per count
 _PER_PLAYERS: set[str] = set()
@@ -72,3 +134,5 @@ register("tuned", make_tuned, per_players=True)
 BUILT_IN = ("random", "heuristic", "cautious", "bold")
 
 __all__ = ["Strategy", "HeuristicStrategy", "HeuristicParams", "RandomStrategy", "make", "names", "per_player_count", "register", "BUILT_IN"]
+
+builtin_changes()  # the snapshot, taken as the families are imported

@@ -74,3 +74,36 @@ def test_built_ins_and_named_parameter_sets_still_play():
     df = sim.simulate(players=2, games=20, strategy=plain, seed=3)
     ref = sim.simulate(players=2, games=20, strategy=plain, seed=3, engine="reference")
     assert df.equals(ref)
+
+
+def test_a_patched_helper_method_or_module_value_is_refused_not_played_as_the_built_in(monkeypatch):
+    """The kernel plays the built-in families as its own twin code: an object with a helper of its own,
+    a class helper replaced, or a module value changed would be played as the plain built-in while the
+    readable engine plays the change (20 against 86 wins of 200 for a team that never fights)."""
+    import strategies.heuristic as heuristic
+    from strategies.random_strategy import RandomStrategy as Random
+
+    kw = {"players": 4, "games": 200, "seed": 1}
+    coward = HeuristicStrategy(name="coward")
+    coward._ready_to_fight = lambda view: False
+    assert not sim.simulate(strategy=coward, engine="reference", **kw).drop("strategy").equals(
+        sim.simulate(strategy="heuristic", engine="reference", **kw).drop("strategy"))  # it plays otherwise
+    with pytest.raises(ValueError, match=r"no kernel twin \(the object has its own _ready_to_fight\)"):
+        sim.simulate(strategy=coward, **kw)
+    coin = Random()
+    coin._coin = lambda view: True
+    with pytest.raises(ValueError, match=r"the object has its own _coin"):
+        sim.simulate(strategy=coin, **kw)
+    with monkeypatch.context() as m:
+        m.setattr(HeuristicStrategy, "_ready_to_fight", lambda self, view: False)
+        with pytest.raises(ValueError, match=r"changed after import: HeuristicStrategy\._ready_to_fight"):
+            sim.simulate(strategy="heuristic", **kw)
+        with pytest.raises(ValueError, match="changed after import"):  # every object of the family
+            sim.simulate(strategy="bold", summary_only=True, **kw)
+    means = next(iter(heuristic.MOVE_COST))
+    with monkeypatch.context() as m:
+        m.setitem(heuristic.MOVE_COST, means, heuristic.MOVE_COST[means] + 5)
+        with pytest.raises(ValueError, match=r"strategies\.heuristic\.MOVE_COST"):
+            sim.simulate(strategy="heuristic", **kw)
+    assert strategies.builtin_changes() == []  # put back: played again
+    assert sim.simulate(strategy="heuristic", **kw).height == 200
