@@ -50,6 +50,7 @@ class TwinReport:
     python: Decision | None = None  # the first differing decision, as each engine made it
     kernel: Decision | None = None
     decisions_compared: int = 0
+    note: str = ""  # a caveat on the replayed decisions
 
     def __str__(self) -> str:
         if self.agree:
@@ -58,13 +59,14 @@ class TwinReport:
                     "gave identical rows on both engines")
         head = (f"differ: game {self.game} (seed {self.seed}, {self.players} players) first differs in "
                 f"{', '.join(self.columns)}")
+        tail = f" ({self.note})" if self.note else ""
         if self.python is None and self.kernel is None:
             return (head + f"; all {self.decisions_compared} decisions agreed, so the engines differ "
-                    "elsewhere (report it)")
+                    "elsewhere (report it)" + tail)
         p, k = self.python, self.kernel
         at = p or k
         return (head + f"; first differing decision #{at.index} on turn {at.turn}: "
-                f"{_say(p, 'python')} vs {_say(k, 'kernel')}")
+                f"{_say(p, 'python')} vs {_say(k, 'kernel')}" + tail)
 
 
 def _say(d: Decision | None, engine: str) -> str:
@@ -100,6 +102,7 @@ def check_twin(python_strategy, kernel_strategy: KernelStrategy, players=4, game
     counts = [players] if isinstance(players, int) else list(players)
     for p in counts:
         fast = sim.simulate(players=p, games=games, seed=seed, strategy=kernel_strategy)
+        before = _copy_or_none(python_strategy)  # its state as this count's games start (it may keep state)
         slow = sim.simulate(players=p, games=games, seed=seed, strategy=python_strategy, engine="reference")
         cols = [c for c in fast.columns if c not in _IGNORED_COLUMNS]
         a, b = fast.select(cols).to_numpy(), slow.select(cols).to_numpy()
@@ -109,9 +112,16 @@ def check_twin(python_strategy, kernel_strategy: KernelStrategy, players=4, game
         i = int(rows[0])
         game = int(fast["game"][i])
         differ = [c for j, c in enumerate(cols) if a[i, j] != b[i, j]]
-        py_log = python_decisions(python_strategy, p, seed, game)
+        if before is not None:  # replay the games before it too: a strategy that keeps state decides as it did
+            py_log = python_decisions(before, p, seed, game, first=0)
+            note = ""
+        else:
+            py_log = python_decisions(python_strategy, p, seed, game)
+            note = (f"{type(python_strategy).__name__} cannot be copied, so game {game} was replayed with the object "
+                    "as the run left it; if it keeps state between games, its decisions may not be those played")
         k_log = kernel_decisions(kernel_strategy, p, seed, game)
-        out = TwinReport(False, p, games, seed, game, differ, decisions_compared=min(len(py_log), len(k_log)))
+        out = TwinReport(False, p, games, seed, game, differ, decisions_compared=min(len(py_log), len(k_log)),
+                         note=note)
         for x in range(max(len(py_log), len(k_log))):
             pd = py_log[x] if x < len(py_log) else None
             kd = k_log[x] if x < len(k_log) else None
@@ -142,15 +152,32 @@ class _LoggedStrategy:
         return logged
 
 
-def python_decisions(strategy, players: int, seed: int, game: int) -> list[Decision]:
-    """Every decision of game ``game`` of ``seed`` played by ``strategy`` on the readable engine."""
+def python_decisions(strategy, players: int, seed: int, game: int, first: int | None = None) -> list[Decision]:
+    """Every decision of game ``game`` of ``seed`` played by ``strategy`` on the readable engine.
+
+    With ``first``, games ``first`` .. ``game - 1`` are played before it with the same object (not
+    logged), as a run from game ``first`` plays them: what a strategy that keeps state between games
+    decides in ``game`` depends on them.
+    """
     from sim.rules import Settings, play_game
     from sim.run import resolve_content
 
-    log: list[Decision] = []
     c = resolve_content(None)
-    play_game(c, Settings.build(c, players), [_LoggedStrategy(strategy, log)] * players, seed, game)
+    settings = Settings.build(c, players)
+    for g in range(game if first is None else first, game):
+        play_game(c, settings, [strategy] * players, seed, g)
+    log: list[Decision] = []
+    play_game(c, settings, [_LoggedStrategy(strategy, log)] * players, seed, game)
     return log
+
+
+def _copy_or_none(strategy):
+    import copy
+
+    try:
+        return copy.deepcopy(strategy)
+    except Exception:  # an object that cannot be copied (a lock, a file): said in the report
+        return None
 
 
 # --- the kernel as plain Python, decisions logged ---------------------------------------------

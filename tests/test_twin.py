@@ -90,3 +90,31 @@ def test_the_readme_shows_what_check_twin_prints():
     head, tail = got.split(" first differs in ")
     assert f"`{head} first differs in " in readme
     assert re.search(re.escape(tail.split("; ", 1)[1]) + "`", readme), tail
+
+
+class Warm(Brave):
+    """Brave once warmed up: the heuristic's token rule for its first 3,000 token decisions (a strategy
+    that keeps state between games)."""
+
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        self.seen = 0
+
+    def token(self, view, choices):
+        self.seen += 1
+        if self.seen <= 3000:
+            from strategies import HeuristicStrategy
+
+            return HeuristicStrategy.token(self, view, choices)
+        return super().token(view, choices)
+
+
+def test_a_strategy_that_keeps_state_is_replayed_as_it_played():
+    """The differing game is replayed after the games before it, from the object as the run found it:
+    the replay's first differing decision is the heuristic's token rule against Brave's, not a claim
+    that every decision agreed (the object, left after the run, decided otherwise)."""
+    report = check_twin(Warm(name="warm"), brave_kernel, players=4, games=300, seed=1)
+    assert not report.agree
+    assert report.python is not None and report.python.name == report.kernel.name == "token", str(report)
+    assert report.python.answer != report.kernel.answer
+    assert "cannot be copied" not in str(report)
