@@ -1,5 +1,6 @@
 """Your own @njit decisions in the kernel play the same games as their readable twin."""
 
+import numpy as np
 import pytest
 from numba import njit
 
@@ -137,3 +138,114 @@ def test_the_pairing_key_covers_module_attributes_outside_the_hashed_sources():
         return pairing_key({"rest": njit(env["rest"])})
 
     assert make(2) != make(3)
+
+
+# --- an answer the readable engine refuses, the kernel refuses too ------------------------------
+# Each decision's adapter is called on its own, on a real position (one small compile each); the
+# user functions answer what the test puts in their options, so that one compile tries many answers.
+def _position(resolve=None):
+    """A kernel context of a 4-player game right after set-up (seat 0's Resolve set to ``resolve``)."""
+    from tests.kernel_support import kernel_bundle, kernel_context, kernel_copy, reference_game
+
+    g, _, cfg, sid, prm = reference_game(4, "heuristic", 3, 0)
+    if resolve is not None:
+        g.players[0].resolve = resolve
+    assert g.players[0].resolve > 0 or resolve == 0
+    st, rs = kernel_copy(g)
+    return kernel_context(kernel_bundle(), cfg, st, rs, sid, prm)
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return _position()
+
+
+@njit
+def first(view, options, n):
+    return options[0]  # the answer the test put first in the options
+
+
+@njit
+def first_row(view, options, n):
+    return options[0, 0]
+
+
+INDEX_DECISIONS = {"setup_advanced_skill": first, "move": first_row, "token": first, "test_option": first_row,
+                   "mission_reward": first_row, "skill_up": first, "advanced_skill": first, "skill_down": first}
+
+
+@pytest.mark.parametrize("name", sorted(INDEX_DECISIONS))
+def test_an_index_answer_must_name_one_of_the_options(ctx, name):
+    from sim.kernel.custom import _adapter
+
+    user = INDEX_DECISIONS[name]
+    f = _adapter(name, user)
+    options = np.zeros((4, 4) if user is first_row else 4, np.int64)
+    for answer in (0, 2):
+        options.flat[0] = answer
+        assert f(ctx, 0, options, 3) == answer
+    for answer in (-1, 3, 1 << 40):
+        options.flat[0] = answer
+        with pytest.raises(ValueError, match=rf"^KernelStrategy decision {name} answered {answer} \(legal: 0 to 2\)$"):
+            f(ctx, 0, options, 3)
+
+
+@njit
+def one_and_a_half(view, choices, n):
+    return 1.5
+
+
+@njit
+def more_than_one(view, choices, n):
+    return n > 1  # True: the readable engine takes it as 1 (isinstance(True, int))
+
+
+def test_an_index_answer_must_be_an_integer(ctx):
+    from sim.kernel.custom import _adapter
+
+    choices = np.zeros(4, np.int64)
+    with pytest.raises(ValueError, match=r"decision token answered a value of type float64, not an integer"):
+        _adapter("token", one_and_a_half)(ctx, 0, choices, 3)
+    assert _adapter("token", more_than_one)(ctx, 0, choices, 3) == 1
+
+
+@njit
+def extras(view, n, max_un):
+    return max_un - n
+
+
+def test_setup_extras_takes_at_most_the_extras_and_the_un_cap(ctx):
+    from sim.kernel.custom import _adapter
+
+    f = _adapter("setup_extras", extras)
+    assert f(ctx, 0, 2, 3) == 1
+    assert f(ctx, 0, 3, 3) == 0
+    for n, max_un, answer, hi in ((1, 8, 7, 1), (3, 1, -2, 1)):
+        with pytest.raises(ValueError, match=rf"decision setup_extras answered {answer} \(legal: 0 to {hi}\)"):
+            f(ctx, 0, n, max_un)
+
+
+@njit
+def reroll_first(view, successes, henchman, no_advance, dice, faces, n):
+    return dice[0]
+
+
+@njit
+def reroll_yes(view, successes, henchman, no_advance, dice, faces, n):
+    return n > 0
+
+
+def test_reroll_answers_a_rolled_die_or_minus_one(ctx):
+    from sim.kernel.custom import _adapter
+
+    f = _adapter("reroll", reroll_first)
+    dice, faces = np.zeros(8, np.int64), np.zeros(8, np.int64)
+    for answer in (-1, 0, 2):
+        dice[0] = answer
+        assert f(ctx, 0, 1, -1, False, dice, faces, 3) == answer
+    for answer in (-5, -2, 3):
+        dice[0] = answer
+        with pytest.raises(ValueError, match=rf"decision reroll answered {answer} \(legal: -1 to 2\)"):
+            f(ctx, 0, 1, -1, False, dice, faces, 3)
+    with pytest.raises(ValueError, match=r"decision reroll answered a value of type bool, not an integer"):
+        _adapter("reroll", reroll_yes)(ctx, 0, 1, -1, False, dice, faces, 3)

@@ -37,8 +37,10 @@ import os
 import types
 
 import numpy as np
+from numba import types as nbtypes
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLocator
 from numba.core.registry import CPUDispatcher
+from numba.extending import overload
 
 from sim._cache import HASHED_MODULES
 from sim.jit import KERNEL_OPTIONS, njit
@@ -192,17 +194,116 @@ def _pairing_cache(py_func, key: str) -> FunctionCache:
     return PairingCache(py_func)
 
 
+# --- the answers the readable engine accepts (sim/rules: StrategyError) --------------------------
+# Your decisions' answers are checked in their adapters (below) as the readable engine checks a
+# Python strategy's: an answer it refuses stops the kernel with a ValueError naming the decision and
+# the answer. (The built-in decisions answer legally by construction: their call sites keep only the
+# kernel's own cheap checks.) Compiled, a check is numba code typed on the answer's type; an answer
+# of a type the readable engine refuses (a float for an index) is refused whenever the decision is
+# asked. The messages are built at run time: the functions raising them use
+# numba's runtime (the kernel runs without it), and run only to raise.
+_RAISE_OPTIONS = {**KERNEL_OPTIONS, "_nrt": True, "cache": False}
+
+
+def _refuse_range_plain(code, answer, lo, hi):
+    raise ValueError("KernelStrategy decision " + DECISIONS[code] + " answered " + str(answer)
+                     + " (legal: " + str(lo) + " to " + str(hi) + ")")
+
+
+def _refuse_type_plain(code, what, want):
+    raise ValueError("KernelStrategy decision " + DECISIONS[code] + " answered a value of type " + what
+                     + ", not " + want)
+
+
+_refuse_range = njit(**_RAISE_OPTIONS)(_refuse_range_plain)
+_refuse_type = njit(**_RAISE_OPTIONS)(_refuse_type_plain)
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _index_answer(code, answer, lo, hi):
+    """``answer``, an integer in ``lo..hi`` (True and False count as 1 and 0, as ``isinstance(x, int)`` has it)."""
+    if not (_is_int(answer) or isinstance(answer, (bool, np.bool_))):
+        _refuse_type_plain(code, type(answer).__name__, "an integer")
+    if not lo <= answer <= hi:
+        _refuse_range_plain(code, int(answer), lo, hi)
+    return int(answer)
+
+
+def _int_answer(code, answer, lo, hi):
+    """``answer``, an integer in ``lo..hi``, not True or False (``reroll``)."""
+    if not _is_int(answer):
+        _refuse_type_plain(code, type(answer).__name__, "an integer")
+    if not lo <= answer <= hi:
+        _refuse_range_plain(code, int(answer), lo, hi)
+    return int(answer)
+
+
+@overload(_index_answer)
+def _index_answer_nb(code, answer, lo, hi):
+    if isinstance(answer, (nbtypes.Integer, nbtypes.Boolean)):
+        def impl(code, answer, lo, hi):
+            a = np.int64(answer)
+            if a < lo or a > hi:
+                _refuse_range(code, a, lo, hi)
+            return a
+
+        return impl
+    what = str(answer)
+
+    def refuse(code, answer, lo, hi):
+        _refuse_type(code, what, "an integer")
+        return np.int64(0)
+
+    return refuse
+
+
+@overload(_int_answer)
+def _int_answer_nb(code, answer, lo, hi):
+    if isinstance(answer, nbtypes.Integer):
+        def impl(code, answer, lo, hi):
+            a = np.int64(answer)
+            if a < lo or a > hi:
+                _refuse_range(code, a, lo, hi)
+            return a
+
+        return impl
+    what = str(answer)
+
+    def refuse(code, answer, lo, hi):
+        _refuse_type(code, what, "an integer")
+        return np.int64(0)
+
+    return refuse
+
+
+# decision -> the check of the answer ``a`` (as the readable engine checks it), as adapter source.
+_CHECKS = {
+    **dict.fromkeys(("setup_advanced_skill", "move", "token", "test_option", "mission_reward", "skill_up",
+                     "advanced_skill", "skill_down"), "_index_answer({code}, a, 0, n - 1)"),
+    "setup_extras": "_index_answer({code}, a, 0, min(n, max_un))",
+    "reroll": "_int_answer({code}, a, -1, n - 1)",
+}
+
+
 def _adapter(name: str, user):
-    """The kernel-side decision ``name(ctx, seat, ...)`` calling ``user(view, ...)``."""
+    """The kernel-side decision ``name(ctx, seat, ...)`` calling ``user(view, ...)`` and checking its answer."""
     from sim.kernel.view import make_view
 
     args = SIGNATURES[name]
+    code = DECISIONS.index(name)
     if name == "setup_level2_henchmen":  # seat 0 decides for the table
         src = f"def {name}(ctx, {', '.join(args)}):\n    return _user(_view(ctx, 0), {', '.join(args)})\n"
     else:
         a = "".join(f", {x}" for x in args)
-        src = f"def {name}(ctx, seat{a}):\n    return _user(_view(ctx, seat){a})\n"
-    env = {"_user": user, "_view": make_view}
+        check = _CHECKS.get(name, "a").format(code=code)
+        src = (f"def {name}(ctx, seat{a}):\n"
+               f"    v = _view(ctx, seat)\n"
+               f"    a = _user(v{a})\n"
+               f"    return {check}\n")
+    env = {"_user": user, "_view": make_view, "_index_answer": _index_answer, "_int_answer": _int_answer}
     exec(src, env)  # noqa: S102 - a fixed template: numba needs the arguments spelled out
     return njit(**{**KERNEL_OPTIONS, "cache": False})(env[name])
 
