@@ -249,3 +249,30 @@ def test_reroll_answers_a_rolled_die_or_minus_one(ctx):
             f(ctx, 0, 1, -1, False, dice, faces, 3)
     with pytest.raises(ValueError, match=r"decision reroll answered a value of type bool, not an integer"):
         _adapter("reroll", reroll_yes)(ctx, 0, 1, -1, False, dice, faces, 3)
+
+
+@njit
+def auto_pass_number(view, skill, henchman, no_advance):
+    return skill
+
+
+@njit
+def auto_pass_yes(view, skill, henchman, no_advance):
+    return skill > 1
+
+
+@njit
+def top_secret_one(view):
+    return 1
+
+
+def test_yes_or_no_answers_the_readable_engine_checks_must_be_true_or_false(ctx):
+    from sim.kernel.custom import _adapter
+
+    with pytest.raises(ValueError, match=r"decision use_auto_pass answered 2, not true or false"):
+        _adapter("use_auto_pass", auto_pass_number)(ctx, 0, 2, -1, False)
+    f = _adapter("use_auto_pass", auto_pass_yes)
+    assert f(ctx, 0, 2, -1, False) is True
+    assert f(ctx, 0, 1, -1, False) is False
+    with pytest.raises(ValueError, match=r"decision status_top_secret answered 1, not true or false"):
+        _adapter("status_top_secret", top_secret_one)(ctx, 0)

@@ -199,8 +199,8 @@ def _pairing_cache(py_func, key: str) -> FunctionCache:
 # Python strategy's: an answer it refuses stops the kernel with a ValueError naming the decision and
 # the answer. (The built-in decisions answer legally by construction: their call sites keep only the
 # kernel's own cheap checks.) Compiled, a check is numba code typed on the answer's type; an answer
-# of a type the readable engine refuses (a float for an index) is refused whenever the decision is
-# asked. The messages are built at run time: the functions raising them use
+# of a type the readable engine refuses (a float for an index, an int for true-or-false) is refused
+# whenever the decision is asked. The messages are built at run time: the functions raising them use
 # numba's runtime (the kernel runs without it), and run only to raise.
 _RAISE_OPTIONS = {**KERNEL_OPTIONS, "_nrt": True, "cache": False}
 
@@ -215,8 +215,13 @@ def _refuse_type_plain(code, what, want):
                      + ", not " + want)
 
 
+def _refuse_value_plain(code, answer, want):
+    raise ValueError("KernelStrategy decision " + DECISIONS[code] + " answered " + str(answer) + ", not " + want)
+
+
 _refuse_range = njit(**_RAISE_OPTIONS)(_refuse_range_plain)
 _refuse_type = njit(**_RAISE_OPTIONS)(_refuse_type_plain)
+_refuse_value = njit(**_RAISE_OPTIONS)(_refuse_value_plain)
 
 
 def _is_int(x) -> bool:
@@ -233,12 +238,21 @@ def _index_answer(code, answer, lo, hi):
 
 
 def _int_answer(code, answer, lo, hi):
-    """``answer``, an integer in ``lo..hi``, not True or False (``reroll``)."""
+    """``answer``, an integer in ``lo..hi``, not True or False (``reroll``, a gamble's mask)."""
     if not _is_int(answer):
         _refuse_type_plain(code, type(answer).__name__, "an integer")
     if not lo <= answer <= hi:
         _refuse_range_plain(code, int(answer), lo, hi)
     return int(answer)
+
+
+def _flag_answer(code, answer):
+    """``answer``, True or False (``use_auto_pass``, ``status_top_secret``)."""
+    if not isinstance(answer, (bool, np.bool_)):
+        if _is_int(answer):
+            _refuse_value_plain(code, int(answer), "true or false")
+        _refuse_type_plain(code, type(answer).__name__, "true or false")
+    return bool(answer)
 
 
 @overload(_index_answer)
@@ -279,12 +293,35 @@ def _int_answer_nb(code, answer, lo, hi):
     return refuse
 
 
+@overload(_flag_answer)
+def _flag_answer_nb(code, answer):
+    if isinstance(answer, nbtypes.Boolean):
+        return lambda code, answer: bool(answer)
+    if isinstance(answer, nbtypes.Integer):
+        def refuse_int(code, answer):
+            _refuse_value(code, np.int64(answer), "true or false")
+            return False
+
+        return refuse_int
+    what = str(answer)
+
+    def refuse(code, answer):
+        _refuse_type(code, what, "true or false")
+        return False
+
+    return refuse
+
+
 # decision -> the check of the answer ``a`` (as the readable engine checks it), as adapter source.
+# The other decisions are yes-or-no questions whose answer the readable engine reads as true or
+# false, whatever it is (``if strategy.rest(view): ...``): the kernel reads it so too.
 _CHECKS = {
     **dict.fromkeys(("setup_advanced_skill", "move", "token", "test_option", "mission_reward", "skill_up",
                      "advanced_skill", "skill_down"), "_index_answer({code}, a, 0, n - 1)"),
     "setup_extras": "_index_answer({code}, a, 0, min(n, max_un))",
     "reroll": "_int_answer({code}, a, -1, n - 1)",
+    "use_auto_pass": "_flag_answer({code}, a)",
+    "status_top_secret": "_flag_answer({code}, a)",
 }
 
 
@@ -303,7 +340,8 @@ def _adapter(name: str, user):
                f"    v = _view(ctx, seat)\n"
                f"    a = _user(v{a})\n"
                f"    return {check}\n")
-    env = {"_user": user, "_view": make_view, "_index_answer": _index_answer, "_int_answer": _int_answer}
+    env = {"_user": user, "_view": make_view, "_index_answer": _index_answer, "_int_answer": _int_answer,
+           "_flag_answer": _flag_answer}
     exec(src, env)  # noqa: S102 - a fixed template: numba needs the arguments spelled out
     return njit(**{**KERNEL_OPTIONS, "cache": False})(env[name])
 
