@@ -276,3 +276,53 @@ def test_yes_or_no_answers_the_readable_engine_checks_must_be_true_or_false(ctx)
     assert f(ctx, 0, 1, -1, False) is False
     with pytest.raises(ValueError, match=r"decision status_top_secret answered 1, not true or false"):
         _adapter("status_top_secret", top_secret_one)(ctx, 0)
+
+
+@njit
+def gamble_as_told(view, ranks, suits, free):
+    return ranks[0], suits[0] == 1  # (mask, spend): what the test put in the hand
+
+
+@njit
+def gamble_spend_number(view, ranks, suits, free):
+    return ranks[0], suits[0]
+
+
+@njit
+def gamble_mask_bool(view, ranks, suits, free):
+    return suits[0] == 1, False
+
+
+@njit
+def gamble_mask_only(view, ranks, suits, free):
+    return ranks[0]
+
+
+def test_a_gamble_answer_is_a_mask_and_true_or_false(ctx):
+    from sim.kernel.custom import _adapter
+
+    f = _adapter("gamble_exchange", gamble_as_told)
+    ranks, suits = np.zeros(5, np.int64), np.zeros(5, np.int64)
+
+    def answer(mask, spend, free=1):
+        ranks[0], suits[0] = mask, int(spend)
+        return f(ctx, 0, ranks, suits, free)
+
+    assert answer(0, False) == (0, False)
+    assert answer(8, False) == (8, False)
+    assert answer(31, True) == (31, True)
+    for mask in (-1, 32):
+        with pytest.raises(ValueError, match=rf"decision gamble_exchange answered {mask} \(legal: 0 to 31\)"):
+            answer(mask, False)
+    with pytest.raises(ValueError, match=r"answered \(3, False\): exchanges 2 cards \(allowed 1\)"):
+        answer(3, False)
+    ranks[0], suits[0] = 1, 1
+    with pytest.raises(ValueError, match=r"answered \(1, True\): spends Resolve it does not have"):
+        f(_position(resolve=0), 0, ranks, suits, 1)
+    ranks[0], suits[0] = 1, 2
+    with pytest.raises(ValueError, match=r"decision gamble_exchange answered 2, not true or false"):
+        _adapter("gamble_exchange", gamble_spend_number)(ctx, 0, ranks, suits, 1)
+    with pytest.raises(ValueError, match=r"decision gamble_exchange answered a value of type bool, not an integer"):
+        _adapter("gamble_exchange", gamble_mask_bool)(ctx, 0, ranks, suits, 1)
+    with pytest.raises(ValueError, match=r"answered a value of type int64, not a pair \(mask, spend_resolve\)"):
+        _adapter("gamble_exchange", gamble_mask_only)(ctx, 0, ranks, suits, 1)

@@ -43,6 +43,7 @@ from numba.core.registry import CPUDispatcher
 from numba.extending import overload
 
 from sim._cache import HASHED_MODULES
+from sim.content.constants import RESOLVE_EXCHANGE
 from sim.jit import KERNEL_OPTIONS, njit
 
 KERNEL_MODULES = ("decks", "villain", "endgame", "setup", "skill_tests", "gamble", "movement", "missions",
@@ -219,9 +220,22 @@ def _refuse_value_plain(code, answer, want):
     raise ValueError("KernelStrategy decision " + DECISIONS[code] + " answered " + str(answer) + ", not " + want)
 
 
+def _refuse_spend_plain(code, mask):
+    raise ValueError("KernelStrategy decision " + DECISIONS[code] + " answered (" + str(mask)
+                     + ", True): spends Resolve it does not have")
+
+
+def _refuse_exchanges_plain(code, mask, spend, n, allowed):
+    raise ValueError("KernelStrategy decision " + DECISIONS[code] + " answered (" + str(mask) + ", "
+                     + ("True" if spend else "False") + "): exchanges " + str(n) + " cards (allowed "
+                     + str(allowed) + ")")
+
+
 _refuse_range = njit(**_RAISE_OPTIONS)(_refuse_range_plain)
 _refuse_type = njit(**_RAISE_OPTIONS)(_refuse_type_plain)
 _refuse_value = njit(**_RAISE_OPTIONS)(_refuse_value_plain)
+_refuse_spend = njit(**_RAISE_OPTIONS)(_refuse_spend_plain)
+_refuse_exchanges = njit(**_RAISE_OPTIONS)(_refuse_exchanges_plain)
 
 
 def _is_int(x) -> bool:
@@ -253,6 +267,21 @@ def _flag_answer(code, answer):
             _refuse_value_plain(code, int(answer), "true or false")
         _refuse_type_plain(code, type(answer).__name__, "true or false")
     return bool(answer)
+
+
+def _gamble_answer(code, answer, free, resolve):
+    """``(mask, spend)``: exchange the hand positions of ``mask`` (0..31), spending 1 Resolve or not."""
+    if not (isinstance(answer, tuple) and len(answer) == 2):
+        _refuse_type_plain(code, type(answer).__name__, "a pair (mask, spend_resolve)")
+    mask = _int_answer(code, answer[0], 0, 31)
+    spend = _flag_answer(code, answer[1])
+    n = bin(mask).count("1")
+    if spend and resolve <= 0:
+        _refuse_spend_plain(code, mask)
+    allowed = RESOLVE_EXCHANGE if spend else free
+    if n > allowed:
+        _refuse_exchanges_plain(code, mask, spend, n, allowed)
+    return mask, spend
 
 
 @overload(_index_answer)
@@ -312,6 +341,32 @@ def _flag_answer_nb(code, answer):
     return refuse
 
 
+@overload(_gamble_answer)
+def _gamble_answer_nb(code, answer, free, resolve):
+    if isinstance(answer, nbtypes.BaseTuple) and len(answer) == 2:
+        def impl(code, answer, free, resolve):
+            mask = _int_answer(code, answer[0], 0, 31)
+            spend = _flag_answer(code, answer[1])
+            n = 0
+            for i in range(5):
+                n += (mask >> i) & 1
+            if spend and resolve <= 0:
+                _refuse_spend(code, mask)
+            allowed = RESOLVE_EXCHANGE if spend else free
+            if n > allowed:
+                _refuse_exchanges(code, mask, spend, n, allowed)
+            return mask, spend
+
+        return impl
+    what = str(answer)
+
+    def refuse(code, answer, free, resolve):
+        _refuse_type(code, what, "a pair (mask, spend_resolve)")
+        return np.int64(0), False
+
+    return refuse
+
+
 # decision -> the check of the answer ``a`` (as the readable engine checks it), as adapter source.
 # The other decisions are yes-or-no questions whose answer the readable engine reads as true or
 # false, whatever it is (``if strategy.rest(view): ...``): the kernel reads it so too.
@@ -322,6 +377,7 @@ _CHECKS = {
     "reroll": "_int_answer({code}, a, -1, n - 1)",
     "use_auto_pass": "_flag_answer({code}, a)",
     "status_top_secret": "_flag_answer({code}, a)",
+    "gamble_exchange": "_gamble_answer({code}, a, free, v.resolve(seat))",
 }
 
 
@@ -341,7 +397,7 @@ def _adapter(name: str, user):
                f"    a = _user(v{a})\n"
                f"    return {check}\n")
     env = {"_user": user, "_view": make_view, "_index_answer": _index_answer, "_int_answer": _int_answer,
-           "_flag_answer": _flag_answer}
+           "_flag_answer": _flag_answer, "_gamble_answer": _gamble_answer}
     exec(src, env)  # noqa: S102 - a fixed template: numba needs the arguments spelled out
     return njit(**{**KERNEL_OPTIONS, "cache": False})(env[name])
 
