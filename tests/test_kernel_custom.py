@@ -279,6 +279,41 @@ def test_yes_or_no_answers_the_readable_engine_checks_must_be_true_or_false(ctx)
 
 
 @njit
+def level2_first_twice(view, players, k, out):
+    for i in range(k):
+        out[i] = 0
+
+
+@njit
+def level2_past_the_last(view, players, k, out):
+    for i in range(k):
+        out[i] = view.n_henchmen + i
+
+
+@njit
+def level2_nothing(view, players, k, out):
+    return
+
+
+@njit
+def level2_base(view, players, k, out):
+    view.base_setup_level2_henchmen(players, k, out)
+
+
+def test_setup_level2_henchmen_writes_k_different_henchmen(ctx):
+    from sim.kernel.custom import _adapter
+
+    out = np.zeros(2, np.int64)
+    _adapter("setup_level2_henchmen", level2_base)(ctx, 1, 2, out)
+    assert len(set(out)) == 2 and 0 <= out.min() and out.max() < 4
+    cases = {level2_first_twice: r"out\[1\] = 0", level2_past_the_last: r"out\[0\] = 4", level2_nothing: r"out\[0\] = -1"}
+    for user, wrote in cases.items():
+        with pytest.raises(ValueError, match=rf"decision setup_level2_henchmen wrote {wrote} \(legal: 2 different "
+                                             r"henchmen of 0 to 3 in out\[:k\]; -1: not written\)"):
+            _adapter("setup_level2_henchmen", user)(ctx, 1, 2, out)
+
+
+@njit
 def gamble_as_told(view, ranks, suits, free):
     return ranks[0], suits[0] == 1  # (mask, spend): what the test put in the hand
 
@@ -326,3 +361,53 @@ def test_a_gamble_answer_is_a_mask_and_true_or_false(ctx):
         _adapter("gamble_exchange", gamble_mask_bool)(ctx, 0, ranks, suits, 1)
     with pytest.raises(ValueError, match=r"answered a value of type int64, not a pair \(mask, spend_resolve\)"):
         _adapter("gamble_exchange", gamble_mask_only)(ctx, 0, ranks, suits, 1)
+
+
+@njit
+def seven_extras(view, n, max_un):
+    return 7  # 1 player: 3 extras, at most 1 (or 3) as UN Transports
+
+
+@njit
+def level2_past_the_last_at_two(view, players, k, out):
+    if players == 2:
+        out[0] = view.n_henchmen  # one past the henchmen's levels in the state
+    else:
+        view.base_setup_level2_henchmen(players, k, out)
+
+
+@pytest.mark.slow
+def test_the_kernel_stops_at_an_illegal_answer_and_plays_legal_ones_unchanged():
+    ks = KernelStrategy("heuristic", setup_extras=seven_extras, setup_level2_henchmen=level2_past_the_last_at_two,
+                        name="cheat")
+    with pytest.raises(ValueError, match=r"decision setup_extras answered 7 \(legal: 0 to [13]\)"):
+        sim.simulate(players=1, games=20, seed=1, strategy=ks)
+    with pytest.raises(ValueError, match=r"decision setup_level2_henchmen wrote out\[0\] = 4 "):
+        sim.simulate(players=2, games=20, seed=1, strategy=ks)
+    # 4 players: no extras to choose, no henchman at level 2; the heuristic's own games
+    got = sim.simulate(players=4, games=200, seed=1, strategy=ks).drop("strategy")
+    assert got.equals(sim.simulate(players=4, games=200, seed=1, strategy="heuristic").drop("strategy"))
+
+
+def test_the_plain_python_adapters_refuse_the_same_answers():
+    """``sim.twin`` replays a kernel strategy as plain Python: its adapters check the answers too."""
+    from sim.content.constants import MAX_PLAYERS
+    from sim.kernel.custom import _adapter
+    from sim.kernel.layout import Context
+    from sim.twin import _Plain
+    from tests.kernel_support import content_and_pack, kernel_copy, reference_game
+
+    g, _, cfg, sid, prm = reference_game(4, "heuristic", 3, 0)
+    st, rs = kernel_copy(g)
+    plain_ctx = Context(content_and_pack()[1], cfg, st, rs, np.full(MAX_PLAYERS, sid, np.int64),
+                        np.ascontiguousarray(np.broadcast_to(prm, (MAX_PLAYERS, prm.shape[0]))))
+    plain = _Plain()
+    with pytest.raises(ValueError, match=r"decision token answered a value of type float, not an integer"):
+        plain.value(_adapter("token", one_and_a_half))(plain_ctx, 0, np.zeros(4, np.int64), 3)
+    with pytest.raises(ValueError, match=r"decision setup_level2_henchmen wrote out\[1\] = 0 "):
+        plain.value(_adapter("setup_level2_henchmen", level2_first_twice))(plain_ctx, 1, 2, np.zeros(2, np.int64))
+    with pytest.raises(ValueError, match=r"decision gamble_exchange answered 2, not true or false"):
+        plain.value(_adapter("gamble_exchange", gamble_spend_number))(plain_ctx, 0, np.array([1, 0, 0, 0, 0]),
+                                                                     np.array([2, 0, 0, 0, 0]), 1)
+    assert plain.value(_adapter("reroll", reroll_first))(plain_ctx, 0, 1, -1, False, np.array([-1, 0]),
+                                                         np.zeros(2, np.int64), 2) == -1

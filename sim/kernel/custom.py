@@ -231,11 +231,18 @@ def _refuse_exchanges_plain(code, mask, spend, n, allowed):
                      + str(allowed) + ")")
 
 
+def _refuse_henchmen_plain(code, i, h, k, n_h):
+    raise ValueError("KernelStrategy decision " + DECISIONS[code] + " wrote out[" + str(i) + "] = " + str(h)
+                     + " (legal: " + str(k) + " different henchmen of 0 to " + str(n_h - 1)
+                     + " in out[:k]; -1: not written)")
+
+
 _refuse_range = njit(**_RAISE_OPTIONS)(_refuse_range_plain)
 _refuse_type = njit(**_RAISE_OPTIONS)(_refuse_type_plain)
 _refuse_value = njit(**_RAISE_OPTIONS)(_refuse_value_plain)
 _refuse_spend = njit(**_RAISE_OPTIONS)(_refuse_spend_plain)
 _refuse_exchanges = njit(**_RAISE_OPTIONS)(_refuse_exchanges_plain)
+_refuse_henchmen = njit(**_RAISE_OPTIONS)(_refuse_henchmen_plain)
 
 
 def _is_int(x) -> bool:
@@ -367,6 +374,18 @@ def _gamble_answer_nb(code, answer, free, resolve):
     return refuse
 
 
+@njit(**{**KERNEL_OPTIONS, "cache": False})
+def _check_henchmen(code, out, k, n_h):
+    """``out[:k]``: ``k`` different henchmen (``setup_level2_henchmen``; -1 where nothing was written)."""
+    for i in range(k):
+        h = out[i]
+        if h < 0 or h >= n_h:
+            _refuse_henchmen(code, i, h, k, n_h)
+        for j in range(i):
+            if out[j] == h:
+                _refuse_henchmen(code, i, h, k, n_h)
+
+
 # decision -> the check of the answer ``a`` (as the readable engine checks it), as adapter source.
 # The other decisions are yes-or-no questions whose answer the readable engine reads as true or
 # false, whatever it is (``if strategy.rest(view): ...``): the kernel reads it so too.
@@ -387,8 +406,13 @@ def _adapter(name: str, user):
 
     args = SIGNATURES[name]
     code = DECISIONS.index(name)
-    if name == "setup_level2_henchmen":  # seat 0 decides for the table
-        src = f"def {name}(ctx, {', '.join(args)}):\n    return _user(_view(ctx, 0), {', '.join(args)})\n"
+    if name == "setup_level2_henchmen":  # seat 0 decides for the table, writing out[:k]
+        src = (f"def {name}(ctx, {', '.join(args)}):\n"
+               f"    for i in range(k):\n"
+               f"        out[i] = -1\n"
+               f"    v = _view(ctx, 0)\n"
+               f"    _user(v, {', '.join(args)})\n"
+               f"    _check_henchmen({code}, out, k, v.n_henchmen)\n")
     else:
         a = "".join(f", {x}" for x in args)
         check = _CHECKS.get(name, "a").format(code=code)
@@ -397,7 +421,7 @@ def _adapter(name: str, user):
                f"    a = _user(v{a})\n"
                f"    return {check}\n")
     env = {"_user": user, "_view": make_view, "_index_answer": _index_answer, "_int_answer": _int_answer,
-           "_flag_answer": _flag_answer, "_gamble_answer": _gamble_answer}
+           "_flag_answer": _flag_answer, "_gamble_answer": _gamble_answer, "_check_henchmen": _check_henchmen}
     exec(src, env)  # noqa: S102 - a fixed template: numba needs the arguments spelled out
     return njit(**{**KERNEL_OPTIONS, "cache": False})(env[name])
 
