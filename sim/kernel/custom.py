@@ -26,6 +26,13 @@ everything it refers to) and the kernel's sources: a second process loads it in
 about a second. Randomness must come from ``view.random_below(n)`` (the game's
 strategy stream) so that games stay reproducible. :func:`check_twin` compares a
 kernel strategy with its readable twin, decision by decision.
+
+Each answer is checked as the readable engine checks a Python strategy's: an index
+among the ``n`` options (``reroll``: a rolled die or -1), ``True`` or ``False`` where
+it asks for exactly that (``use_auto_pass``, ``status_top_secret``, a gamble's
+``spend``), ``k`` different henchmen written to ``out[:k]`` by
+``setup_level2_henchmen``. An illegal answer stops the run with a ``ValueError``
+naming the decision and the answer, never played.
 """
 
 from __future__ import annotations
