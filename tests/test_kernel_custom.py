@@ -411,3 +411,75 @@ def test_the_plain_python_adapters_refuse_the_same_answers():
                                                                      np.array([2, 0, 0, 0, 0]), 1)
     assert plain.value(_adapter("reroll", reroll_first))(plain_ctx, 0, 1, -1, False, np.array([-1, 0]),
                                                          np.zeros(2, np.int64), 2) == -1
+
+
+# --- what the pairing key covers: each case is two versions of the user's modules, imported afresh -----
+@pytest.fixture
+def user_code(tmp_path, monkeypatch):
+    """``load(files, main)``: write ``files`` into a new folder on ``sys.path`` and import ``main``.
+
+    Each call starts from a new folder and drops the earlier versions of the modules it writes, as a
+    new process would import them.
+    """
+    import importlib
+    import sys
+    import textwrap
+
+    tops: set[str] = set()
+
+    def forget():
+        for name in [n for n in sys.modules if n.split(".")[0] in tops]:
+            del sys.modules[name]
+
+    def load(files: dict, main: str):
+        folder = tmp_path / f"v{len(list(tmp_path.iterdir()))}"
+        for rel, text in files.items():
+            path = folder / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(text))
+            tops.add(rel.split("/")[0].removesuffix(".py"))
+        forget()
+        monkeypatch.syspath_prepend(str(folder))
+        return importlib.import_module(main)
+
+    yield load
+    forget()
+
+
+def _decision(imports: str, test: str, decorator: str = "@njit") -> str:
+    return f"""
+from numba import njit
+{imports}
+
+{decorator}
+def tok(view, choices, n):
+    if {test}:
+        return 0
+    return view.base_token(choices, n)
+"""
+
+
+KEY_CASES = {
+    "a submodule's attribute": lambda v: {
+        "ks_sub/__init__.py": "",
+        "ks_sub/consts.py": f"import ks_sub  # ks_sub.consts.ks_sub: a cycle\n\nTHRESH = {v}\n",
+        "ks_sub_tok.py": _decision("import ks_sub.consts", "ks_sub.consts.THRESH > 0"),
+    },
+}
+KEY_VALUES: dict = {}
+
+
+@pytest.mark.parametrize("case", sorted(KEY_CASES))
+def test_the_pairing_key_covers_what_compiled_code_freezes(user_code, case):
+    """Two versions of the user's modules that compile to different code get different keys; the same
+    version imported again (a new process) gets the same key, so its cached pairing is found."""
+    from sim.kernel.custom import pairing_key
+
+    old, new = KEY_VALUES.get(case, (0, 1))
+    main = [f for f in KEY_CASES[case](old) if f.endswith("_tok.py")][0].removesuffix(".py")
+
+    def key(value):
+        return pairing_key({"token": user_code(KEY_CASES[case](value), main).tok})
+
+    assert key(old) == key(old)
+    assert key(old) != key(new)

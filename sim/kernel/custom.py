@@ -41,6 +41,7 @@ import hashlib
 import importlib
 import inspect
 import os
+import sys
 import types
 
 import numpy as np
@@ -85,6 +86,27 @@ def _names(code) -> set[str]:
 
 
 # --- what a compiled pairing depends on: its fingerprint --------------------------------------
+# Installed libraries are hashed by name and version, not by content: numba's own cache index
+# holds its version, and their values do not change under a running process.
+_LIBRARIES = frozenset({"numba", "numpy", "llvmlite", *sys.stdlib_module_names})
+
+
+def _kernel_source(module: str | None) -> bool:
+    """Whether ``module`` is part of the kernel's sources (hashed by :func:`sim._cache.sources_hash`)."""
+    return bool(module) and (module.startswith(HASHED_MODULES) or module == "sim.kernel")
+
+
+def _library(module: str | None) -> bool:
+    """Whether ``module`` belongs to numba, numpy, llvmlite or Python's standard library."""
+    return bool(module) and module.partition(".")[0] in _LIBRARIES
+
+
+def _library_version(module: str) -> str:
+    """The version of ``module``'s package (Python's for the standard library)."""
+    top = sys.modules.get(module.partition(".")[0])
+    return str(getattr(top, "__version__", None) or sys.version)
+
+
 def _hash_code(code, h) -> None:
     """Hash a code object: bytecode, names and constants, nested code included."""
     h.update(code.co_code)
@@ -119,12 +141,19 @@ def _fingerprint(obj, h, seen: set, attrs: set | None = None) -> None:
                 _fingerprint(obj.__globals__[name], h, seen, names)
     elif isinstance(obj, types.ModuleType):
         h.update(b"M" + obj.__name__.encode())
-        if obj.__name__.startswith(HASHED_MODULES) or obj.__name__ == "sim.kernel":
+        if _kernel_source(obj.__name__):
             return  # their source is part of sim._cache.sources_hash()
-        for name in sorted(attrs or ()):  # module.NAME as the code reads it
-            if name in vars(obj) and not isinstance(vars(obj)[name], types.ModuleType):
+        if _library(obj.__name__):
+            h.update(_library_version(obj.__name__).encode())
+            return
+        # module.NAME as the code reads it, and module.sub.NAME: a submodule is read with the same names
+        for name in sorted(attrs or ()):
+            if name in vars(obj):
                 h.update(b"A" + name.encode())
-                _fingerprint(vars(obj)[name], h, seen)
+                if (id(obj), name) in seen:  # hashed already (and cycles: pkg.sub.pkg)
+                    continue
+                seen.add((id(obj), name))
+                _fingerprint(vars(obj)[name], h, seen, attrs)
     elif isinstance(obj, np.ndarray):
         h.update(f"{obj.dtype}{obj.shape}".encode())
         h.update(np.ascontiguousarray(obj).tobytes())
