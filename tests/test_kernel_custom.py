@@ -465,6 +465,10 @@ KEY_CASES = {
         "ks_sub/consts.py": f"import ks_sub  # ks_sub.consts.ks_sub: a cycle\n\nTHRESH = {v}\n",
         "ks_sub_tok.py": _decision("import ks_sub.consts", "ks_sub.consts.THRESH > 0"),
     },
+    "an IntEnum member's value": lambda v: {
+        "ks_enum_kinds.py": f"from enum import IntEnum\n\nclass Lim(IntEnum):\n    FIGHT_AT = {v}\n",
+        "ks_enum_tok.py": _decision("from ks_enum_kinds import Lim", "Lim.FIGHT_AT > 0"),
+    },
 }
 KEY_VALUES: dict = {}
 

@@ -37,6 +37,7 @@ naming the decision and the answer, never played.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import importlib
 import inspect
@@ -154,6 +155,11 @@ def _fingerprint(obj, h, seen: set, attrs: set | None = None) -> None:
                     continue
                 seen.add((id(obj), name))
                 _fingerprint(vars(obj)[name], h, seen, attrs)
+    elif isinstance(obj, enum.Enum):  # before the numbers: an IntEnum member is an int
+        h.update(f"E{type(obj).__module__}.{type(obj).__qualname__}.{obj.name}".encode())
+        _fingerprint(obj.value, h, seen)
+    elif isinstance(obj, type):
+        _fingerprint_class(obj, h, seen)
     elif isinstance(obj, np.ndarray):
         h.update(f"{obj.dtype}{obj.shape}".encode())
         h.update(np.ascontiguousarray(obj).tobytes())
@@ -163,8 +169,37 @@ def _fingerprint(obj, h, seen: set, attrs: set | None = None) -> None:
         h.update(b"T")
         for x in obj:
             _fingerprint(x, h, seen)
-    else:  # a class, a numba type, ...: its qualified name and repr
+    else:  # a numba type, ...: its qualified name and repr
         h.update(f"{type(obj).__module__}.{type(obj).__qualname__}:{obj!r}".encode())
+
+
+def _fingerprint_class(cls: type, h, seen: set) -> None:
+    """Hash a class as compiled code reads it: its attributes' values (an enum's members'), its methods."""
+    h.update(f"C{cls.__module__}.{cls.__qualname__}".encode())
+    if _kernel_source(cls.__module__) or _library(cls.__module__) or id(cls) in seen:
+        return
+    seen.add(id(cls))
+    is_enum = issubclass(cls, enum.Enum)
+    if is_enum:
+        for name, member in cls.__members__.items():  # aliases included
+            h.update(b"E" + name.encode())
+            _fingerprint(member.value, h, seen)
+    for klass in cls.__mro__:
+        if _kernel_source(klass.__module__) or _library(klass.__module__):
+            continue  # object, int, enum.IntEnum...
+        h.update(b"B" + klass.__qualname__.encode())
+        for name in sorted(vars(klass)):
+            if name.startswith("__") and name.endswith("__"):
+                continue
+            if is_enum and (name in cls.__members__ or (name.startswith("_") and name.endswith("_"))):
+                continue  # the members (above) and enum's own bookkeeping (_member_map_, ...)
+            value = vars(klass)[name]
+            if isinstance(value, (staticmethod, classmethod)):
+                value = value.__func__
+            elif isinstance(value, property):
+                value = (value.fget, value.fset, value.fdel)
+            h.update(b"A" + name.encode())
+            _fingerprint(value, h, seen)
 
 
 def pairing_key(decisions: dict) -> str:
