@@ -469,6 +469,14 @@ KEY_CASES = {
         "ks_enum_kinds.py": f"from enum import IntEnum\n\nclass Lim(IntEnum):\n    FIGHT_AT = {v}\n",
         "ks_enum_tok.py": _decision("from ks_enum_kinds import Lim", "Lim.FIGHT_AT > 0"),
     },
+    "a helper's default argument": lambda v: {
+        "ks_dflt_help.py": f"from numba import njit\n\n@njit\ndef pick(view, n, k={v}):\n    return k\n",
+        "ks_dflt_tok.py": _decision("from ks_dflt_help import pick", "pick(view, n) > 0"),
+    },
+    "a helper's keyword-only default": lambda v: {
+        "ks_kwd_help.py": f"from numba import njit\n\n@njit\ndef pick(view, n, *, k={v}):\n    return k\n",
+        "ks_kwd_tok.py": _decision("from ks_kwd_help import pick", "pick(view, n) > 0"),
+    },
 }
 KEY_VALUES: dict = {}
 

@@ -133,6 +133,11 @@ def _fingerprint(obj, h, seen: set, attrs: set | None = None) -> None:
             return
         seen.add(id(obj))
         _hash_code(obj.__code__, h)
+        h.update(b"D")  # default arguments: numba compiles an omitted argument's default in
+        _fingerprint(obj.__defaults__, h, seen)
+        for name, value in sorted((obj.__kwdefaults__ or {}).items()):
+            h.update(b"K" + name.encode())
+            _fingerprint(value, h, seen)
         for cell in obj.__closure__ or ():
             _fingerprint(cell.cell_contents, h, seen)
         names = _names(obj.__code__)
