@@ -477,8 +477,15 @@ KEY_CASES = {
         "ks_kwd_help.py": f"from numba import njit\n\n@njit\ndef pick(view, n, *, k={v}):\n    return k\n",
         "ks_kwd_tok.py": _decision("from ks_kwd_help import pick", "pick(view, n) > 0"),
     },
+    "a helper's @njit options": lambda v: {
+        "ks_opts_help.py": f"from numba import njit\n\n@njit(error_model={v!r})\ndef ratio(a, b):\n    return a / b\n",
+        "ks_opts_tok.py": _decision("from ks_opts_help import ratio", "ratio(view.rounds, view.rounds - view.rounds) > 0"),
+    },
+    "the decision's @njit options": lambda v: {
+        "ks_dopt_tok.py": _decision("", "1.0 / (view.rounds - view.rounds) > 0", f"@njit(error_model={v!r})"),
+    },
 }
-KEY_VALUES: dict = {}
+KEY_VALUES = {"a helper's @njit options": ("python", "numpy"), "the decision's @njit options": ("python", "numpy")}
 
 
 @pytest.mark.parametrize("case", sorted(KEY_CASES))

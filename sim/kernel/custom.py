@@ -125,7 +125,12 @@ def _fingerprint(obj, h, seen: set, attrs: set | None = None) -> None:
     numba freezes the globals a function reads when it compiles, so their values (and the
     code of the functions they name, recursively) are part of what a cached pairing is.
     """
-    if isinstance(obj, CPUDispatcher):
+    if isinstance(obj, CPUDispatcher):  # its options (error_model, fastmath, ...) change the code too
+        h.update(f"J{type(obj).__module__}.{type(obj).__qualname__}".encode())
+        for name, value in sorted({**obj.targetoptions, "locals": obj.locals}.items()):
+            h.update(b"O" + name.encode())
+            _fingerprint(value, h, seen)
+        _fingerprint(getattr(getattr(obj, "_compiler", None), "pipeline_class", None), h, seen)
         obj = obj.py_func
     if isinstance(obj, types.FunctionType):
         h.update(b"F" + obj.__qualname__.encode())
@@ -174,6 +179,13 @@ def _fingerprint(obj, h, seen: set, attrs: set | None = None) -> None:
         h.update(b"T")
         for x in obj:
             _fingerprint(x, h, seen)
+    elif isinstance(obj, (set, frozenset)):  # fastmath={"nsz", ...}: in an order that holds across processes
+        h.update(b"S" + repr(sorted(map(repr, obj))).encode())
+    elif isinstance(obj, dict):
+        h.update(b"Y")
+        for k in sorted(obj, key=repr):
+            _fingerprint(k, h, seen)
+            _fingerprint(obj[k], h, seen)
     else:  # a numba type, ...: its qualified name and repr
         h.update(f"{type(obj).__module__}.{type(obj).__qualname__}:{obj!r}".encode())
 
