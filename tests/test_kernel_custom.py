@@ -502,3 +502,64 @@ def test_the_pairing_key_covers_what_compiled_code_freezes(user_code, case):
 
     assert key(old) == key(old)
     assert key(old) != key(new)
+
+
+NUMBA_HELPERS = {
+    "an @overload stub": """
+        from numba.extending import overload
+
+        def limit():
+            pass
+
+        @overload(limit)
+        def _limit():
+            def impl():
+                return 0
+            return impl
+        """,
+    "a @register_jitable function": """
+        from numba.extending import register_jitable
+
+        @register_jitable
+        def limit():
+            return 0
+        """,
+    "an @intrinsic": """
+        from numba.core import cgutils, types
+        from numba.extending import intrinsic
+
+        @intrinsic
+        def limit(typingctx):
+            return types.int64(), lambda context, builder, sig, args: cgutils.intp_t(0)
+        """,
+    "a @vectorize function": """
+        from numba import vectorize
+
+        @vectorize(["int64(int64)"])
+        def limit_of(x):
+            return 0
+        """,
+    "a @jitclass": """
+        from numba import int64
+        from numba.experimental import jitclass
+
+        @jitclass([("x", int64)])
+        class Limit:
+            def __init__(self):
+                self.x = 0
+        """,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(NUMBA_HELPERS))
+def test_code_numba_keeps_out_of_the_keys_reach_is_refused(user_code, kind):
+    """An @overload's implementation (and an @intrinsic's, ...) lives in numba's registries, out of the
+    fingerprint's reach: a changed implementation would be served the old cached pairing, so
+    KernelStrategy refuses it and names it."""
+    name, call = {"a @vectorize function": ("limit_of", "limit_of(0)"),
+                  "a @jitclass": ("Limit", "Limit().x")}.get(kind, ("limit", "limit()"))
+    files = {"ks_numba_help.py": NUMBA_HELPERS[kind],
+             "ks_numba_tok.py": _decision(f"from ks_numba_help import {name}", f"{call} > 0")}
+    m = user_code(files, "ks_numba_tok")
+    with pytest.raises(ValueError, match=rf"ks_numba_help\.{name} is [^:]*{kind}.*pairing key cannot fingerprint it"):
+        KernelStrategy("heuristic", token=m.tok)

@@ -124,6 +124,8 @@ def _fingerprint(obj, h, seen: set, attrs: set | None = None) -> None:
 
     numba freezes the globals a function reads when it compiles, so their values (and the
     code of the functions they name, recursively) are part of what a cached pairing is.
+    Code that numba keeps where this cannot read it (an ``@overload``, an ``@intrinsic``,
+    a ``@jitclass``...) is refused: a ``ValueError`` names it.
     """
     if isinstance(obj, CPUDispatcher):  # its options (error_model, fastmath, ...) change the code too
         h.update(f"J{type(obj).__module__}.{type(obj).__qualname__}".encode())
@@ -131,25 +133,13 @@ def _fingerprint(obj, h, seen: set, attrs: set | None = None) -> None:
             h.update(b"O" + name.encode())
             _fingerprint(value, h, seen)
         _fingerprint(getattr(getattr(obj, "_compiler", None), "pipeline_class", None), h, seen)
-        obj = obj.py_func
-    if isinstance(obj, types.FunctionType):
-        h.update(b"F" + obj.__qualname__.encode())
-        if id(obj) in seen:
-            return
-        seen.add(id(obj))
-        _hash_code(obj.__code__, h)
-        h.update(b"D")  # default arguments: numba compiles an omitted argument's default in
-        _fingerprint(obj.__defaults__, h, seen)
-        for name, value in sorted((obj.__kwdefaults__ or {}).items()):
-            h.update(b"K" + name.encode())
-            _fingerprint(value, h, seen)
-        for cell in obj.__closure__ or ():
-            _fingerprint(cell.cell_contents, h, seen)
-        names = _names(obj.__code__)
-        for name in sorted(names):
-            if name in obj.__globals__:
-                h.update(b"G" + name.encode())
-                _fingerprint(obj.__globals__[name], h, seen, names)
+        _fingerprint_function(obj.py_func, h, seen)
+    elif _made_by_numba(obj):
+        raise _unreadable(obj, _NUMBA_KINDS.get(type(obj).__name__, f"a numba {type(obj).__name__}"))
+    elif isinstance(obj, types.FunctionType):
+        if not _outside(obj.__module__) and _numba_typed(obj):
+            raise _unreadable(obj, "an @overload stub or a @register_jitable function")
+        _fingerprint_function(obj, h, seen)
     elif isinstance(obj, types.ModuleType):
         h.update(b"M" + obj.__name__.encode())
         if _kernel_source(obj.__name__):
@@ -190,10 +180,79 @@ def _fingerprint(obj, h, seen: set, attrs: set | None = None) -> None:
         h.update(f"{type(obj).__module__}.{type(obj).__qualname__}:{obj!r}".encode())
 
 
+def _fingerprint_function(f: types.FunctionType, h, seen: set) -> None:
+    """Hash a Python function: its code, defaults and closure, and the globals it reads."""
+    h.update(f"F{f.__module__}.{f.__qualname__}".encode())
+    if _outside(f.__module__) or id(f) in seen:
+        return
+    seen.add(id(f))
+    _hash_code(f.__code__, h)
+    h.update(b"D")  # default arguments: numba compiles an omitted argument's default in
+    _fingerprint(f.__defaults__, h, seen)
+    for name, value in sorted((f.__kwdefaults__ or {}).items()):
+        h.update(b"K" + name.encode())
+        _fingerprint(value, h, seen)
+    for cell in f.__closure__ or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell: a name the function binds later
+            h.update(b"empty cell")
+            continue
+        _fingerprint(value, h, seen)
+    names = _names(f.__code__)
+    for name in sorted(names):
+        if name in f.__globals__:
+            h.update(b"G" + name.encode())
+            _fingerprint(f.__globals__[name], h, seen, names)
+
+
+# numba's compiled objects other than a dispatcher: what the refusal calls them
+_NUMBA_KINDS = {"_Intrinsic": "an @intrinsic", "DUFunc": "a @vectorize function", "GUFunc": "a @guvectorize function",
+                "CFunc": "a @cfunc", "JitClassType": "a @jitclass"}
+
+
+def _outside(module: str | None) -> bool:
+    """Whether ``module`` is hashed otherwise: the kernel's sources, or an installed library's version."""
+    return _kernel_source(module) or _library(module)
+
+
+def _made_by_numba(obj) -> bool:
+    """Whether ``obj`` is code numba compiles from yours but not a dispatcher (@intrinsic, @jitclass, ...)."""
+    if not type(obj).__module__.startswith("numba.") or isinstance(obj, nbtypes.Type):
+        return False
+    origins = [getattr(obj, "__module__", None)]
+    for attr in ("py_func", "_pyfunc", "_defn", "__wrapped__"):
+        f = getattr(obj, attr, None)
+        if isinstance(f, types.FunctionType):
+            origins.append(f.__module__)
+    return any(isinstance(m, str) and not _outside(m) for m in origins)
+
+
+def _numba_typed(f: types.FunctionType) -> bool:
+    """Whether numba types plain function ``f`` itself: an ``@overload`` stub or a ``@register_jitable``."""
+    from numba.core.registry import cpu_target
+
+    context = cpu_target.typing_context
+    context.refresh()  # the registrations made since the last compile
+    try:
+        return isinstance(context.resolve_value_type(f), nbtypes.Function)
+    except ValueError:  # numba cannot call it: nothing compiled to miss
+        return False
+
+
+def _unreadable(obj, kind: str) -> ValueError:
+    """The refusal of ``obj``, ``kind`` of numba code the key cannot read: what it is and what to do."""
+    name = f"{getattr(obj, '__module__', None)}.{getattr(obj, '__qualname__', getattr(obj, '__name__', obj))}"
+    return ValueError(
+        f"{name} is {kind}: numba keeps its implementation where the pairing key cannot fingerprint it, "
+        f"so a cached pairing could play stale code after it changes; write it as an @njit function "
+        f"(numba.njit) that your decision calls")
+
+
 def _fingerprint_class(cls: type, h, seen: set) -> None:
     """Hash a class as compiled code reads it: its attributes' values (an enum's members'), its methods."""
     h.update(f"C{cls.__module__}.{cls.__qualname__}".encode())
-    if _kernel_source(cls.__module__) or _library(cls.__module__) or id(cls) in seen:
+    if _outside(cls.__module__) or id(cls) in seen:
         return
     seen.add(id(cls))
     is_enum = issubclass(cls, enum.Enum)
@@ -202,7 +261,7 @@ def _fingerprint_class(cls: type, h, seen: set) -> None:
             h.update(b"E" + name.encode())
             _fingerprint(member.value, h, seen)
     for klass in cls.__mro__:
-        if _kernel_source(klass.__module__) or _library(klass.__module__):
+        if _outside(klass.__module__):
             continue  # object, int, enum.IntEnum...
         h.update(b"B" + klass.__qualname__.encode())
         for name in sorted(vars(klass)):
@@ -606,6 +665,7 @@ class KernelStrategy:
 
         self.base = make_team(base, 1, params)[0]
         self.decisions = dict(decisions)
+        pairing_key(self.decisions)  # refuses what the key cannot fingerprint, before any game
         self.name = name or f"{base}+" + "+".join(sorted(decisions))
         self._batch = None
 
