@@ -484,6 +484,11 @@ KEY_CASES = {
     "the decision's @njit options": lambda v: {
         "ks_dopt_tok.py": _decision("", "1.0 / (view.rounds - view.rounds) > 0", f"@njit(error_model={v!r})"),
     },
+    "a namedtuple's field names": lambda v: {
+        "ks_nt_limits.py": "from collections import namedtuple\n\n"
+                           f"Limits = namedtuple('Limits', {['fight rest', 'rest fight'][v]!r})\nLIMITS = Limits(1, 0)\n",
+        "ks_nt_tok.py": _decision("from ks_nt_limits import LIMITS", "LIMITS.fight > 0"),
+    },
 }
 KEY_VALUES = {"a helper's @njit options": ("python", "numpy"), "the decision's @njit options": ("python", "numpy")}
 
@@ -502,6 +507,16 @@ def test_the_pairing_key_covers_what_compiled_code_freezes(user_code, case):
 
     assert key(old) == key(old)
     assert key(old) != key(new)
+
+
+def test_the_pairing_key_covers_the_compilers_version(monkeypatch):
+    import numba
+
+    from sim.kernel.custom import pairing_key
+
+    key = pairing_key({"token": shy_token})
+    monkeypatch.setattr(numba, "__version__", "0.0.1")
+    assert pairing_key({"token": shy_token}) != key
 
 
 NUMBA_HELPERS = {

@@ -166,7 +166,7 @@ def _fingerprint(obj, h, seen: set, attrs: set | None = None) -> None:
     elif isinstance(obj, (int, float, complex, str, bytes, bool, type(None))):
         h.update(repr(obj).encode())
     elif isinstance(obj, (tuple, list)):
-        h.update(b"T")
+        h.update(b"T" + repr(getattr(obj, "_fields", None)).encode())  # a namedtuple's field names
         for x in obj:
             _fingerprint(x, h, seen)
     elif isinstance(obj, (set, frozenset)):  # fastmath={"nsz", ...}: in an order that holds across processes
@@ -283,6 +283,7 @@ def pairing_key(decisions: dict) -> str:
     from sim._cache import sources_hash
 
     h = hashlib.sha256(sources_hash().encode())
+    h.update(repr([_library_version(m) for m in ("numba", "numpy", "llvmlite", "sys")]).encode())
     seen: set = set()
     for name in sorted(decisions):
         h.update(b"D" + name.encode())
