@@ -578,3 +578,42 @@ def test_code_numba_keeps_out_of_the_keys_reach_is_refused(user_code, kind):
     m = user_code(files, "ks_numba_tok")
     with pytest.raises(ValueError, match=rf"ks_numba_help\.{name} is [^:]*{kind}.*pairing key cannot fingerprint it"):
         KernelStrategy("heuristic", token=m.tok)
+
+
+FROZEN = """
+from numba import njit
+
+T = 0
+
+
+@njit
+def limit():
+    return T
+
+
+@njit
+def tok(view, choices, n):
+    if limit() > 0:
+        return 0  # choices[0]: ignore the tokens
+    return view.base_token(choices, n)
+"""
+
+
+@pytest.mark.slow
+def test_a_pairing_compiles_the_users_functions_afresh(user_code, tmp_path, monkeypatch):
+    """numba freezes the globals a function reads when it first compiles it: a pairing compiled after
+    a change must not play that old code under the new key, nor cache it on disk."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))  # this test's pairings only
+    m = user_code({"ks_frozen.py": FROZEN}, "ks_frozen")
+    assert m.limit() == 0  # compiled now, T = 0 frozen in
+    m.T = 1
+    shy = KernelStrategy("heuristic", token=m.tok, name="shy")
+    got = sim.simulate(players=4, games=60, seed=1, strategy=shy)
+    assert got["location_track"].max() == 0  # limit() is 1: never fights a henchman
+    assert m.limit() == 0  # the user's own function is left as it was
+    # the same strategy again plays the same pairing; another base with the same decisions shares it
+    batch = shy.batch_function()
+    assert sim.simulate(players=4, games=60, seed=1, strategy=shy).equals(got)
+    assert shy.batch_function() is batch
+    cautious = sim.simulate(players=4, games=60, seed=1, strategy=KernelStrategy("cautious", token=m.tok))
+    assert cautious["location_track"].max() == 0 and not cautious.equals(got)

@@ -574,6 +574,84 @@ def _adapter(name: str, user):
     return njit(**{**KERNEL_OPTIONS, "cache": False})(env[name])
 
 
+class _Fresh:
+    """Copies of your compiled functions, made for one pairing so that none of their earlier code is reused.
+
+    numba compiles a dispatcher once per signature, freezing in the values of the globals
+    it reads, and serves that code to every later caller: after ``module.T = 1`` (or a
+    notebook cell that redefines a helper), a pairing compiled from the same dispatcher
+    would play the code compiled with ``T = 0`` under a key that says ``T = 1``, and cache
+    it on disk. So a pairing compiles copies: every dispatcher of yours that a decision
+    reaches (through globals, closures, default arguments, module attributes and tuples) is
+    rebuilt from its Python function, its globals as they are now and its options, and
+    compiled afresh (not from numba's own cache of it). Your dispatchers are left as they are.
+    """
+
+    def __init__(self):
+        """No copies yet."""
+        self._copies: dict[int, object] = {}  # id(original) -> its copy
+        self._originals: list = []  # kept alive while their ids are keys
+        self._module_names: dict[int, set] = {}  # id(module) -> the names copied into its copy
+
+    def value(self, obj, names: frozenset = frozenset()):
+        """``obj`` with the dispatchers it reaches replaced by their copies (``obj`` itself if none)."""
+        if isinstance(obj, CPUDispatcher) and not _outside(obj.py_func.__module__):
+            return self._dispatcher(obj)
+        if isinstance(obj, types.ModuleType) and not _outside(obj.__name__):
+            return self._module(obj, names)
+        if isinstance(obj, tuple):
+            items = [self.value(x) for x in obj]
+            if all(a is b for a, b in zip(items, obj)):
+                return obj
+            return type(obj)._make(items) if hasattr(obj, "_fields") else tuple(items)
+        return obj
+
+    def _remember(self, original, copy) -> None:
+        """Note ``copy`` as the copy of ``original``."""
+        self._copies[id(original)] = copy
+        self._originals.append(original)
+
+    def _dispatcher(self, d):
+        """A new dispatcher of ``d``'s function, options and globals (the copies of those that reach others)."""
+        if id(d) in self._copies:
+            return self._copies[id(d)]
+        f = d.py_func
+        env = dict(f.__globals__)  # a snapshot: later assignments to the module do not reach the copy
+        cells = tuple(types.CellType() for _ in f.__closure__ or ()) or None
+        clone = types.FunctionType(f.__code__, env, f.__name__, None, cells)
+        clone.__qualname__ = f.__qualname__
+        clone.__doc__ = f.__doc__
+        copy = type(d)(py_func=clone, locals=dict(d.locals), targetoptions=dict(d.targetoptions),
+                       pipeline_class=d._compiler.pipeline_class)
+        self._remember(d, copy)  # before the globals: recursive functions reach their own copy
+        names = frozenset(_names(f.__code__))
+        for name in names & env.keys():
+            env[name] = self.value(env[name], names)
+        for cell, old in zip(cells or (), f.__closure__ or ()):
+            try:
+                cell.cell_contents = self.value(old.cell_contents, names)
+            except ValueError:  # an empty cell stays empty
+                pass
+        clone.__defaults__ = self.value(f.__defaults__) if f.__defaults__ is not None else None
+        if f.__kwdefaults__ is not None:
+            clone.__kwdefaults__ = {k: self.value(v) for k, v in f.__kwdefaults__.items()}
+        return copy
+
+    def _module(self, m, names: frozenset):
+        """A module object with ``m``'s attributes, ``names`` among them copied."""
+        if id(m) not in self._copies:
+            copy = types.ModuleType(m.__name__, m.__doc__)
+            copy.__dict__.update(vars(m))
+            self._remember(m, copy)
+            self._module_names[id(m)] = set()
+        copy = self._copies[id(m)]
+        todo = (names & vars(m).keys()) - self._module_names[id(m)]
+        self._module_names[id(m)] |= todo  # before recursing: pkg.sub.pkg ends here
+        for name in sorted(todo):
+            setattr(copy, name, self.value(vars(m)[name], names))
+        return copy
+
+
 def compile_batch_function(decisions: dict, key: str | None = None):
     """The kernel's batch function with ``decisions`` replaced (compiled for this pairing, cached on disk).
 
@@ -581,6 +659,8 @@ def compile_batch_function(decisions: dict, key: str | None = None):
     :func:`pairing_key`) names the pairing's cache folder.
     """
     key = key or pairing_key(decisions)
+    fresh = _Fresh()  # copies taken now, with the values the key was computed from
+    decisions = {name: fresh.value(f) for name, f in decisions.items()}
     strategy_module = importlib.import_module("sim.kernel.strategy")
     modules = [importlib.import_module(f"sim.kernel.{m}") for m in KERNEL_MODULES]
     owner = {}  # id(dispatcher) -> (module, name)
