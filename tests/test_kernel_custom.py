@@ -617,3 +617,6 @@ def test_a_pairing_compiles_the_users_functions_afresh(user_code, tmp_path, monk
     assert shy.batch_function() is batch
     cautious = sim.simulate(players=4, games=60, seed=1, strategy=KernelStrategy("cautious", token=m.tok))
     assert cautious["location_track"].max() == 0 and not cautious.equals(got)
+    # a value read by the decisions changed since: the strategy compiles another pairing
+    m.T = 0
+    assert shy.batch_function() is not batch

@@ -748,13 +748,19 @@ class KernelStrategy:
         self.decisions = dict(decisions)
         pairing_key(self.decisions)  # refuses what the key cannot fingerprint, before any game
         self.name = name or f"{base}+" + "+".join(sorted(decisions))
-        self._batch = None
+        self._batch = None  # (key, batch function)
 
     def batch_function(self):
-        """The compiled batch function for this pairing (loaded from disk or compiled on first use)."""
-        if self._batch is None:
-            self._batch = compile_batch_function(self.decisions)
-        return self._batch
+        """The compiled batch function for this pairing (loaded from disk or compiled on first use).
+
+        The key is computed again at each call: after a change to what the decisions read
+        (``module.T = 1``), the strategy plays the pairing of the new values, not the one
+        compiled before.
+        """
+        key = pairing_key(self.decisions)
+        if self._batch is None or self._batch[0] != key:
+            self._batch = (key, compile_batch_function(self.decisions, key))
+        return self._batch[1]
 
     def params(self) -> dict:
         """The base strategy's parameters and the replaced decisions (recorded with results)."""
