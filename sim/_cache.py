@@ -35,6 +35,7 @@ TWIN_MODULES = ("rng", "poker", "odds")  # sim/<module>.py compiled twins, cache
 SIM = Path(__file__).resolve().parent
 KERNEL = SIM / "kernel"
 _refreshed = False
+_loaded: str | None = None
 
 
 def sources_hash() -> str:
@@ -48,6 +49,19 @@ def sources_hash() -> str:
         for text in class_sources(SIM / name, classes):
             h.update(text.encode())
     return h.hexdigest()
+
+
+def loaded_sources_hash() -> str:
+    """:func:`sources_hash` as this process first read it: the sources of the kernel code in memory.
+
+    Taken by :func:`refresh_cache` when :mod:`sim.jit` is imported, before any kernel module:
+    a file edited since changes the hash on disk but not the functions already imported, and
+    code compiled from those must not be cached under the new sources' name.
+    """
+    global _loaded
+    if _loaded is None:
+        _loaded = sources_hash()
+    return _loaded
 
 
 def class_sources(path: Path, classes: tuple[str, ...]) -> list[str]:
@@ -85,13 +99,16 @@ def refresh_cache() -> None:
     before it compiles or loads anything.
     """
     global _refreshed
+    try:
+        digest = loaded_sources_hash()  # now: before the module importing sim.jit defines its functions
+    except OSError:
+        return  # unreadable sources: leave the cache as it is
     if _refreshed or os.environ.get("NUMBA_CACHE_DIR"):
         return
     _refreshed = True
     cache = cache_dir()
     stamp = cache / STAMP
     try:
-        digest = sources_hash()
         if stamp.is_file() and stamp.read_text() == digest:
             return
         twins = SIM / "__pycache__"

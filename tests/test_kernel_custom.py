@@ -620,3 +620,15 @@ def test_a_pairing_compiles_the_users_functions_afresh(user_code, tmp_path, monk
     # a value read by the decisions changed since: the strategy compiles another pairing
     m.T = 0
     assert shy.batch_function() is not batch
+
+
+def test_the_pairing_key_names_the_kernel_sources_this_process_imported(monkeypatch):
+    """A kernel file edited while a session runs changes the sources on disk, not the kernel functions
+    already imported, which a pairing compiles: its key must name the imported sources, else code
+    compiled from the old ones would be cached for the processes that read the new ones."""
+    from sim import _cache
+    from sim.kernel.custom import pairing_key
+
+    key = pairing_key({"token": shy_token})
+    monkeypatch.setattr(_cache, "sources_hash", lambda: "an edited kernel")
+    assert pairing_key({"token": shy_token}) == key

@@ -280,9 +280,9 @@ def _fingerprint_class(cls: type, h, seen: set) -> None:
 
 def pairing_key(decisions: dict) -> str:
     """Hash of the kernel's sources and flags and of the decisions' code: the compiled pairing's key."""
-    from sim._cache import sources_hash
+    from sim._cache import loaded_sources_hash
 
-    h = hashlib.sha256(sources_hash().encode())
+    h = hashlib.sha256(loaded_sources_hash().encode())  # the kernel as imported, which the pairing compiles
     h.update(repr([_library_version(m) for m in ("numba", "numpy", "llvmlite", "sys")]).encode())
     seen: set = set()
     for name in sorted(decisions):
