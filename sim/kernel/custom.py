@@ -21,9 +21,13 @@ and nothing else: the game's hidden state is out of reach. Example::
     games = sim.simulate(players=4, games=100_000, strategy=shy)
 
 The kernel functions that reach a replaced decision are compiled again for the
-pairing, and the result is cached on disk, keyed by the decisions' code (and
-everything it refers to) and the kernel's sources: a second process loads it in
-about a second. Randomness must come from ``view.random_below(n)`` (the game's
+pairing, with fresh copies of your functions (numba freezes the globals a function
+reads when it first compiles it: a copy compiles with the values of the moment),
+and the result is cached on disk, keyed by :func:`pairing_key`: the kernel's
+sources and the decisions' code, options, defaults and everything they read: a
+second process loads it in about a second. Code that numba keeps where the key
+cannot read it (``@overload``, ``@intrinsic``, ``@jitclass``...) is refused.
+Randomness must come from ``view.random_below(n)`` (the game's
 strategy stream) so that games stay reproducible. :func:`check_twin` compares a
 kernel strategy with its readable twin, decision by decision.
 
@@ -279,7 +283,8 @@ def _fingerprint_class(cls: type, h, seen: set) -> None:
 
 
 def pairing_key(decisions: dict) -> str:
-    """Hash of the kernel's sources and flags and of the decisions' code: the compiled pairing's key."""
+    """The compiled pairing's key: a hash of the kernel's sources and flags, the compiler's versions and
+    the decisions' code, options and defaults, with everything they read (:func:`_fingerprint`)."""
     from sim._cache import loaded_sources_hash
 
     h = hashlib.sha256(loaded_sources_hash().encode())  # the kernel as imported, which the pairing compiles
