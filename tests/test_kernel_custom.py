@@ -632,3 +632,62 @@ def test_the_pairing_key_names_the_kernel_sources_this_process_imported(monkeypa
     key = pairing_key({"token": shy_token})
     monkeypatch.setattr(_cache, "sources_hash", lambda: "an edited kernel")
     assert pairing_key({"token": shy_token}) == key
+
+
+FROZEN_PATHS = {
+    "ks_paths/__init__.py": "",
+    "ks_paths/consts.py": "T = 0\n",
+    "ks_paths/helpers.py": """
+        from numba import njit
+
+        import ks_paths.consts
+
+
+        @njit
+        def limit():
+            return ks_paths.consts.T
+
+
+        @njit
+        def countdown(n):  # calls itself
+            return 0 if n == 0 else limit() + countdown(n - 1)
+        """,
+    "ks_paths_main.py": """
+        from numba import njit
+
+        import ks_paths.helpers
+        from ks_paths.helpers import countdown, limit
+
+        PAIR = (limit, countdown)
+
+
+        def make():
+            @njit
+            def closed():
+                return limit()
+            return closed
+
+
+        closed = make()
+
+
+        @njit
+        def reads():  # through a module attribute, a closure, a tuple, a recursive helper
+            return (ks_paths.helpers.limit(), closed(), PAIR[0](), countdown(2))
+        """,
+}
+
+
+@pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaExperimentalFeatureWarning")  # PAIR[0]()
+def test_the_fresh_copies_reach_every_path_to_a_helper(user_code):
+    """The copies a pairing compiles reach a helper however a decision calls it, so no path serves code
+    compiled before a change."""
+    from sim.kernel.custom import _Fresh
+
+    m = user_code(FROZEN_PATHS, "ks_paths_main")
+    assert m.reads() == (0, 0, 0, 0)  # compiled now: T = 0 frozen in
+    import ks_paths.consts
+
+    ks_paths.consts.T = 1
+    assert m.reads() == (0, 0, 0, 0)  # numba's dispatchers keep their code
+    assert _Fresh().value(m.reads)() == (1, 1, 1, 2)
