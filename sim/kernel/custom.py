@@ -360,31 +360,37 @@ _RAISE_OPTIONS = {**KERNEL_OPTIONS, "_nrt": True, "cache": False}
 
 
 def _refuse_range_plain(code, answer, lo, hi):
+    """Refuse an answer outside ``lo..hi``."""
     raise ValueError("KernelStrategy decision " + DECISIONS[code] + " answered " + str(answer)
                      + " (legal: " + str(lo) + " to " + str(hi) + ")")
 
 
 def _refuse_type_plain(code, what, want):
+    """Refuse an answer of a type the decision does not take."""
     raise ValueError("KernelStrategy decision " + DECISIONS[code] + " answered a value of type " + what
                      + ", not " + want)
 
 
 def _refuse_value_plain(code, answer, want):
+    """Refuse an answer of the wrong kind (an integer for true-or-false)."""
     raise ValueError("KernelStrategy decision " + DECISIONS[code] + " answered " + str(answer) + ", not " + want)
 
 
 def _refuse_spend_plain(code, mask):
+    """Refuse a gamble answer that spends Resolve the player does not have."""
     raise ValueError("KernelStrategy decision " + DECISIONS[code] + " answered (" + str(mask)
                      + ", True): spends Resolve it does not have")
 
 
 def _refuse_exchanges_plain(code, mask, spend, n, allowed):
+    """Refuse a gamble answer that exchanges more cards than allowed."""
     raise ValueError("KernelStrategy decision " + DECISIONS[code] + " answered (" + str(mask) + ", "
                      + ("True" if spend else "False") + "): exchanges " + str(n) + " cards (allowed "
                      + str(allowed) + ")")
 
 
 def _refuse_henchmen_plain(code, i, h, k, n_h):
+    """Refuse a level-2 henchmen answer that is not k different henchmen."""
     raise ValueError("KernelStrategy decision " + DECISIONS[code] + " wrote out[" + str(i) + "] = " + str(h)
                      + " (legal: " + str(k) + " different henchmen of 0 to " + str(n_h - 1)
                      + " in out[:k]; -1: not written)")
@@ -399,6 +405,7 @@ _refuse_henchmen = njit(**_RAISE_OPTIONS)(_refuse_henchmen_plain)
 
 
 def _is_int(x) -> bool:
+    """An integer that is not True or False (numpy integers included)."""
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
@@ -446,8 +453,10 @@ def _gamble_answer(code, answer, free, resolve):
 
 @overload(_index_answer)
 def _index_answer_nb(code, answer, lo, hi):
+    """Compiled :func:`_index_answer`, typed on the answer."""
     if isinstance(answer, (nbtypes.Integer, nbtypes.Boolean)):
         def impl(code, answer, lo, hi):
+            """The answer, checked in range."""
             a = np.int64(answer)
             if a < lo or a > hi:
                 _refuse_range(code, a, lo, hi)
@@ -457,6 +466,7 @@ def _index_answer_nb(code, answer, lo, hi):
     what = str(answer)
 
     def refuse(code, answer, lo, hi):
+        """An answer of a type the decision does not take."""
         _refuse_type(code, what, "an integer")
         return np.int64(0)
 
@@ -465,8 +475,10 @@ def _index_answer_nb(code, answer, lo, hi):
 
 @overload(_int_answer)
 def _int_answer_nb(code, answer, lo, hi):
+    """Compiled :func:`_int_answer`, typed on the answer."""
     if isinstance(answer, nbtypes.Integer):
         def impl(code, answer, lo, hi):
+            """The answer, checked in range."""
             a = np.int64(answer)
             if a < lo or a > hi:
                 _refuse_range(code, a, lo, hi)
@@ -476,6 +488,7 @@ def _int_answer_nb(code, answer, lo, hi):
     what = str(answer)
 
     def refuse(code, answer, lo, hi):
+        """An answer of a type the decision does not take."""
         _refuse_type(code, what, "an integer")
         return np.int64(0)
 
@@ -484,10 +497,12 @@ def _int_answer_nb(code, answer, lo, hi):
 
 @overload(_flag_answer)
 def _flag_answer_nb(code, answer):
+    """Compiled :func:`_flag_answer`, typed on the answer."""
     if isinstance(answer, nbtypes.Boolean):
         return lambda code, answer: bool(answer)
     if isinstance(answer, nbtypes.Integer):
         def refuse_int(code, answer):
+            """An integer where true or false is asked."""
             _refuse_value(code, np.int64(answer), "true or false")
             return False
 
@@ -495,6 +510,7 @@ def _flag_answer_nb(code, answer):
     what = str(answer)
 
     def refuse(code, answer):
+        """An answer that is not true or false."""
         _refuse_type(code, what, "true or false")
         return False
 
@@ -503,8 +519,10 @@ def _flag_answer_nb(code, answer):
 
 @overload(_gamble_answer)
 def _gamble_answer_nb(code, answer, free, resolve):
+    """Compiled :func:`_gamble_answer`, typed on the answer."""
     if isinstance(answer, nbtypes.BaseTuple) and len(answer) == 2:
         def impl(code, answer, free, resolve):
+            """The (mask, spend) answer, checked."""
             mask = _int_answer(code, answer[0], 0, 31)
             spend = _flag_answer(code, answer[1])
             n = 0
@@ -521,6 +539,7 @@ def _gamble_answer_nb(code, answer, free, resolve):
     what = str(answer)
 
     def refuse(code, answer, free, resolve):
+        """An answer that is not a pair."""
         _refuse_type(code, what, "a pair (mask, spend_resolve)")
         return np.int64(0), False
 
