@@ -19,7 +19,6 @@ import numpy as np
 import polars as pl
 
 from sim.experiments import DIMENSIONS
-from sim.manifest import check_folder
 from sim.results import Z95
 from sim.tally import unpack_wins
 
@@ -97,9 +96,12 @@ def _wins(row: dict) -> np.ndarray:
 def compare_run(run: Path | str, baseline: dict | None = None) -> tuple[pl.DataFrame, dict]:
     """Each cell's paired difference against its baseline partner (same other dimensions).
 
-    Refuses a folder without a complete run (see :func:`sim.manifest.check_folder`).
+    Refuses a folder without a complete run, or one played by other rules (see
+    :func:`sim.study.check_current`).
     """
-    check_folder(run)  # a complete run whose files match its manifest, or a ResultsError (a ValueError)
+    from sim.study import check_current
+
+    check_current(run)  # a complete run whose files match its manifest, or a ResultsError (a ValueError)
     path = Path(run) / "summary.parquet"
     if baseline and "variant" in baseline:  # the words in the order the cells label them
         baseline = {**baseline, "variant": _variant_label(baseline["variant"])}

@@ -578,13 +578,37 @@ def assemble(spec, out: Path, state: Path, cells, n_batches, contents, write_gam
     return files + [prov, manifest]
 
 
+def check_current(folder: Path | str, need: tuple = ("summary.parquet",)) -> dict:
+    """The manifest of a complete run (:func:`sim.manifest.check_folder`) played by the rules this code plays:
+    a run of another ``RULES_VERSION`` is refused (its numbers describe other rules), naming both versions."""
+    folder = Path(folder)
+    manifest = check_folder(folder, need=tuple(need) + (METADATA,))
+    try:
+        version = json.loads((folder / METADATA).read_text()).get("rules_version")
+    except (OSError, ValueError, AttributeError) as e:
+        raise ResultsError(f"{folder / METADATA}: unreadable ({e}); run the study again into this folder") from None
+    if version != sim.RULES_VERSION:
+        raise ResultsError(f"{folder}: played by RULES_VERSION {version!r}, but this code plays {sim.RULES_VERSION!r}: "
+                           "its numbers describe other rules; run the study again into this folder")
+    return manifest
+
+
 def read_summary(run: Path | str) -> pl.DataFrame:
-    """The summary of a complete run (a results folder or its summary.parquet), checked against its manifest."""
+    """The summary of a complete run (a results folder or its summary.parquet), checked against its manifest
+    and the rules version (:func:`check_current`)."""
     path = Path(run)
     folder, name = (path, "summary.parquet") if path.is_dir() or path.suffix != ".parquet" else (path.parent, path.name)
-    check_folder(folder, need=(name,))
+    check_current(folder, need=(name,))
     return pl.read_parquet(folder / name)
 
 
-__all__ = ["run_study", "read_summary", "read_metadata", "RunReport", "StudyError", "ResultsError", "DIMENSIONS",
+def read_games(run: Path | str, columns: list[str] | None = None) -> pl.DataFrame:
+    """The per-game table of a complete run (a results folder), checked as :func:`read_summary` checks the
+    summary: from the same run as the summary beside it, by the rules this code plays."""
+    folder = Path(run)
+    check_current(folder, need=("games.parquet",))
+    return pl.read_parquet(folder / "games.parquet", columns=columns)
+
+
+__all__ = ["run_study", "read_summary", "read_games", "check_current", "read_metadata", "RunReport", "StudyError", "ResultsError", "DIMENSIONS",
            "MEAN_COLUMNS", "OUTCOMES", "QUANTILES"]

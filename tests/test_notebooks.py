@@ -103,7 +103,48 @@ def test_designer_player_count_rates_equal_the_summary(executed, small_results):
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebooks_hold_no_simulation_logic(name):
+    """They read results through the checked readers only (one complete run, this code's rules)."""
     text = (ROOT / "notebooks" / name).read_text()
+    assert "read_parquet" not in text  # a bare read would show a mixed or stale folder's numbers
+    text = re.sub(r"from sim\.study import (read_games, )?read_summary", "", text)
     for banned in ("import sim", "from sim", "import strategies", "simulate("):
         assert banned not in text, f"{name} must only read results, found {banned!r}"
     assert os.path.getsize(ROOT / "notebooks" / name) < 50_000  # committed without outputs
+
+
+@pytest.mark.parametrize("broken", ["no manifest", "other rules"])
+def test_a_notebook_refuses_a_folder_that_is_not_one_current_run(small_results, tmp_path, broken):
+    """A re-run stopped while writing leaves no manifest (a summary of one run beside the games of
+    another); a folder of other rules describes other games: the notebook stops, naming the folder."""
+    import json
+    import shutil
+
+    from nbclient.exceptions import CellExecutionError
+
+    results = tmp_path / "results"
+    shutil.copytree(small_results, results)
+    if broken == "no manifest":
+        (results / "strategies" / "manifest.json").unlink()
+        want = "no manifest.json"
+    else:
+        meta = results / "strategies" / "metadata.json"
+        m = json.loads(meta.read_text())
+        m["rules_version"] = "0"
+        meta.write_text(json.dumps(m))
+        manifest = json.loads((results / "strategies" / "manifest.json").read_text())
+        from sim.manifest import file_sha256
+
+        manifest["files"]["metadata.json"].update(bytes=meta.stat().st_size, sha256=file_sha256(meta))
+        (results / "strategies" / "manifest.json").write_text(json.dumps(manifest))
+        want = "played by RULES_VERSION '0'"
+    nb = nbformat.read(ROOT / "notebooks" / "analyst_strategies.ipynb", as_version=4)
+    mp = pytest.MonkeyPatch()
+    mp.setenv("SMERSH_RESULTS", str(results))
+    mp.setenv("MPLBACKEND", "Agg")
+    try:
+        with pytest.raises(CellExecutionError) as e:
+            NotebookClient(nb, timeout=300, kernel_name="python3",
+                           resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
+    finally:
+        mp.undo()
+    assert "ResultsError" in str(e.value) and want in str(e.value), str(e.value)[-2000:]

@@ -338,3 +338,22 @@ def test_games_table_failing_midway_leaves_no_temporary_file(spec, tmp_path, mon
     with pytest.raises(OSError, match="No space left"):
         run_study(spec, out, progress=False, charts=False)
     assert not (out / "games.parquet.tmp").exists()
+
+
+def test_readers_refuse_a_run_of_other_rules(spec, tmp_path, monkeypatch):
+    """summary, per-game table and compare describe the rules they were played by: after a RULES_VERSION
+    change they are refused, naming both versions, until the study runs again."""
+    import sim
+    from sim.compare import compare_run
+    from sim.study import read_games, read_summary
+
+    out = tmp_path / "out"
+    run_study(spec, out, progress=False, charts=False)
+    assert read_summary(out).height == read_summary(out / "summary.parquet").height > 0
+    assert read_games(out, columns=["win"]).height > 0
+    monkeypatch.setattr(sim, "RULES_VERSION", sim.RULES_VERSION + ".next")
+    for read in (read_summary, read_games, compare_run):
+        with pytest.raises(ResultsError, match=r"played by RULES_VERSION '\w+', but this code plays '\w+\.next'"):
+            read(out)
+    assert run_study(spec, out, progress=False, charts=False).finished  # played again: readable
+    assert read_summary(out).height > 0
