@@ -691,3 +691,11 @@ def test_the_fresh_copies_reach_every_path_to_a_helper(user_code):
     ks_paths.consts.T = 1
     assert m.reads() == (0, 0, 0, 0)  # numba's dispatchers keep their code
     assert _Fresh().value(m.reads)() == (1, 1, 1, 2)
+
+
+def test_a_strategy_on_an_object_base_is_named_by_the_object_s_name():
+    """The default label is the base's own name, the same in every process (an object's repr holds its
+    memory address)."""
+    s = KernelStrategy(HeuristicStrategy(name="steady", pool_target=3), token=shy_token)
+    assert s.name == "steady+token"
+    assert KernelStrategy("bold", token=shy_token).name == "bold+token"

@@ -771,7 +771,8 @@ class KernelStrategy:
         self.base = make_team(base, 1, params)[0]
         self.decisions = dict(decisions)
         pairing_key(self.decisions)  # refuses what the key cannot fingerprint, before any game
-        self.name = name or f"{base}+" + "+".join(sorted(decisions))
+        # a base given as an object is named by its own name (its repr holds a memory address)
+        self.name = name or f"{base if isinstance(base, str) else self.base.name}+" + "+".join(sorted(decisions))
         self._batch = None  # (key, batch function)
 
     def batch_function(self):
