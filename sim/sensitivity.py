@@ -6,10 +6,20 @@ again with the same seeds (common random numbers). The paired difference in
 win rate against the unchanged pack, with its 95% interval (McNemar), is the
 knob's effect per step. A step the pack refuses (off the printed board or
 track) is reported as refused, with the reason, and plays nothing.
+
+A step's ``from`` and ``to`` are the values a game of that player count plays,
+which are not always the pack's: a player count's own ``lobo_start`` or
+``villain_counts`` in ``setup.toml`` is played instead of ``lobo.track.start``
+or ``villain.counts``. A step that changes nothing a game of that player count
+plays (a global value the player count overrides, a row of ``setup.toml`` for
+another player count) would show an effect of exactly zero, or a mere
+reshuffle, for a value the games never moved: such a knob is refused, naming
+the step, the player count and the reason, before any game is played.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
@@ -67,6 +77,76 @@ def current_value(raw: dict, path: str) -> int:
     return v
 
 
+def _row(raw: dict, players: int) -> dict | None:
+    """``setup.toml``'s player_count entry for ``players`` (None when the pack has none)."""
+    return next((r for r in raw["setup.toml"].get("player_count", []) if r.get("players") == players), None)
+
+
+def _played_raw(raw: dict, players: int) -> dict:
+    """The pack a ``players``-player game plays: the player count's own Dr. Lobo start and villain mix applied."""
+    from sim.content.overrides import apply_overrides
+
+    row = _row(raw, players) or {}
+    ov: dict = {}
+    if row.get("lobo_start") is not None:
+        ov["lobo.track.start"] = row["lobo_start"]
+    if row.get("villain_counts"):
+        ov["villain.counts"] = dict(row["villain_counts"])
+    return apply_overrides(raw, ov) if ov else raw
+
+
+def _global_twin(path: str) -> str | None:
+    """The pack-wide path a player count's own value stands for (``...lobo_start`` -> ``lobo.track.start``)."""
+    table, _, kind = path.rpartition(".")
+    if path == "lobo.track.start" or table == "villain.counts":
+        return path
+    if path.startswith("setup.player_count[") and path.endswith(".lobo_start"):
+        return "lobo.track.start"
+    if path.startswith("setup.player_count[") and table.endswith(".villain_counts"):
+        return f"villain.counts.{kind}"
+    return None
+
+
+def played_value(raw: dict, path: str, players: int) -> int:
+    """The value at ``path`` that a ``players``-player game plays.
+
+    ``lobo.track.start`` and ``villain.counts.X`` give way to the player count's own ``lobo_start`` and
+    ``villain_counts`` (``villain_counts.plus_one`` left out: the +1 cards that fill the deck); any other
+    path is the pack's value.
+    """
+    twin = _global_twin(path)
+    if twin is None:
+        return current_value(raw, path)
+    return current_value(_played_raw(raw, players), twin)
+
+
+def _other_rows(raw: dict, path: str, players: int) -> list | None:
+    """The player counts of the ``setup.toml`` rows ``path`` names, when none is ``players`` (else None)."""
+    from sim.content.overrides import get_path
+
+    m = re.match(r"setup\.player_count((?:\[[^\]]*\])+)\.", path)
+    if not m:
+        return None
+    rows = get_path(raw, f"setup.player_count{m.group(1)}")
+    counts = sorted(r.get("players") for r in rows)
+    return None if players in counts else counts
+
+
+def _why_idle(raw: dict, knob: str, players: int, played: int) -> str:
+    """Why stepping ``knob`` leaves a ``players``-player game unchanged, in one clause."""
+    row = _row(raw, players) or {}
+    table, _, kind = knob.rpartition(".")
+    own = None
+    if knob == "lobo.track.start" and row.get("lobo_start") is not None:
+        own = "lobo_start"
+    elif table == "villain.counts" and kind in (row.get("villain_counts") or {}):
+        own = f"villain_counts.{kind}"
+    if own is not None:
+        return (f"setup.toml's player_count {players} sets {own} = {played}, which {players}-player games play "
+                f"instead (step setup.player_count[players={players}].{own})")
+    return f"{players}-player games play {played} either way"
+
+
 def _has(raw: dict, path: str) -> bool:
     from sim.content.overrides import OverrideError, get_path
 
@@ -94,7 +174,7 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
     """
     from sim.compare import paired_stats
     from sim.content import DEFAULT_PACK, ContentError, load_raw
-    from sim.content.overrides import OverrideError, load_with_overrides
+    from sim.content.overrides import OverrideError, apply_overrides, load_with_overrides
     from sim.distributed import LocalRunner
     from sim.run import resolve_content
     from sim.tune import Knob, overrides_of
@@ -107,25 +187,42 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
     base = resolve_content(path)
     prm = tuple(sorted((params or {}).items()))
     rows, tasks = [], []  # tasks: (row index or -1 for a player count's unchanged pack, players)
+    idle = []  # steps that change nothing a game of their player count plays: refused before any game
     for p in players:
         tasks.append((("base", p), (base, p, games, strategy, prm, seed, engine)))
         for given in knobs or default_knobs(p):
             knob = knob_for(given, p)
             try:
-                value = current_value(raw, knob)
+                other = _other_rows(raw, knob, p)
+                value = current_value(raw, knob) if _global_twin(knob) == knob else played_value(raw, knob, p)
+                played = played_value(raw, knob, p)
             except (OverrideError, SensitivityError) as e:
                 raise SensitivityError(f"knob {knob}: {e}") from None
+            if other is not None:
+                rows_of = ", ".join(map(str, other)) or "no"
+                idle.append(f"{knob} at {p} players: it sets setup.toml's row for {rows_of} players, which a "
+                            f"{p}-player game does not read")
+                continue
             for step in (-1, 1):
-                row = {"knob": knob, "players": p, "step": step, "from": value, "to": value + step, "games": games,
+                row = {"knob": knob, "players": p, "step": step, "from": played, "to": played + step, "games": games,
                        "default_win_rate": None, "win_rate": None, "diff": None,
                        "diff_low": None, "diff_high": None, "refused": None}
+                overrides = overrides_of([Knob(knob, (value + step,))], (value + step,))
                 try:
-                    pack = load_with_overrides(path, overrides_of([Knob(knob, (value + step,))], (value + step,)),
-                                               f"sensitivity {knob}={value + step}")
-                    tasks.append((len(rows), (pack, p, games, strategy, prm, seed, engine)))
+                    pack = load_with_overrides(path, overrides, f"sensitivity {knob}={value + step}")
                 except ContentError as e:
                     row["refused"] = str(e)
+                    rows.append(row)
+                    continue
+                row["to"] = played_value(apply_overrides(raw, overrides), knob, p)
+                if row["to"] == played or pack.for_players(p).hash == base.for_players(p).hash:
+                    idle.append(f"{knob} {value} -> {value + step} at {p} players: {_why_idle(raw, knob, p, played)}")
                 rows.append(row)
+                tasks.append((len(rows) - 1, (pack, p, games, strategy, prm, seed, engine)))
+    if idle:
+        raise SensitivityError("these steps change nothing a game of their player count plays, so their effect "
+                               "would read as zero, or as noise: " + "; ".join(idle)
+                               + ". Step the value that player count plays, or leave it out (--players)")
     wins = {key: w for (key, _), w in runner.run(play_win_vector, tasks)}
     for i, row in enumerate(rows):
         base_wins = wins[("base", row["players"])]

@@ -44,3 +44,61 @@ def test_per_player_knobs_read_the_pack_values_they_fall_back_to():
     assert S.current_value(raw, "setup.player_count[players=4].villain_counts.minus_one") == \
         raw["villain.toml"]["composition"]["minus_one"]
     assert all(k.startswith("setup.player_count[players=3].") for k in S.default_knobs(3))
+
+
+def _pack_with_row_4(tmp_path, lines: str):
+    """A copy of the default pack whose 4-player row of setup.toml gains ``lines``."""
+    import shutil
+
+    pack = tmp_path / "pack"
+    shutil.copytree(DEFAULT_PACK, pack)
+    setup = pack / "setup.toml"
+    text = setup.read_text()
+    row = text.index("players = 4\n") + len("players = 4\n")
+    setup.write_text(text[:row] + lines + text[row:])
+    return pack
+
+
+def test_a_knob_the_player_count_overrides_is_refused_before_any_game(tmp_path, monkeypatch):
+    """4-player games play the row's lobo_start and villain_counts, not lobo.track.start or villain.counts:
+    stepping those would report +0.00 [+0.00, +0.00] (or the noise of other cards relabelled) for a value
+    the games never moved."""
+    pack = _pack_with_row_4(tmp_path, "lobo_start = 1\nvillain_counts = {minus_one = 4}\n")
+
+    def played(*a, **k):
+        raise AssertionError("games were played")
+
+    monkeypatch.setattr(S, "play_win_vector", played)
+    with pytest.raises(S.SensitivityError) as e:
+        S.sensitivity([4], ["lobo.track.start", "villain.counts.minus_one"], games=200, content=pack)
+    msg = str(e.value)
+    assert "lobo.track.start 0 -> 1 at 4 players: setup.toml's player_count 4 sets lobo_start = 1" in msg
+    assert "setup.player_count[players=4].lobo_start" in msg
+    for step in ("2 -> 1", "2 -> 3"):  # 2 -> 1 relabels other cards as -1 but 4-player games still play four
+        assert f"villain.counts.minus_one {step} at 4 players: setup.toml's player_count 4 sets " \
+               "villain_counts.minus_one = 4" in msg
+    # a row of another player count is refused the same way
+    with pytest.raises(S.SensitivityError, match=r"location_target at 2 players: it sets setup.toml's row for 4 "
+                                                 r"players, which a 2-player game does not read"):
+        S.sensitivity([2], ["setup.player_count[players=4].location_target"], games=200)
+
+
+def test_steps_are_labelled_with_the_value_the_player_count_plays(tmp_path):
+    pack = _pack_with_row_4(tmp_path, "lobo_start = 1\nvillain_counts = {minus_one = 4}\n")
+    raw = load_raw(pack)
+    comp = raw["villain.toml"]["composition"]
+    assert S.played_value(raw, "lobo.track.start", 4) == 1 and S.played_value(raw, "lobo.track.start", 2) == 0
+    assert S.played_value(raw, "villain.counts.minus_one", 4) == 4
+    assert S.played_value(raw, "villain.counts.minus_one", 2) == comp["minus_one"]
+    # +1 cards fill the deck the row's four -1 cards leave
+    deck = len(raw["villain.toml"]["card"])
+    fill = deck - comp["plus_two"] - comp["injury"] - 4
+    assert S.played_value(raw, "setup.player_count[players=4].villain_counts.plus_one", 4) == fill
+    t = S.sensitivity([4], ["setup.player_count[players=4].lobo_start",
+                            "setup.player_count[players=4].villain_counts.minus_one"], games=300, content=pack)
+    steps = {(r["knob"].rsplit(".", 1)[1], r["from"], r["to"]) for r in t.iter_rows(named=True)}
+    assert steps == {("lobo_start", 1, 0), ("lobo_start", 1, 2), ("minus_one", 4, 3), ("minus_one", 4, 5)}
+    assert t["diff"].null_count() == 0
+    # at 2 players the global knobs are what is played: stepped and measured
+    two = S.sensitivity([2], ["lobo.track.start"], games=300, content=pack)
+    assert two.filter(pl.col("step") == 1)["diff"][0] is not None
