@@ -120,6 +120,14 @@ def played_value(raw: dict, path: str, players: int) -> int:
     return current_value(_played_raw(raw, players), twin)
 
 
+def value_played(raw: dict, path: str, players: int) -> int | None:
+    """:func:`played_value`, or None where ``path`` names ``setup.toml``'s row for other player counts only
+    (a ``players``-player game does not read it)."""
+    if _other_rows(raw, path, players) is not None:
+        return None
+    return played_value(raw, path, players)
+
+
 def _other_rows(raw: dict, path: str, players: int) -> list | None:
     """The player counts of the ``setup.toml`` rows ``path`` names, when none is ``players`` (else None)."""
     from sim.content.overrides import get_path

@@ -202,21 +202,34 @@ def check_knobs(knobs: list[Knob]) -> None:
         seen.add(k.path)
 
 
-def check_distinct(knobs: list[Knob], packs: dict, targets: list[Target]) -> None:
-    """Refuse two settings whose packs play the same games at every target player count: a knob the
-    pack overrides there (a per-player-count value, e.g. ``setup.player_count[players=4].lobo_start``
-    over ``lobo.track.start``) would be raced as if it mattered, its values told apart by noise alone."""
+def check_distinct(knobs: list[Knob], packs: dict, targets: list[Target], raws: dict | None = None) -> None:
+    """Refuse two settings that play the same games at every target player count: a knob the pack
+    overrides there (a per-player-count value, e.g. ``setup.player_count[players=4].lobo_start`` over
+    ``lobo.track.start``), or one naming ``setup.toml``'s row for another player count, would be raced as
+    if it mattered, its values told apart by noise alone.
+
+    ``raws`` (each setting's parsed pack) also catches settings whose packs differ but whose games play
+    the same values of every knob: ``villain.counts.minus_one`` under a player count's own
+    ``villain_counts`` relabels other cards and leaves the count it plays unchanged.
+    """
+    from sim.sensitivity import value_played
+
     counts = sorted({t.players for t in targets})
+    n = ", ".join(str(p) for p in counts)
     seen: dict[tuple, tuple] = {}
     for values, pack in packs.items():
-        key = tuple(pack.for_players(p).hash for p in counts)
-        if key in seen:
-            a, b = (", ".join(f"{k.path}={v}" for k, v in zip(knobs, vs)) for vs in (seen[key], values))
-            n = ", ".join(str(p) for p in counts)
-            raise TuneError(f"--knob settings {a} and {b} play the same games at {n} players: the pack "
-                            "sets what they change per player count there (or they change nothing); "
-                            "tune the per-player-count value instead, or drop that knob")
-        seen[key] = values
+        keys = [("pack",) + tuple(pack.for_players(p).hash for p in counts)]
+        if raws is not None:
+            keys.append(("played",) + tuple(value_played(raws[values], k.path, p) for p in counts for k in knobs))
+        for key in keys:
+            if key in seen:
+                a, b = (", ".join(f"{k.path}={v}" for k, v in zip(knobs, vs)) for vs in (seen[key], values))
+                what = "the same games" if key[0] == "pack" else "the same value of every knob"
+                raise TuneError(f"--knob settings {a} and {b} play {what} at {n} players: the pack "
+                                "sets what they change per player count there, or they change nothing those games "
+                                "read (such as setup.toml's row for another player count); tune the value those "
+                                "games play instead, or drop that knob")
+            seen[key] = values
 
 
 def race(
@@ -364,6 +377,7 @@ class GameEvaluator:
         self.strategy, self.params, self.seed, self.engine = strategy, params, seed, engine
         self.runner = runner if runner is not None else LocalRunner()
         self.packs: dict = {}
+        self.raws: dict = {}
 
     def pack(self, values: tuple):
         """The content of one candidate (a TuneError naming the knob values if the pack refuses them)."""
@@ -377,6 +391,16 @@ class GameEvaluator:
             except ContentError as e:
                 raise TuneError(f"--knob {label}: the pack refuses this setting: {e}") from None
         return self.packs[values]
+
+    def raw(self, values: tuple) -> dict:
+        """The parsed pack of one candidate (its overrides applied), to read the values its games play."""
+        if values not in self.raws:
+            from sim.content import load_raw
+            from sim.content.overrides import apply_overrides
+
+            self.pack(values)  # refused with the knob values named, if the pack refuses them
+            self.raws[values] = apply_overrides(load_raw(self.content_path), overrides_of(self.knobs, values))
+        return self.raws[values]
 
     def __call__(self, values: tuple, players: int, game0: int, games: int) -> int:
         return self.many([(values, players, game0, games)])[0]
@@ -441,8 +465,8 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
     grid_size = math.prod(len(k.values) for k in knobs)
     if grid_size <= MAX_CANDIDATES:  # refuse an off-board value before a single game is played
         for values in itertools.product(*(k.values for k in knobs)):
-            evaluator.pack(values)
-        check_distinct(knobs, evaluator.packs, targets)
+            evaluator.raw(values)
+        check_distinct(knobs, evaluator.packs, targets, evaluator.raws)
     result = race(knobs, targets, evaluator, budget, seed=seed, progress=progress)
     side = []
     if also_players:

@@ -79,6 +79,35 @@ def test_settings_that_play_the_same_pack_at_the_target_counts_are_refused_befor
         T.tune(knob, [T.Target(4, 0.3, 0.5), T.Target(2, 0.3, 0.5)], budget=4000, content=pack)
 
 
+def test_settings_that_play_the_same_values_at_the_target_counts_are_refused_before_any_game(tmp_path, monkeypatch):
+    """Packs that differ but play the same knob values there: a row of setup.toml for another player count,
+    or villain.counts under the player count's own villain_counts (other cards relabelled, the same count)."""
+    import shutil
+
+    from sim.content import DEFAULT_PACK
+
+    pack = tmp_path / "pack"
+    shutil.copytree(DEFAULT_PACK, pack)
+    setup = pack / "setup.toml"
+    text = setup.read_text()
+    row = text.index("players = 4")
+    setup.write_text(text[:row] + "villain_counts = { minus_one = 4 }\n" + text[row:])
+
+    def played(*a, **k):
+        raise AssertionError("games were played")
+
+    monkeypatch.setattr(T, "race", played)
+    with pytest.raises(T.TuneError, match=r"players=4\].lobo_start=0 and .*lobo_start=1 play the same value of "
+                                          r"every knob at 2 players"):
+        T.tune([T.Knob.parse("setup.player_count[players=4].lobo_start=0..2")], [T.Target(2, 0.3, 0.5)],
+               budget=4000)
+    with pytest.raises(T.TuneError, match=r"minus_one=1 and villain.counts.minus_one=2 play the same value of "
+                                          r"every knob at 4 players"):
+        T.tune([T.Knob.parse("villain.counts.minus_one=1..3")], [T.Target(4, 0.3, 0.5)], budget=4000, content=pack)
+    with pytest.raises(AssertionError, match="games were played"):  # at 2 players the pack's count is played
+        T.tune([T.Knob.parse("villain.counts.minus_one=1..3")], [T.Target(2, 0.3, 0.5)], budget=4000, content=pack)
+
+
 def test_racing_finds_exactly_the_settings_inside_the_band():
     res = T.race(KNOBS, TARGET, synthetic, budget=6_000_000, seed=1)
     assert res.games_played <= 6_000_000
