@@ -229,9 +229,7 @@ def study_charts(summary: pl.DataFrame, out: Path, spec=None) -> list[Path]:
 
 
 def tune_candidates(result, path: Path) -> Path:
-    """Each tuned candidate's win rate with its 95% interval against the target band(s)."""
-    from sim.results import wilson_interval
-
+    """Each tuned candidate's win rate with its interval (95% over the race's looks) against the target band(s)."""
     targets = result.targets
     fig, axes = plt.subplots(1, len(targets), figsize=(max(6.0, 0.18 * len(result.candidates) + 3), 4.2),
                              squeeze=False)
@@ -243,7 +241,7 @@ def tune_candidates(result, path: Path) -> Path:
             w, n = c.wins[t.players], c.games[t.players]
             if n == 0:
                 continue
-            lo, hi = wilson_interval(w, n)
+            lo, hi = result.interval(c, t.players)
             p = w / n
             ax.errorbar([x], [p], yerr=[[p - lo], [hi - p]], fmt="o", ms=3, capsize=2,
                         color=colours.get(c.state, "black"))
@@ -251,7 +249,8 @@ def tune_candidates(result, path: Path) -> Path:
         ax.set_xticklabels([",".join(str(v) for v in c.values) for c in order], rotation=90, fontsize=6)
         ax.set_xlabel(" , ".join(k.path for k in result.knobs))
         ax.set_ylabel("win rate")
-        ax.set_title(f"{t.players} players: green found, grey dropped, purple on an edge, orange unresolved", fontsize=9)
+        ax.set_title(f"{t.players} players: green found, grey dropped, purple on an edge, orange unresolved\n"
+                     f"95% intervals over the race's {result.levels.looks} looks", fontsize=9)
         ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

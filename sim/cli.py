@@ -456,7 +456,7 @@ def cmd_tune(args) -> int:
         with _runner(args.scheduler) as r:
             result, side = T.tune(knobs, targets, strategy=args.strategy, params=params, budget=args.budget,
                                   seed=args.seed, content=args.content, also_players=args.also_players,
-                                  progress=progress, runner=r)
+                                  confirm_games=args.confirm_games, progress=progress, runner=r)
     except (T.TuneError, BandsError) as e:
         raise SystemExit(f"error: {e}") from None
     except ValueError as e:
@@ -470,12 +470,23 @@ def cmd_tune(args) -> int:
     print(f"target: {band}; {rec['candidates']} settings raced, {rec['games_played']:,} of {rec['budget']:,} games "
           f"({rec['dropped']} dropped, {rec['on_edge']} on a band edge, {rec['unresolved']} unresolved: budget spent)")
     found = result.found()
+    looks = result.levels.looks
     if not found:
-        print("no setting has its 95% interval inside the band (unresolved ones may with a larger --budget)")
+        print(f"no setting has its 95% interval (over {looks} looks) inside the band (unresolved ones may with a "
+              "larger --budget)")
+    else:
+        print(f"inside the band, 95% intervals over the race's {looks} looks (nearest the centre first):")
     for c in found:
-        cells = ", ".join(f"{t.players}p {100 * c.rate(t.players):.2f}%" for t in targets)
+        cells = ", ".join(f"{t.players}p {100 * c.rate(t.players):.2f}% [{100 * result.interval(c, t.players)[0]:.2f}, "
+                          f"{100 * result.interval(c, t.players)[1]:.2f}]" for t in targets)
         print(f"  {', '.join(f'{k}={v}' for k, v in result.settings(c).items())}: {cells} "
               f"over {min(c.games.values()):,} games")
+    if result.confirmation:
+        cells = "; ".join(f"{r['players']}p {100 * r['win_rate']:.2f}% [{100 * r['ci_low']:.2f}, "
+                          f"{100 * r['ci_high']:.2f}] over {r['games']:,} games"
+                          + ("" if r["interval_inside_band"] else " (interval not inside the band)")
+                          for r in result.confirmation)
+        print(f"the best, chosen on the race's games, played again on fresh ones (95%): {cells}")
     if side:
         print("side effects of the best settings at other player counts (paired, 95% intervals):")
         for r in side:
@@ -746,6 +757,8 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--budget", type=_int_range(1, MAX_SEED), default=2_000_000, help="games the race may play (default 2,000,000)")
     tu.add_argument("--also-players", type=_players_list, default=None, metavar="1..6",
                     help="also show the best settings' paired effect at these player counts")
+    tu.add_argument("--confirm-games", type=_int_range(0, MAX_SEED), default=20_000,
+                    help="fresh games per target to play the best setting again on (default 20,000; 0: none)")
     scheduler_arg(tu)
     tu.set_defaults(func=cmd_tune)
 

@@ -15,10 +15,33 @@ and game indices), in rounds of growing size, and raced against the band:
   straddles an edge sits on the edge (``edge``): more games would not decide it,
   so it plays no more.
 
+Repeated looks. Each round is a look at the same, growing, sample, and a
+candidate stops at the first look that decides it, so an interval of 95% at
+each look would be found inside the band far more often than one time in 40
+when its true rate is on the band edge (13% of the time at the edge of
+[0.43, 0.47] with the 2,000,000-game schedule). The intervals are therefore
+simultaneous over every look the budget allows: the most rounds a candidate
+can play, ``K`` (:func:`max_looks`: 10 for 2,000,000 games and one target),
+and the race never plays more. Each look uses a Wilson interval of level
+``1 - 0.05 / K`` for *found* and ``1 - 0.001 / K`` for *dropped*
+(Bonferroni over the looks). The guarantee, for each candidate and target,
+whatever the data and the stopping: a candidate whose true win rate lies
+outside a band is found with probability at most 2.5% (one band edge: the
+95% interval's lower or upper tail), and one whose true rate lies inside a
+band is dropped there with probability at most 0.1%. The guarantee is per candidate: among
+many candidates near an edge, some may be found by chance.
+
+Selection. The best found setting (nearest the band centre(s)) is chosen on
+the race's games, so its race figure is the selected one's and leans towards
+the centre; :func:`tune` plays it again on fresh games (game indices the race
+did not use) and reports that rate with a plain 95% interval, one look at
+games that chose nothing.
+
 Where the product of the knobs' values is larger than ``max_candidates``, a
 seeded optuna TPE search proposes that many candidates instead, each scored by
 its first round's distance from the band centre(s); the race then goes on from
-there. The same seed gives the same answer.
+there (the search's round is the first look). The same seed gives the same
+answer.
 """
 
 from __future__ import annotations
@@ -29,13 +52,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import NormalDist
 
 from sim.results import wilson_interval
 
 Z95 = 1.959963984540054
-Z_DROP = 3.2905267314919255  # two-sided 99.9%: a drop is a clear miss, not a 1-in-20 accident
+ALPHA_FOUND = 0.05  # found: 95% over all looks, so an out-of-band rate is found with probability <= 2.5%
+ALPHA_DROP = 0.001  # dropped: 99.9% over all looks, so a drop is a clear miss, not an accident
 FIRST_ROUND = 2000
 MAX_CANDIDATES = 400
+CONFIRM_GAMES = 20_000
 
 
 class TuneError(ValueError):
@@ -164,6 +190,37 @@ class Candidate:
         return self.wins[players] / self.games[players] if self.games.get(players) else float("nan")
 
 
+def max_looks(budget: int, n_targets: int, first_round: int = FIRST_ROUND) -> int:
+    """The most rounds (looks) any candidate can play within ``budget`` games: the doubling schedule of
+    a candidate racing alone, whose last round takes what is left. The race stops at that many."""
+    looks, left, size = 0, budget, first_round
+    while left // n_targets >= 1:
+        n = min(size, left // n_targets)
+        left -= n * n_targets
+        looks += 1
+        size *= 2
+    return max(1, looks)
+
+
+@dataclass(frozen=True)
+class Levels:
+    """The interval levels of a race: simultaneous over ``looks`` looks (Bonferroni; see the module doc)."""
+
+    looks: int
+    z_found: float
+    z_drop: float
+
+    @staticmethod
+    def of(looks: int) -> Levels:
+        nd = NormalDist()
+        return Levels(looks, nd.inv_cdf(1 - ALPHA_FOUND / (2 * looks)), nd.inv_cdf(1 - ALPHA_DROP / (2 * looks)))
+
+    def record(self) -> dict:
+        return {"looks": self.looks, "found": 1 - ALPHA_FOUND, "dropped": 1 - ALPHA_DROP,
+                "found_per_look": 1 - ALPHA_FOUND / self.looks, "dropped_per_look": 1 - ALPHA_DROP / self.looks,
+                "method": "Wilson intervals, Bonferroni over the looks the budget allows"}
+
+
 @dataclass
 class TuneResult:
     knobs: list[Knob]
@@ -172,15 +229,21 @@ class TuneResult:
     games_played: int
     budget: int
     seed: int
+    levels: Levels = field(default_factory=lambda: Levels.of(1))
+    confirmation: list[dict] = field(default_factory=list)  # the best setting on fresh games (see tune)
 
     def found(self) -> list[Candidate]:
-        """Settings whose 95% interval lies inside the band at every target, best (nearest band centres) first."""
+        """Settings whose interval lies inside the band at every target, best (nearest band centres) first."""
         hits = [c for c in self.candidates if c.state == "found"]
 
         def distance(c):
             return sum(abs(c.rate(t.players) - (t.low + t.high) / 2) for t in self.targets)
 
         return sorted(hits, key=lambda c: (distance(c), c.values))
+
+    def interval(self, c: Candidate, players: int) -> tuple[float, float]:
+        """A candidate's interval at one target: simultaneous over the looks (the one its verdict used)."""
+        return wilson_interval(c.wins[players], c.games[players], self.levels.z_found)
 
     def settings(self, c: Candidate) -> dict:
         return {k.path: v for k, v in zip(self.knobs, c.values)}
@@ -249,6 +312,7 @@ def race(
     check_knobs(knobs)
     if not targets:
         raise TuneError("give a --target (or --target-file)")
+    levels = Levels.of(max_looks(budget, len(targets), first_round))
     grid = [k.values for k in knobs]
     size = math.prod(len(v) for v in grid)
     if size <= max_candidates:
@@ -257,17 +321,17 @@ def race(
             for t in targets:
                 c.wins[t.players] = 0
                 c.games[t.players] = 0
-        played = done = 0
+        played = done = looks = 0
         round_size = first_round
     else:
         cands, played = _searched(knobs, targets, evaluate, max_candidates, first_round, seed, budget)
         for c in cands:
-            c.state = _verdict(c, targets)
-        done, round_size = first_round, 2 * first_round
+            c.state = _verdict(c, targets, levels)
+        done, round_size, looks = first_round, 2 * first_round, 1
         if progress:
             progress(f"searched {len(cands)} of {size:,} settings with TPE ({played:,} games)")
     # ``done``: games per player count every racing candidate has played (game indices 0..done-1)
-    while True:
+    while looks < levels.looks:
         racing = [c for c in cands if c.state == "racing"]
         if not racing:
             break
@@ -282,8 +346,9 @@ def race(
             c.games[players] += n
         played += n * cost
         done += n
+        looks += 1
         for c in racing:
-            c.state = _verdict(c, targets)
+            c.state = _verdict(c, targets, levels)
         if progress:
             states = [c.state for c in cands]
             progress(f"{done:,} games per racing setting: {states.count('found')} found, "
@@ -293,7 +358,7 @@ def race(
     for c in cands:
         if c.state == "racing":
             c.state = "unresolved"
-    return TuneResult(knobs, targets, cands, played, budget, seed)
+    return TuneResult(knobs, targets, cands, played, budget, seed, levels)
 
 
 def _evaluate_all(evaluate: Evaluate, jobs: list[tuple]) -> list[int]:
@@ -305,19 +370,20 @@ def _evaluate_all(evaluate: Evaluate, jobs: list[tuple]) -> list[int]:
 EDGE_RESOLUTION = 20  # an interval this many times narrower than the band, still on its edge, stops racing
 
 
-def _verdict(c: Candidate, targets: list[Target]) -> str:
-    """found (inside every band), dropped (clearly outside one), edge (pinned on a band edge) or racing."""
+def _verdict(c: Candidate, targets: list[Target], levels: Levels) -> str:
+    """found (inside every band), dropped (clearly outside one), edge (pinned on a band edge) or racing,
+    by intervals simultaneous over every look of the race (``levels``)."""
     inside = True
     pinned = True
     for t in targets:
         w, n = c.wins[t.players], c.games[t.players]
-        lo, hi = wilson_interval(w, n, Z_DROP)
+        lo, hi = wilson_interval(w, n, levels.z_drop)
         if hi < t.low or lo > t.high:
             return "dropped"
-        lo95, hi95 = wilson_interval(w, n, Z95)
-        ok = t.low <= lo95 and hi95 <= t.high
+        lo_f, hi_f = wilson_interval(w, n, levels.z_found)
+        ok = t.low <= lo_f and hi_f <= t.high
         inside &= ok
-        if not ok and hi95 - lo95 > (t.high - t.low) / EDGE_RESOLUTION:
+        if not ok and hi_f - lo_f > (t.high - t.low) / EDGE_RESOLUTION:
             pinned = False
     if inside:
         return "found"
@@ -449,10 +515,25 @@ def side_games(side: list[dict]) -> int:
     return sum(r["games"] for r in side) + sum({r["players"]: r["games"] for r in side}.values())
 
 
+def confirm(evaluate: Evaluate, result: TuneResult, c: Candidate, games: int = CONFIRM_GAMES) -> list[dict]:
+    """One setting played again on fresh games: at each target, ``games`` games from the first index no
+    candidate played (the race's games chose it; these did not), with a plain 95% interval (one look)."""
+    jobs = [(c.values, t.players, max(x.games[t.players] for x in result.candidates), games)
+            for t in result.targets]
+    rows = []
+    for (_, players, game0, n), wins, t in zip(jobs, _evaluate_all(evaluate, jobs), result.targets):
+        lo, hi = wilson_interval(int(wins), n, Z95)
+        rows.append({"players": players, "game0": game0, "games": n, "wins": int(wins), "win_rate": int(wins) / n,
+                     "ci_low": lo, "ci_high": hi, "interval_inside_band": t.low <= lo and hi <= t.high})
+    return rows
+
+
 def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic", params: dict | None = None,
          budget: int = 2_000_000, seed: int = 1, content=None, also_players: list[int] | None = None,
-         engine: str = "kernel", progress=None, runner=None) -> tuple[TuneResult, list[dict]]:
-    """Race the knobs' settings against the targets; then play the best few at ``also_players``.
+         engine: str = "kernel", confirm_games: int = CONFIRM_GAMES, progress=None,
+         runner=None) -> tuple[TuneResult, list[dict]]:
+    """Race the knobs' settings against the targets; play the best again on ``confirm_games`` fresh games
+    per target (0: not at all); then play the best few at ``also_players``.
 
     ``runner`` (:mod:`sim.distributed`) plays each round's games: here by default, or on a Dask cluster.
     """
@@ -460,6 +541,8 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
     from sim.run import resolve_content
 
     check_knobs(knobs)
+    if confirm_games < 0:
+        raise TuneError(f"--confirm-games {confirm_games}: must be 0 (no confirmation) or a number of games")
     path = DEFAULT_PACK if content is None else content
     evaluator = GameEvaluator(knobs, path, strategy, params, seed, engine, runner)
     grid_size = math.prod(len(k.values) for k in knobs)
@@ -468,47 +551,74 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
             evaluator.raw(values)
         check_distinct(knobs, evaluator.packs, targets, evaluator.raws)
     result = race(knobs, targets, evaluator, budget, seed=seed, progress=progress)
+    best = result.found()
+    if best and confirm_games:
+        result.confirmation = confirm(evaluator, result, best[0], confirm_games)
+        if progress:
+            progress("best setting on fresh games: " + "; ".join(
+                f"{r['players']} players {100 * r['win_rate']:.2f}% [{100 * r['ci_low']:.2f}, "
+                f"{100 * r['ci_high']:.2f}] over {r['games']:,}" for r in result.confirmation))
     side = []
     if also_players:
-        side = side_effects(evaluator, resolve_content(path), result.found()[:SIDE_SETTINGS], also_players)
+        side = side_effects(evaluator, resolve_content(path), best[:SIDE_SETTINGS], also_players)
     return result, side
 
 
 def report(result: TuneResult, side: list[dict]) -> dict:
-    """The ``--json`` record: found settings (best first), games played, and side effects."""
+    """The ``--json`` record: found settings (best first), the best on fresh games, every setting raced,
+    games played, and side effects."""
     found = []
     for c in result.found():
         for t in result.targets:
-            lo, hi = wilson_interval(c.wins[t.players], c.games[t.players], Z95)
+            lo, hi = result.interval(c, t.players)
             found.append({"settings": result.settings(c), "players": t.players, "win_rate": c.rate(t.players),
                           "ci_low": lo, "ci_high": hi, "games": c.games[t.players],
                           "side_effects": [
                               {k: r[k] for k in ("players", "games", "default_win_rate", "win_rate", "diff",
                                                   "diff_low", "diff_high")}
                               for r in side if r["values"] == c.values]})
+    raced = []
+    for c in sorted(result.candidates, key=lambda c: c.values):
+        for t in result.targets:
+            lo, hi = result.interval(c, t.players) if c.games[t.players] else (None, None)
+            raced.append({"settings": result.settings(c), "state": c.state, "players": t.players,
+                          "games": c.games[t.players], "wins": c.wins[t.players],
+                          "win_rate": c.rate(t.players) if c.games[t.players] else None,
+                          "ci_low": lo, "ci_high": hi})
+    best = result.found()
     states = [c.state for c in result.candidates]
     return {
         "found": found,
+        "best": ({"settings": result.settings(best[0]), "selected_from": len(best),
+                  "confirmation": result.confirmation} if best else None),
         "games_played": result.games_played,
+        "confirm_games_played": sum(r["games"] for r in result.confirmation),
         "side_effect_games_played": side_games(side),
         "budget": result.budget,
         "seed": result.seed,
+        "intervals": result.levels.record(),
         "targets": [{"players": t.players, "low": t.low, "high": t.high} for t in result.targets],
         "knobs": {k.path: list(k.values) for k in result.knobs},
         "candidates": len(states),
         "dropped": states.count("dropped"),
         "on_edge": states.count("edge"),
         "unresolved": states.count("unresolved"),
+        "raced": raced,
     }
 
 
 def override_toml(result: TuneResult, c: Candidate) -> str:
     """The best setting as a spec block ready to paste (``[setup.tuned]``)."""
-    lines = ["# Written by `smersh-sim tune`: the setting nearest the band centre(s).",
-             "# " + "; ".join(f"{t.players} players: {c.rate(t.players):.4f} over {c.games[t.players]} games, "
-                            f"band [{t.low}, {t.high}]" for t in result.targets),
-             "# Paste into an experiment spec and add \"tuned\" to [grid] setups.",
-             "[setup.tuned.overrides]"]
+    lines = ["# Written by `smersh-sim tune`: the setting nearest the band centre(s) on the race's games.",
+             "# race: " + "; ".join(
+                 f"{t.players} players: {c.rate(t.players):.4f} over {c.games[t.players]} games, "
+                 f"band [{t.low}, {t.high}]" for t in result.targets)]
+    if result.confirmation:
+        lines.append("# fresh games: " + "; ".join(
+            f"{r['players']} players: {r['win_rate']:.4f} [{r['ci_low']:.4f}, {r['ci_high']:.4f}] over "
+            f"{r['games']} games" for r in result.confirmation))
+    lines += ["# Paste into an experiment spec and add \"tuned\" to [grid] setups.",
+              "[setup.tuned.overrides]"]
     for path, value in overrides_of(result.knobs, c.values).items():
         if isinstance(value, dict):
             inner = ", ".join(f"{k} = {v}" for k, v in value.items())
@@ -535,4 +645,6 @@ def write_outputs(result: TuneResult, side: list[dict], out: Path) -> list[Path]
     return files
 
 
-__all__ = ["Candidate", "GameEvaluator", "Knob", "Target", "TuneError", "TuneResult", "check_distinct", "check_knobs", "overrides_of", "parse_target", "race", "targets_from_bands", "tune", "write_outputs"]
+__all__ = ["Candidate", "GameEvaluator", "Knob", "Levels", "Target", "TuneError", "TuneResult", "check_distinct",
+           "check_knobs", "confirm", "max_looks", "overrides_of", "parse_target", "race", "targets_from_bands", "tune",
+           "write_outputs"]
