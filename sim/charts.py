@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import matplotlib
@@ -249,18 +250,23 @@ def tune_candidates(result, path: Path) -> Path:
         ax.set_xticklabels([",".join(str(v) for v in c.values) for c in order], rotation=90, fontsize=6)
         ax.set_xlabel(" , ".join(k.path for k in result.knobs))
         ax.set_ylabel("win rate")
-        ax.set_title(f"{t.players} players: green found, grey dropped, purple on an edge, orange unresolved\n"
-                     f"95% intervals over the race's {result.levels.looks} looks", fontsize=9)
+        ax.set_title(f"{t.players} players, {result.who()}, seed {result.seed}: green found, grey dropped, purple "
+                     f"on an edge, orange unresolved\n95% intervals over the race's {result.levels.looks} looks"
+                     + (f"; pack {result.made['content_hash'][:12]}, rules version {result.made['rules_version']}"
+                        if result.made else ""), fontsize=9)
         ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, metadata={"Title": "smersh-sim tune candidates",
+                                         "Description": json.dumps({**result.made, "seed": result.seed},
+                                                                   sort_keys=True)})
     plt.close(fig)
     return path
 
 
 def tornado(table: pl.DataFrame, path: Path, players: int) -> Path:
-    """Paired change in win rate per step down and up for each knob (bars), 95% intervals (whiskers)."""
-    from sim.sensitivity import short_name
+    """Paired change in win rate per step down and up for each knob (bars), 95% intervals (whiskers);
+    the title and the PNG's Description (JSON) say what the games were played with."""
+    from sim.sensitivity import made_with, short_name, who_played
 
     rows = [r for r in table.iter_rows(named=True)]
     knobs = sorted({r["knob"] for r in rows},
@@ -286,11 +292,16 @@ def tornado(table: pl.DataFrame, path: Path, players: int) -> Path:
     ax.axvline(0, color="black", lw=0.8)
     ax.set_xlabel("change in win rate (points): red one step down, blue one step up")
     base = rows[0]["default_win_rate"] * 100 if rows else float("nan")
-    ax.set_title(f"{players} players: win rate {base:.1f}% on the unchanged pack; bars 95% paired intervals",
-                 fontsize=9)
+    made = made_with(table)
+    games = rows[0]["games"] if rows else 0
+    ax.set_title(f"{players} players, {who_played(made)}, {games:,} games a setting, seed {made['seed']}: win rate "
+                 f"{base:.1f}% on the unchanged pack\npack {made['content_hash'][:12]}, rules version "
+                 f"{made['rules_version']}, {made['engine']}; bars 95% paired intervals", fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, metadata={"Title": f"smersh-sim sensitivity, {players} players",
+                                         "Description": json.dumps({**made, "players": players, "games": games},
+                                                                   sort_keys=True)})
     plt.close(fig)
     return path
 

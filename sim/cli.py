@@ -467,7 +467,7 @@ def cmd_tune(args) -> int:
         print(json.dumps(rec, indent=2))
         return 0
     band = "; ".join(f"{t.players} players [{100 * t.low:.1f}%, {100 * t.high:.1f}%]" for t in targets)
-    print(f"target: {band}; {rec['candidates']} settings raced, {rec['games_played']:,} of {rec['budget']:,} games "
+    print(f"target: {band}; {result.who()}, seed {args.seed}; {rec['candidates']} settings raced, {rec['games_played']:,} of {rec['budget']:,} games "
           f"({rec['dropped']} dropped, {rec['on_edge']} on a band edge, {rec['unresolved']} unresolved: budget spent)")
     found = result.found()
     looks = result.levels.looks
@@ -556,8 +556,8 @@ def cmd_sensitivity(args) -> int:
         return 0
     for p in args.players:
         rows = [r for r in table.iter_rows(named=True) if r["players"] == p]
-        print(f"{p} players: win rate {100 * rows[0]['default_win_rate']:.2f}% on the unchanged pack "
-              f"({args.games:,} games; change per step, paired 95% interval)")
+        print(f"{p} players, {S.who_played(rows[0])}: win rate {100 * rows[0]['default_win_rate']:.2f}% on the "
+              f"unchanged pack ({args.games:,} games, seed {args.seed}; change per step, paired 95% interval)")
         for r in rows:
             if r["refused"]:
                 print(f"  {S.short_name(r['knob']):<28} {r['from']:>4} -> {r['to']:<4} refused: {r['refused']}")

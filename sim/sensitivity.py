@@ -242,10 +242,47 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
         if progress:
             progress(f"{row['players']} players, {row['knob']} {row['from']}->{row['to']}: "
                      f"{st['diff'] * 100:+.2f} points")
+    made = provenance(strategy, params, seed, engine, base.hash)
+    for row in rows:
+        row.update(made)
     schema = {"knob": pl.Utf8, "players": pl.Int64, "step": pl.Int64, "from": pl.Int64, "to": pl.Int64,
               "games": pl.Int64, "default_win_rate": pl.Float64, "win_rate": pl.Float64, "diff": pl.Float64,
-              "diff_low": pl.Float64, "diff_high": pl.Float64, "refused": pl.Utf8}
+              "diff_low": pl.Float64, "diff_high": pl.Float64, "refused": pl.Utf8,
+              **{k: (pl.Int64 if k == "seed" else pl.Utf8) for k in PROVENANCE}}
     return pl.DataFrame(rows, schema=schema)
+
+
+PROVENANCE = ("strategy", "params", "seed", "engine", "content_hash", "rules_version")
+
+
+def provenance(strategy: str, params: dict | None, seed: int, engine: str, content_hash: str) -> dict:
+    """What the games of a sensitivity table were played with: a column each, the same in every row
+    (``params`` as JSON: ``{}`` for the strategy's defaults)."""
+    import json
+
+    import sim
+
+    return {"strategy": strategy, "params": json.dumps(dict(params or {}), sort_keys=True), "seed": seed,
+            "engine": engine, "content_hash": content_hash, "rules_version": sim.RULES_VERSION}
+
+
+def made_with(table: pl.DataFrame) -> dict:
+    """A sensitivity table's provenance columns as one dict (each holds one value)."""
+    out = {}
+    for k in PROVENANCE:
+        values = table[k].unique().to_list()
+        if len(values) != 1:
+            raise SensitivityError(f"the table mixes {k} values {values}: write one run's table")
+        out[k] = values[0]
+    return out
+
+
+def who_played(made: dict) -> str:
+    """``heuristic players`` or ``bold players (pool_target=6)``: the level of play a figure describes."""
+    import json
+
+    params = json.loads(made["params"])
+    return f"{made['strategy']} players" + (f" ({', '.join(f'{k}={v}' for k, v in params.items())})" if params else "")
 
 
 def short_name(knob: str) -> str:
@@ -256,16 +293,27 @@ def short_name(knob: str) -> str:
 
 
 def write_outputs(table: pl.DataFrame, out: Path) -> list[Path]:
-    """sensitivity.parquet, sensitivity.csv and one tornado chart per player count under ``out``."""
-    from sim.charts import tornado
+    """sensitivity.parquet, sensitivity.csv and one tornado chart per player count under ``out``.
 
+    Every file says what the games were played with: the provenance columns (also the Parquet file's
+    key-value metadata, read by ``sim.manifest.read_metadata``) and each chart's title and PNG metadata.
+    """
+    from sim.charts import tornado
+    from sim.manifest import parquet_metadata
+    from sim.study import write_parquet_atomic
+
+    made = made_with(table)
+    meta = {"strategy": made["strategy"], "strategy_params": made["params"], "seed": made["seed"],
+            "games": ",".join(map(str, sorted(table["games"].unique().to_list()))), "engine": made["engine"],
+            "content_hash": made["content_hash"], "rules_version": made["rules_version"]}
     out.mkdir(parents=True, exist_ok=True)
     files = [out / "sensitivity.parquet", out / "sensitivity.csv"]
-    table.write_parquet(files[0])
+    write_parquet_atomic(table, files[0], parquet_metadata(meta))
     table.write_csv(files[1])
     for p in sorted(table["players"].unique().to_list()):
         files.append(tornado(table.filter(pl.col("players") == p), out / f"tornado_{p}p.png", p))
     return files
 
 
-__all__ = ["SensitivityError", "default_knobs", "sensitivity", "short_name", "write_outputs"]
+__all__ = ["SensitivityError", "default_knobs", "made_with", "played_value", "provenance", "sensitivity", "short_name",
+           "value_played", "who_played", "write_outputs"]

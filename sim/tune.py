@@ -231,6 +231,15 @@ class TuneResult:
     seed: int
     levels: Levels = field(default_factory=lambda: Levels.of(1))
     confirmation: list[dict] = field(default_factory=list)  # the best setting on fresh games (see tune)
+    made: dict = field(default_factory=dict)  # what the games were played with (see tune); empty for race alone
+
+    def who(self) -> str:
+        """``heuristic players`` or ``bold players (pool_target=6)``: the level of play the figures describe."""
+        if not self.made:
+            return "players of an unnamed evaluator"
+        params = self.made["params"]
+        return f"{self.made['strategy']} players" + (
+            f" ({', '.join(f'{k}={v}' for k, v in params.items())})" if params else "")
 
     def found(self) -> list[Candidate]:
         """Settings whose interval lies inside the band at every target, best (nearest band centres) first."""
@@ -515,6 +524,14 @@ def side_games(side: list[dict]) -> int:
     return sum(r["games"] for r in side) + sum({r["players"]: r["games"] for r in side}.values())
 
 
+def made_with(strategy: str, params: dict | None, engine: str, content_hash: str) -> dict:
+    """What a tune's games were played with (``tune.json`` records it; the seed is recorded beside it)."""
+    import sim
+
+    return {"strategy": strategy, "params": dict(sorted((params or {}).items())), "engine": engine,
+            "content_hash": content_hash, "rules_version": sim.RULES_VERSION}
+
+
 def confirm(evaluate: Evaluate, result: TuneResult, c: Candidate, games: int = CONFIRM_GAMES) -> list[dict]:
     """One setting played again on fresh games: at each target, ``games`` games from the first index no
     candidate played (the race's games chose it; these did not), with a plain 95% interval (one look)."""
@@ -551,6 +568,7 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
             evaluator.raw(values)
         check_distinct(knobs, evaluator.packs, targets, evaluator.raws)
     result = race(knobs, targets, evaluator, budget, seed=seed, progress=progress)
+    result.made = made_with(strategy, params, engine, resolve_content(path).hash)
     best = result.found()
     if best and confirm_games:
         result.confirmation = confirm(evaluator, result, best[0], confirm_games)
@@ -588,6 +606,7 @@ def report(result: TuneResult, side: list[dict]) -> dict:
     best = result.found()
     states = [c.state for c in result.candidates]
     return {
+        **result.made,
         "found": found,
         "best": ({"settings": result.settings(best[0]), "selected_from": len(best),
                   "confirmation": result.confirmation} if best else None),
@@ -610,6 +629,9 @@ def report(result: TuneResult, side: list[dict]) -> dict:
 def override_toml(result: TuneResult, c: Candidate) -> str:
     """The best setting as a spec block ready to paste (``[setup.tuned]``)."""
     lines = ["# Written by `smersh-sim tune`: the setting nearest the band centre(s) on the race's games.",
+             f"# {result.who()}, seed {result.seed}"
+             + (f", pack {result.made['content_hash'][:12]}, rules version {result.made['rules_version']}, "
+                f"{result.made['engine']}" if result.made else ""),
              "# race: " + "; ".join(
                  f"{t.players} players: {c.rate(t.players):.4f} over {c.games[t.players]} games, "
                  f"band [{t.low}, {t.high}]" for t in result.targets)]
@@ -646,5 +668,5 @@ def write_outputs(result: TuneResult, side: list[dict], out: Path) -> list[Path]
 
 
 __all__ = ["Candidate", "GameEvaluator", "Knob", "Levels", "Target", "TuneError", "TuneResult", "check_distinct",
-           "check_knobs", "confirm", "max_looks", "overrides_of", "parse_target", "race", "targets_from_bands", "tune",
+           "check_knobs", "confirm", "made_with", "max_looks", "overrides_of", "parse_target", "race", "targets_from_bands", "tune",
            "write_outputs"]

@@ -102,3 +102,32 @@ def test_steps_are_labelled_with_the_value_the_player_count_plays(tmp_path):
     # at 2 players the global knobs are what is played: stepped and measured
     two = S.sensitivity([2], ["lobo.track.start"], games=300, content=pack)
     assert two.filter(pl.col("step") == 1)["diff"][0] is not None
+
+
+def test_outputs_say_which_strategy_params_pack_and_rules_played(tmp_path):
+    """A bold run with a parameter cannot be taken for a heuristic one: the table's columns, the Parquet
+    file's metadata, the CSV and each chart's title and PNG metadata say what the games were played with."""
+    import json
+
+    from PIL import Image
+
+    import sim
+    from sim.content import load
+    from sim.manifest import read_metadata
+
+    knob = ["setup.player_count[players={players}].location_target"]
+    t = S.sensitivity([2], knob, strategy="bold", params={"pool_target": 6}, games=300, seed=4)
+    pack_hash = load(DEFAULT_PACK).hash
+    want = {"strategy": "bold", "params": '{"pool_target": 6}', "seed": 4, "engine": "kernel",
+            "content_hash": pack_hash, "rules_version": sim.RULES_VERSION}
+    assert S.made_with(t) == want
+    S.write_outputs(t, tmp_path)
+    meta = read_metadata(tmp_path / "sensitivity.parquet")
+    assert (meta["strategy"], json.loads(meta["strategy_params"]), meta["seed"]) == ("bold", {"pool_target": 6}, 4)
+    assert (meta["content_hash"], meta["rules_version"], meta["games"]) == (pack_hash, sim.RULES_VERSION, "300")
+    assert pl.read_csv(tmp_path / "sensitivity.csv")["strategy"].to_list() == ["bold", "bold"]
+    png = json.loads(Image.open(tmp_path / "tornado_2p.png").text["Description"])
+    assert png == {**want, "players": 2, "games": 300}
+    heuristic = S.sensitivity([2], knob, games=300, seed=4)
+    assert S.made_with(heuristic)["strategy"] == "heuristic" and S.made_with(heuristic)["params"] == "{}"
+    assert S.who_played(S.made_with(t)) == "bold players (pool_target=6)"

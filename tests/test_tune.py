@@ -204,6 +204,25 @@ def test_tune_on_the_game_is_reproducible_and_writes_a_usable_override(tmp_path)
     assert (tmp_path / "candidates.png") in files
 
 
+def test_tune_outputs_say_which_strategy_params_pack_and_rules_played(tmp_path):
+    """tune.json, the chart's PNG metadata and tuned_setup.toml say what the games were played with."""
+    from PIL import Image
+
+    import sim
+    from sim.content import DEFAULT_PACK, load
+
+    knobs = [T.Knob.parse("lobo.track.start=0..1")]
+    res, side = T.tune(knobs, [T.Target(2, 0.05, 0.95)], strategy="bold", params={"pool_target": 6}, budget=4000,
+                       seed=2, confirm_games=500)
+    T.write_outputs(res, side, tmp_path)
+    rec = json.loads((tmp_path / "tune.json").read_text())
+    made = {"strategy": "bold", "params": {"pool_target": 6}, "engine": "kernel",
+            "content_hash": load(DEFAULT_PACK).hash, "rules_version": sim.RULES_VERSION}
+    assert {k: rec[k] for k in made} == made and rec["seed"] == 2
+    assert json.loads(Image.open(tmp_path / "candidates.png").text["Description"]) == {**made, "seed": 2}
+    assert "# bold players (pool_target=6), seed 2, pack " in (tmp_path / "tuned_setup.toml").read_text()
+
+
 def test_villain_count_knob_keeps_the_deck_size():
     from sim.content import DEFAULT_PACK, load
     from sim.content.overrides import load_with_overrides
