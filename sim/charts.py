@@ -294,9 +294,9 @@ def tornado(table: pl.DataFrame, path: Path, players: int) -> Path:
     base = rows[0]["default_win_rate"] * 100 if rows else float("nan")
     made = made_with(table)
     games = rows[0]["games"] if rows else 0
-    ax.set_title(f"{players} players, {who_played(made)}, {games:,} games a setting, seed {made['seed']}: win rate "
-                 f"{base:.1f}% on the unchanged pack\npack {made['content_hash'][:12]}, rules version "
-                 f"{made['rules_version']}, {made['engine']}; bars 95% paired intervals", fontsize=9)
+    ax.set_title(f"{players} players, {who_played(made)}: win rate {base:.1f}% on the unchanged pack\n"
+                 f"{games:,} games a setting, seed {made['seed']}, pack {made['content_hash'][:12]}, rules version "
+                 f"{made['rules_version']}, {made['engine']}\nbars: 95% paired intervals", fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110, metadata={"Title": f"smersh-sim sensitivity, {players} players",
