@@ -52,12 +52,37 @@ def test_tune_example_numbers_match_the_committed_result():
 
     text = _readme()
     rec = json.loads((ROOT / "results" / "tune_4p" / "tune.json").read_text())
-    assert f"spent {rec['games_played']:,} of its {rec['budget']:,} games" in text
+    assert (rec["strategy"], rec["params"], rec["seed"]) == ("heuristic", {}, 1)
+    assert "(`results/tune_4p/`, the command above: heuristic players, seed 1)" in text
+    assert f"spent {rec['games_played']:,} of its {rec['budget']:,} games, which allow for " \
+           f"{rec['intervals']['looks']} rounds" in text
     assert f"{rec['candidates']} settings" in text and f"{rec['dropped']} settings were dropped" in text
+    start, minus = "setup.player_count[players=4].lobo_start", "setup.player_count[players=4].villain_counts.minus_one"
+    dropped = sorted((r for r in rec["raced"] if r["state"] == "dropped"), key=lambda r: r["games"])
+    assert len(dropped) == rec["dropped"]
+    first = [r for r in dropped if r["games"] == 2000]
+    later = [r for r in dropped if r["games"] > 2000]
+    middle, (a, b) = later[:-2], later[-2:]
+    assert f"dropped: {len(first)} after 2,000 games, {len(middle)} after {middle[0]['games']:,} to " \
+           f"{middle[-1]['games']:,}, and two near the band's edges only after {a['games']:,} games" in text
+    assert (a["settings"][start], a["settings"][minus]) == (1, 6) and f"-1 cards: {100 * a['win_rate']:.2f}%)" in text
+    assert f"and {b['games']:,} (start 1 with four: {100 * b['win_rate']:.2f}%)" in text
+    assert (b["settings"][start], b["settings"][minus]) == (1, 4)
+    found = {(f["settings"][start], f["settings"][minus]): f for f in rec["found"]}
+    assert len(found) == 4 and "Four have their interval inside [43%, 47%]" in text
     best = rec["found"][0]
-    assert best["settings"] == {"setup.player_count[players=4].lobo_start": 1,
-                                "setup.player_count[players=4].villain_counts.minus_one": 5}
-    assert f"({_pct(best['win_rate'])} over {best['games']:,} games, the best" in text
+    assert best["settings"] == rec["best"]["settings"] == {start: 1, minus: 5}
+    assert f"({_pct(best['win_rate'])} over {best['games']:,} games, the best on the race's games" in text
+    assert f"(start 0, two -1 cards: {_pct(found[0, 2]['win_rate'])} over {found[0, 2]['games']:,} games)" in text
+    assert f"eight -1 cards ({_pct(found[2, 8]['win_rate'])} over {found[2, 8]['games']:,} games)" in text
+    low = found[0, 1]
+    assert (f"one -1 card ({100 * low['win_rate']:.2f}% [{100 * low['ci_low']:.2f}, {100 * low['ci_high']:.2f}] "
+            f"after {low['games']:,} games") in text
+    (conf,) = rec["best"]["confirmation"]
+    assert conf["interval_inside_band"]
+    assert (f"Played again on {conf['games']:,} fresh games (from game {conf['game0']:,} on), the best setting "
+            f"gives {100 * conf['win_rate']:.2f}% [{100 * conf['ci_low']:.2f}, {100 * conf['ci_high']:.2f}], "
+            "inside the band") in text
 
 
 def test_sensitivity_numbers_match_the_committed_table():
