@@ -18,7 +18,7 @@ and game indices), in rounds of growing size, and raced against the band:
 Repeated looks. Each round is a look at the same, growing, sample, and a
 candidate stops at the first look that decides it, so an interval of 95% at
 each look would be found inside the band far more often than one time in 40
-when its true rate is on the band edge (13% of the time at the edge of
+when its true rate is on the band edge (about 13% of the time at the edge of
 [0.43, 0.47] with the 2,000,000-game schedule). The intervals are therefore
 simultaneous over every look the budget allows: the most rounds a candidate
 can play, ``K`` (:func:`max_looks`: 10 for 2,000,000 games and one target),
