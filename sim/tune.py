@@ -25,7 +25,8 @@ can play, ``K`` (:func:`max_looks`: 10 for 2,000,000 games and one target),
 and the race never plays more. Each look uses a Wilson interval of level
 ``1 - 0.05 / K`` for *found* and ``1 - 0.001 / K`` for *dropped*
 (Bonferroni over the looks). The guarantee, for each candidate and target,
-whatever the data and the stopping: a candidate whose true win rate lies
+whatever the stopping (up to the Wilson interval's normal approximation,
+which the tests check on simulated races): a candidate whose true win rate lies
 outside a band is found with probability at most 2.5% (one band edge: the
 95% interval's lower or upper tail), and one whose true rate lies inside a
 band is dropped there with probability at most 0.1%. The guarantee is per candidate: among
