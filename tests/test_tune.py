@@ -142,9 +142,9 @@ def test_a_setting_on_a_band_edge_is_found_at_most_one_time_in_40(p):
     """The race looks at a growing sample after every round and stops at the first look inside the band;
     the intervals must hold over all those looks. Bernoulli streams at a band edge, through the real
     race and its 2,000,000-game schedule (2k, 4k, 8k, ... games): found at most 2.5% of the time (with
-    95% intervals at each look instead, 12.8% at 0.43)."""
+    95% intervals at each look instead, 12.8% at 0.43), and dropped, being inside, at most 0.1%."""
     reps = 20_000
-    found = looked = 0
+    found = dropped = looked = 0
     for s in np.random.SeedSequence(20261127).spawn(reps):
         rng = np.random.default_rng(s)
         calls = []
@@ -157,9 +157,12 @@ def test_a_setting_on_a_band_edge_is_found_at_most_one_time_in_40(p):
         assert len(calls) <= res.levels.looks  # never more looks than the intervals allow for
         looked = max(looked, len(calls))
         found += res.candidates[0].state == "found"
+        dropped += res.candidates[0].state == "dropped"
     assert res.levels.looks == T.max_looks(2_000_000, 1) == 10 and looked == 10
     nominal = 0.025
     assert found / reps <= nominal + 3 * math.sqrt(nominal * (1 - nominal) / reps), found / reps
+    # on the edge is inside the band: dropped at most 0.1% of the time
+    assert dropped / reps <= 0.001 + 3 * math.sqrt(0.001 * 0.999 / reps), dropped / reps
 
 
 def _found_share(p: float, reps: int, seed: int) -> float:
