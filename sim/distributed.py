@@ -52,7 +52,9 @@ class Scheduler:
         return f"local:{self.workers}" if self.kind == "local" else self.address
 
 
-_ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://\S+$")
+# PROTOCOL://HOST:PORT (an IPv6 host in brackets); inproc:// addresses (one process) have no port
+_ADDRESS = re.compile(r"^(tcp|tls|ucx|ws|wss)://(\[[0-9A-Fa-f:.]+\]|[^\s/:\[\]]+)(?::(\d*))?/?$")
+_INPROC = re.compile(r"^inproc://\S+$")
 
 
 def parse_scheduler(text: str) -> Scheduler:
@@ -65,8 +67,16 @@ def parse_scheduler(text: str) -> Scheduler:
         if not m or not 1 <= int(m.group(1)) <= 1024:
             raise SchedulerError(f"--scheduler {text!r}: expected local:N with N workers between 1 and 1024, e.g. local:2")
         return Scheduler("local", workers=int(m.group(1)))
-    if not _ADDRESS.match(text):
+    if _INPROC.match(text):
+        return Scheduler("address", address=text)
+    m = _ADDRESS.match(text)
+    if not m:
         raise SchedulerError(f"--scheduler {text!r}: expected local:N or a Dask scheduler address such as tcp://HOST:8786")
+    port = m.group(3)
+    if not port:
+        raise SchedulerError(f"--scheduler {text!r}: the address needs a port, e.g. {m.group(1)}://{m.group(2)}:8786")
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise SchedulerError(f"--scheduler {text!r}: the port must be a number from 1 to 65535, e.g. 8786")
     return Scheduler("address", address=text)
 
 
@@ -147,7 +157,7 @@ class DaskRunner:
                 self.client = distributed.Client(self._cluster)
             else:
                 self.client = distributed.Client(self.scheduler.address, timeout="20s")
-        except OSError as e:
+        except (OSError, ValueError, TypeError) as e:  # unreachable, timed out, or an address Dask refuses
             if self._cluster is not None:
                 self._cluster.close()
             raise SchedulerError(f"--scheduler {self.scheduler}: cannot reach the Dask scheduler ({e})") from None

@@ -361,12 +361,14 @@ def run_study(
     out = Path(out) if out is not None else Path("results") / spec.name
     engine = spec.model.experiment.engine if engine is None else engine
     spec.check_engine(engine)
+    if scheduler is not None:
+        from sim.distributed import DaskRunner, parse_scheduler
+
+        scheduler = parse_scheduler(scheduler)  # a bad value is refused before the output folder is touched
     with locked(out):
         runner = None
         if scheduler is not None:
-            from sim.distributed import DaskRunner, parse_scheduler
-
-            runner = DaskRunner(parse_scheduler(scheduler))
+            runner = DaskRunner(scheduler)
         return _run_locked(spec, out, engine, progress, max_batches, games_table, charts, runner)
 
 

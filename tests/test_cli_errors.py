@@ -118,6 +118,13 @@ BAD = [
     ("tune --players 2 --target 0.05:0.6 --knob lobo.track.start=0,1 --knob lobo.track.start=3 --budget 4000",
      "--knob lobo.track.start: given twice"),
     ("frobnicate", "invalid choice"),
+    # a scheduler address without a port: refused before Dask is asked, by every command that takes one
+    ("run {spec} --out {dir}/out --scheduler tcp://127.0.0.1", "needs a port"),
+    ("sensitivity --players 2 --games 10 --scheduler tcp://127.0.0.1", "needs a port"),
+    ("tune --players 2 --target 0.05:0.6 --knob lobo.track.start=0,1 --budget 4000 --scheduler tcp://127.0.0.1",
+     "needs a port"),
+    ("run {spec} --out {dir}/out --scheduler tcp://[::1]", "needs a port"),
+    ("run {spec} --out {dir}/out --scheduler tcp://127.0.0.1:99999", "port"),
 ]
 
 

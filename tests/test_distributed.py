@@ -63,7 +63,10 @@ def cluster():
 def test_scheduler_values_are_checked():
     assert parse_scheduler("local:2").workers == 2
     assert parse_scheduler("tcp://10.0.0.5:8786").address == "tcp://10.0.0.5:8786"
-    for bad in ("local", "local:0", "local:x", "http://host:80", "host:8786", ""):
+    assert parse_scheduler("tcp://[::1]:8786").address == "tcp://[::1]:8786"
+    assert parse_scheduler("tls://sched.example.org:8786").address == "tls://sched.example.org:8786"
+    for bad in ("local", "local:0", "local:x", "http://host:80", "host:8786", "", "tcp://127.0.0.1", "tcp://host:",
+                "tcp://[::1]", "tcp://host:0", "tcp://host:65536", "tcp://host:port", "tcp://:8786"):
         with pytest.raises(SchedulerError):
             parse_scheduler(bad)
 
