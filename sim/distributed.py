@@ -150,9 +150,12 @@ class DaskRunner:
         self._cluster = None
         try:
             if self.scheduler.kind == "local":
+                # the scheduler always serves HTTP (dashboard_address=None means port 8787, and a warning
+                # when another cluster holds it): a free port on this host only, and no dashboard
                 self._cluster = distributed.LocalCluster(
                     n_workers=self.scheduler.workers, threads_per_worker=1, processes=True,
-                    dashboard_address=None, silence_logs=logging.ERROR,
+                    dashboard_address="127.0.0.1:0", scheduler_kwargs={"dashboard": False},
+                    silence_logs=logging.ERROR,
                 )
                 self.client = distributed.Client(self._cluster)
             else:

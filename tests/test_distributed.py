@@ -77,6 +77,28 @@ def test_without_dask_the_option_says_what_to_install(monkeypatch):
         DaskRunner("local:2")
 
 
+def test_a_local_cluster_starts_without_a_port_warning():
+    """local:N starts no dashboard on port 8787: a port taken by another cluster gives no warning."""
+    import socket
+    import warnings
+
+    taken = socket.socket()
+    try:
+        taken.bind(("0.0.0.0", 8787))
+        taken.listen(1)
+    except OSError:
+        pass  # in use already: the case under test
+    try:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            with DaskRunner("local:1") as r:
+                assert r.n_workers() == 1
+        assert not [w for w in seen if "8787" in str(w.message) or "in use" in str(w.message)], \
+            [str(w.message) for w in seen]
+    finally:
+        taken.close()
+
+
 def test_two_local_workers_give_the_same_files_as_a_run_here(tmp_path, local_result):
     s, local_out = local_result
     report = run_study(s, tmp_path / "out", progress=False, charts=False, scheduler="local:2")
