@@ -849,6 +849,8 @@ def main(argv: list[str] | None = None) -> int:
     """The command line; user mistakes and ordinary faults end in one line on stderr, never a traceback."""
     import warnings
 
+    from sim.distributed import BatchFailed
+
     warnings.showwarning = _one_line_warning
     args = None
     try:
@@ -864,6 +866,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader (e.g. `| head`) closed the pipe: stop quietly
         _detach_stdout()
         return 141
+    except BatchFailed as e:  # a job failed on a Dask cluster (tune, sensitivity): its own error, not the engine's
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     except RuntimeError as e:
         # a rule engine stopped where the rules cannot go on (e.g. a deck and its discard pile both
         # empty): content the loader let through, or a bug. One line with the engine's own words;

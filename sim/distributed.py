@@ -136,9 +136,30 @@ def _value(x):
     return x
 
 
+def _worker_label() -> str:
+    """This worker's address (and its name when it has one of its own), for messages."""
+    try:
+        from distributed import get_worker
+
+        w = get_worker()
+    except (ImportError, ValueError):
+        return "?"
+    name = str(w.name)
+    return w.address if name in ("", "None", w.address) or name.isdigit() else f"{w.address} ({name!r})"
+
+
+def _job_label(job) -> str:
+    """A job as a message names it: its own ``str`` where it has one (a study batch), else its repr."""
+    return str(job) if type(job).__str__ is not object.__str__ and not isinstance(job, tuple) else f"job {job!r}"
+
+
 def _run_job(fn, job, shared, threads):
     """The task a worker runs: ``fn(job, shared)`` with the kernel's thread count for this worker."""
-    return fn(job, shared, threads=threads)
+    try:
+        return fn(job, shared, threads=threads)
+    except Exception as e:
+        e.add_note(f"on worker {_worker_label()}")  # travels with the exception back to the caller
+        raise
 
 
 class DaskRunner:
@@ -213,8 +234,11 @@ class DaskRunner:
                     result = f.result()
                 except Exception as err:  # the task's own error, after every retry
                     cause = f.exception() if f.status == "error" else err
-                    raise BatchFailed(f"batch {job} failed on the cluster after {RETRIES + 1} tries: "
-                                      f"{type(cause).__name__}: {cause}") from None
+                    where = [n[len("on worker "):] for n in getattr(cause, "__notes__", None) or []
+                             if isinstance(n, str) and n.startswith("on worker ")]
+                    raise BatchFailed(f"{_job_label(job)} failed on the cluster after {RETRIES + 1} tries"
+                                      + (f" (the last on worker {where[-1]})" if where else "")
+                                      + f": {type(cause).__name__}: {cause}") from None
                 yield job, result
                 f.release()
         finally:

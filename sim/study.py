@@ -386,6 +386,9 @@ class BatchJob:
     engine: str
     skills: str = "pick"  # the spec's advanced-skill set-up (experiment.skills)
 
+    def __str__(self) -> str:
+        return f"batch {self.b} of cell {self.cell.id} (games {self.game0}..{self.game0 + self.size - 1})"
+
 
 def play_batch(job: BatchJob, contents: dict, threads: int | None = None) -> pl.DataFrame:
     """The games of one batch as the per-game table (labelled with the cell); runs here or on a worker."""

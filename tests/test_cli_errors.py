@@ -171,6 +171,27 @@ def test_os_errors_of_a_run_end_in_one_line(err, fragment, files, capsys, monkey
     assert fragment in text and named in text
 
 
+@pytest.mark.parametrize("argv,target", [
+    ("sensitivity --players 2 --games 10", "sim.sensitivity.sensitivity"),
+    ("tune --players 2 --target 0.05:0.6 --knob lobo.track.start=0,1 --budget 4000", "sim.tune.tune"),
+    ("run {spec} --out {dir}/out --quiet", "sim.study.run_study"),
+])
+def test_a_batch_failing_on_the_cluster_is_named_as_such(argv, target, files, capsys, monkeypatch):
+    from sim.distributed import BatchFailed
+
+    def fail(*a, **k):
+        raise BatchFailed("batch 3 failed on the cluster after 3 tries (last on worker tcp://10.0.0.5:4000): "
+                          "MemoryError: out of memory")
+
+    monkeypatch.setattr(target, fail)
+    code, out, err = run_main(argv.format(**files).split(), capsys)
+    assert code == 1
+    assert "Traceback" not in err + out
+    assert len(err.strip().splitlines()) == 1, err
+    assert "failed on the cluster" in err and "MemoryError: out of memory" in err and "tcp://10.0.0.5:4000" in err
+    assert "engine stopped" not in err and "content pack" not in err
+
+
 def test_ctrl_c_is_one_line_and_exit_130(capsys, monkeypatch):
     def interrupted(args):
         raise KeyboardInterrupt

@@ -155,10 +155,13 @@ def fails_on_three(job, shared, threads=None):
 def test_a_job_failing_every_retry_stops_the_run_and_keeps_what_finished(cluster):
     got = []
     with DaskRunner(cluster.scheduler_address) as r:
-        with pytest.raises(BatchFailed, match="batch three is broken"):
+        with pytest.raises(BatchFailed, match="batch three is broken") as failed:
             for job, result in r.run(fails_on_three, range(8), shared=10):
                 got.append((job, result))
     assert all(result == job * 10 for job, result in got) and 3 not in dict(got)
+    # what failed, where, and the worker's own exception, in one line
+    assert str(failed.value).startswith("job 3 failed on the cluster after 3 tries (the last on worker tcp://")
+    assert str(failed.value).endswith("RuntimeError: batch three is broken") and "\n" not in str(failed.value)
 
 
 def test_tune_and_sensitivity_on_a_cluster_give_the_same_answer(cluster):
