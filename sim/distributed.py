@@ -153,10 +153,32 @@ def _job_label(job) -> str:
     return str(job) if type(job).__str__ is not object.__str__ and not isinstance(job, tuple) else f"job {job!r}"
 
 
-def _run_job(fn, job, shared, threads):
-    """The task a worker runs: ``fn(job, shared)`` with the kernel's thread count for this worker."""
+def _host_cores() -> int:
+    """The cores this process may use on its host."""
     try:
-        return fn(job, shared, threads=threads)
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _task_threads(threads) -> int:
+    """Kernel threads for a task on this worker: ``threads`` itself when it is a number, else (a mapping of
+    host -> Dask threads on it, from the scheduler) this host's cores shared among the Dask threads on it."""
+    if isinstance(threads, int):
+        return threads
+    from distributed import get_worker
+    from distributed.comm import get_address_host
+
+    w = get_worker()
+    on_host = (threads or {}).get(get_address_host(w.address)) or w.state.nthreads
+    return max(1, _host_cores() // max(1, on_host))
+
+
+def _run_job(fn, job, shared, threads):
+    """The task a worker runs: ``fn(job, shared)`` with the kernel's thread count for this worker
+    (:func:`_task_threads`)."""
+    try:
+        return fn(job, shared, threads=_task_threads(threads))
     except Exception as e:
         e.add_note(f"on worker {_worker_label()}")  # travels with the exception back to the caller
         raise
@@ -186,23 +208,22 @@ class DaskRunner:
                 self._cluster.close()
             raise SchedulerError(f"--scheduler {self.scheduler}: cannot reach the Dask scheduler ({e})") from None
         self.client.register_plugin(warm_kernel_plugin(), name="smersh-warm-kernel")
-        self.threads_per_task = threads_per_task or self._threads_per_task()
+        self.threads_per_task = threads_per_task  # None: each worker's host decides (:func:`_task_threads`)
         self.description = f"Dask cluster {self.scheduler} ({self.n_workers()} workers)"
 
     def n_workers(self) -> int:
         return len(self.client.scheduler_info().get("workers", {}))
 
-    def _threads_per_task(self) -> int:
-        """Kernel threads per task: the host's cores shared among the Dask threads on it (at least 1)."""
-        workers = self.client.scheduler_info().get("workers", {}).values()
-        if not workers:
-            return 1
+    def _threads(self) -> int | dict[str, int]:
+        """What each task is told about kernel threads: the fixed ``threads_per_task``, or the Dask threads on
+        each worker host (from the scheduler), which the worker divides its own host's cores by."""
+        if self.threads_per_task:
+            return self.threads_per_task
         per_host: dict[str, int] = {}
-        for w in workers:
+        for w in self.client.scheduler_info().get("workers", {}).values():
             host = w.get("host", "")
             per_host[host] = per_host.get(host, 0) + int(w.get("nthreads", 1))
-        busiest = max(per_host.values())
-        return max(1, (os.cpu_count() or 1) // busiest)
+        return per_host
 
     def run(self, fn: Callable, jobs: Iterable, shared=None) -> Iterator[tuple[object, object]]:
         """Submit every job; yield ``(job, result)`` as each finishes.
@@ -219,8 +240,9 @@ class DaskRunner:
         shared_f = self.client.submit(_value, shared, pure=False) if shared is not None else None
         futures = {}
         run_id = uuid.uuid4().hex[:12]
+        threads = self._threads()
         for i, job in enumerate(jobs):
-            f = self.client.submit(_run_job, fn, job, shared_f, self.threads_per_task, retries=RETRIES,
+            f = self.client.submit(_run_job, fn, job, shared_f, threads, retries=RETRIES,
                                    key=f"smersh-batch-{run_id}-{i}", pure=False)
             futures[f.key] = (f, job)
         try:

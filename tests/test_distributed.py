@@ -164,6 +164,30 @@ def test_a_job_failing_every_retry_stops_the_run_and_keeps_what_finished(cluster
     assert str(failed.value).endswith("RuntimeError: batch three is broken") and "\n" not in str(failed.value)
 
 
+def report_threads(job, shared, threads=None):
+    """A job function that hands back the kernel threads its worker was given."""
+    return threads
+
+
+def _usable_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def test_kernel_threads_are_the_worker_hosts_cores_shared_among_its_dask_threads(cluster, monkeypatch):
+    client = distributed.Client(cluster)
+    try:
+        cores = set(client.run(_usable_cores).values())
+        dask_threads = sum(w["nthreads"] for w in client.scheduler_info()["workers"].values())
+    finally:
+        client.close()
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)  # this process's host is not the workers'
+    if hasattr(os, "sched_getaffinity"):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)))
+    with DaskRunner(cluster.scheduler_address) as r:
+        got = {threads for _, threads in r.run(report_threads, range(4))}
+    assert got == {max(1, c // dask_threads) for c in cores}
+
+
 def test_tune_and_sensitivity_on_a_cluster_give_the_same_answer(cluster):
     from sim import sensitivity as S
     from sim import tune as T
