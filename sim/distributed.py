@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -87,6 +88,28 @@ def require_dask():
     except ImportError:
         raise SchedulerError(f"--scheduler needs Dask distributed, which is not installed: {INSTALL_HINT}") from None
     return distributed
+
+
+READY_TIMEOUT = 120.0  # seconds to wait for a ready worker (a cold one compiles the kernel first: ~25 s here)
+WATCH_EVERY = 2.0  # seconds between looks at the cluster while a run waits for results
+SAME_CODE_HINT = ("install smersh-sim, the same version as here, on every worker (or put this checkout on the "
+                  "workers' PYTHONPATH)")
+
+
+def _ready(workers: dict) -> list[str]:
+    """The addresses of the workers that can play (running or paused, not starting, failed or stopping)."""
+    return [a for a, w in workers.items() if w.get("status", "running") in ("running", "paused")]
+
+
+def _name_of(address: str, info: dict) -> str:
+    name = str(info.get("name", ""))
+    return "" if name in ("", "None", address) or name.isdigit() else f" ({name!r})"
+
+
+def _remote_error(e: BaseException) -> str:
+    """An exception from a worker in one line (Dask hands some back as ``Exception('ImportError(...)')``)."""
+    text = str(e) if type(e) is Exception else f"{type(e).__name__}: {e}"
+    return " ".join(text.split())
 
 
 class LocalRunner:
@@ -187,10 +210,14 @@ def _run_job(fn, job, shared, threads):
 class DaskRunner:
     """Plays jobs as tasks on a Dask cluster; results come back in completion order."""
 
-    def __init__(self, scheduler: Scheduler | str, *, threads_per_task: int | None = None):
+    def __init__(self, scheduler: Scheduler | str, *, threads_per_task: int | None = None,
+                 ready_timeout: float = READY_TIMEOUT):
         distributed = require_dask()
         self.scheduler = parse_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
+        self.ready_timeout = ready_timeout
+        self.threads_per_task = threads_per_task  # None: each worker's host decides (:func:`_task_threads`)
         self._cluster = None
+        self.client = None
         try:
             if self.scheduler.kind == "local":
                 # the scheduler always serves HTTP (dashboard_address=None means port 8787, and a warning
@@ -204,15 +231,48 @@ class DaskRunner:
             else:
                 self.client = distributed.Client(self.scheduler.address, timeout="20s")
         except (OSError, ValueError, TypeError) as e:  # unreachable, timed out, or an address Dask refuses
-            if self._cluster is not None:
-                self._cluster.close()
+            self.close()
             raise SchedulerError(f"--scheduler {self.scheduler}: cannot reach the Dask scheduler ({e})") from None
-        self.client.register_plugin(warm_kernel_plugin(), name="smersh-warm-kernel")
-        self.threads_per_task = threads_per_task  # None: each worker's host decides (:func:`_task_threads`)
-        self.description = f"Dask cluster {self.scheduler} ({self.n_workers()} workers)"
+        try:
+            try:
+                self.client.register_plugin(warm_kernel_plugin(), name="smersh-warm-kernel")
+            except Exception as e:  # a worker failed to unpickle or run it: it cannot load the simulator
+                raise SchedulerError(f"--scheduler {self.scheduler}: a worker cannot load the simulator "
+                                     f"({_remote_error(e)}); {SAME_CODE_HINT}") from None
+            self.description = f"Dask cluster {self.scheduler} ({self._wait_ready()} workers)"
+        except BaseException:
+            self.close()
+            raise
+
+    def _workers(self) -> dict:
+        return self.client.scheduler_info().get("workers", {})
 
     def n_workers(self) -> int:
-        return len(self.client.scheduler_info().get("workers", {}))
+        """Workers ready to play (running; a worker that failed to start or is stopping is not counted)."""
+        return len(_ready(self._workers()))
+
+    def _wait_ready(self) -> int:
+        """The number of ready workers, once there is one; a :class:`SchedulerError` if none is within
+        ``ready_timeout`` seconds (a worker that cannot load the simulator never gets ready)."""
+        deadline = time.monotonic() + self.ready_timeout
+        while True:
+            workers = self._workers()
+            n = len(_ready(workers))
+            if n:
+                return n
+            if time.monotonic() >= deadline:
+                raise SchedulerError(self._none_ready(workers))
+            time.sleep(0.25)
+
+    def _none_ready(self, workers: dict) -> str:
+        t = f"{self.ready_timeout:g} s"
+        if not workers:
+            return (f"--scheduler {self.scheduler}: no worker on the cluster for {t}; start some with "
+                    f"`dask worker {self.scheduler}` on hosts with smersh-sim installed")
+        names = ", ".join(f"{a}{_name_of(a, w)} ({w.get('status', '?')})" for a, w in sorted(workers.items()))
+        return (f"--scheduler {self.scheduler}: no worker is ready after {t}: {len(workers)} worker(s) failed to "
+                f"start or are stopping: {names}; a worker that cannot import the simulator fails to start (see its "
+                f"log); {SAME_CODE_HINT}")
 
     def _threads(self) -> int | dict[str, int]:
         """What each task is told about kernel threads: the fixed ``threads_per_task``, or the Dask threads on
@@ -220,7 +280,7 @@ class DaskRunner:
         if self.threads_per_task:
             return self.threads_per_task
         per_host: dict[str, int] = {}
-        for w in self.client.scheduler_info().get("workers", {}).values():
+        for w in self._workers().values():
             host = w.get("host", "")
             per_host[host] = per_host.get(host, 0) + int(w.get("nthreads", 1))
         return per_host
@@ -230,12 +290,15 @@ class DaskRunner:
 
         A job whose task fails every retry raises :class:`BatchFailed` (the
         remaining tasks are cancelled); everything yielded before stays valid.
+        A cluster left without a ready worker for ``ready_timeout`` seconds
+        raises :class:`SchedulerError` instead of waiting for ever.
         """
         from distributed import as_completed
 
         jobs = list(jobs)
         if not jobs:
             return
+        self._wait_ready()
         # a task's result, not scattered data: the scheduler can compute it again if its worker is lost
         shared_f = self.client.submit(_value, shared, pure=False) if shared is not None else None
         futures = {}
@@ -246,7 +309,20 @@ class DaskRunner:
                                    key=f"smersh-batch-{run_id}-{i}", pure=False)
             futures[f.key] = (f, job)
         try:
-            for f in as_completed([f for f, _ in futures.values()]):
+            done = as_completed([f for f, _ in futures.values()])
+            look, idle_since = time.monotonic() + WATCH_EVERY, None
+            while not done.is_empty():
+                if not done.has_ready():  # waiting: is any worker left to play the batches?
+                    now = time.monotonic()
+                    if now >= look:
+                        look = now + WATCH_EVERY
+                        workers = self._workers()
+                        idle_since = None if _ready(workers) else (idle_since or now)
+                        if idle_since is not None and now - idle_since >= self.ready_timeout:
+                            raise SchedulerError(self._none_ready(workers))
+                    time.sleep(0.02)
+                    continue
+                f = next(done)
                 job = futures[f.key][1]
                 try:
                     # a finished result can be lost with its worker before it is fetched: result()
@@ -269,11 +345,14 @@ class DaskRunner:
                     f.cancel()
 
     def close(self) -> None:
+        """Disconnect (and stop the cluster of ``local:N``); safe to call more than once."""
+        client, cluster, self.client, self._cluster = self.client, self._cluster, None, None
         try:
-            self.client.close()
+            if client is not None:
+                client.close()
         finally:
-            if self._cluster is not None:
-                self._cluster.close()
+            if cluster is not None:
+                cluster.close()
 
     def __enter__(self):
         return self

@@ -366,10 +366,12 @@ def run_study(
 
         scheduler = parse_scheduler(scheduler)  # a bad value is refused before the output folder is touched
     with locked(out):
-        runner = None
-        if scheduler is not None:
-            runner = DaskRunner(scheduler)
-        return _run_locked(spec, out, engine, progress, max_batches, games_table, charts, runner)
+        runner = DaskRunner(scheduler) if scheduler is not None else None
+        try:
+            return _run_locked(spec, out, engine, progress, max_batches, games_table, charts, runner)
+        finally:
+            if runner is not None:  # also when the run stops before it plays (e.g. a refused .state)
+                runner.close()
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
 """Studies on a Dask cluster: the same files as a run here, resumable, and a lost worker costs one batch."""
 
+import contextlib
 import os
 import signal
+import subprocess
 import sys
 import textwrap
 import threading
@@ -200,3 +202,107 @@ def test_tune_and_sensitivity_on_a_cluster_give_the_same_answer(cluster):
         sens = S.sensitivity([2], ["setup.player_count[players={players}].lobo_start"], games=1500, seed=2, runner=r)
     assert here == there
     assert sens.equals(S.sensitivity([2], ["setup.player_count[players={players}].lobo_start"], games=1500, seed=2))
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextlib.contextmanager
+def outside_worker(address: str, pythonpath: Path | str, name: str):
+    """A `dask worker` process (with its nanny) that imports from ``pythonpath``, stopped at the end."""
+    env = {**os.environ, "PYTHONPATH": str(pythonpath)}
+    p = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+                          "--name", name, "--no-dashboard"], env=env, cwd=Path(pythonpath),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        yield p
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGTERM)
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=20)
+
+
+def wait_for_worker(address: str, name: str, timeout: float = 60) -> str:
+    """The status the scheduler gives the worker ``name`` once it has joined."""
+    with distributed.Client(address, timeout="10s") as c:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            for w in c.scheduler_info()["workers"].values():
+                if str(w.get("name")) == name:
+                    time.sleep(1)  # let it settle: start, or fail to start
+                    return next(str(v.get("status")) for v in c.scheduler_info()["workers"].values()
+                                if str(v.get("name")) == name)
+            time.sleep(0.2)
+    raise AssertionError(f"worker {name} never joined")
+
+
+@pytest.fixture
+def no_sim(tmp_path):
+    """A folder whose ``sim`` package cannot be imported: a worker host without smersh-sim."""
+    (tmp_path / "sim").mkdir()
+    (tmp_path / "sim" / "__init__.py").write_text("raise ImportError('smersh-sim is not installed here')\n")
+    return tmp_path
+
+
+@pytest.fixture
+def bare_scheduler():
+    """A scheduler with no workers (this process), for workers started by hand."""
+    with distributed.LocalCluster(n_workers=0, processes=True, dashboard_address="127.0.0.1:0",
+                                  scheduler_kwargs={"dashboard": False}, silence_logs=40) as c:
+        yield c.scheduler_address
+
+
+def test_a_worker_that_cannot_import_the_simulator_is_one_clear_error(bare_scheduler, no_sim):
+    with outside_worker(bare_scheduler, no_sim, "nosim"):
+        assert wait_for_worker(bare_scheduler, "nosim") == "running"
+        with pytest.raises(SchedulerError) as e:
+            DaskRunner(bare_scheduler)
+    msg = str(e.value)
+    assert "cannot load the simulator" in msg and "smersh-sim is not installed here" in msg and "\n" not in msg
+
+
+def test_a_worker_that_fails_to_start_is_reported_not_waited_for(bare_scheduler, no_sim):
+    from sim.distributed import warm_kernel_plugin
+
+    with distributed.Client(bare_scheduler) as c:  # the plugin from an earlier run, before this worker came
+        c.register_plugin(warm_kernel_plugin(), name="smersh-warm-kernel")
+    with outside_worker(bare_scheduler, no_sim, "nosim"):
+        assert wait_for_worker(bare_scheduler, "nosim") != "running"
+        start = time.time()
+        with pytest.raises(SchedulerError) as e:
+            DaskRunner(bare_scheduler, ready_timeout=3)
+        assert time.time() - start < 30
+    msg = str(e.value)
+    assert "no worker is ready" in msg and "'nosim'" in msg and "failed to start" in msg, msg
+
+
+def test_no_worker_at_all_is_reported_not_waited_for(bare_scheduler):
+    start = time.time()
+    with pytest.raises(SchedulerError, match="no worker"):
+        DaskRunner(bare_scheduler, ready_timeout=2)
+    assert time.time() - start < 30
+
+
+def slow_job(job, shared, threads=None):
+    time.sleep(0.5)
+    return job
+
+
+def test_a_run_left_without_workers_stops_instead_of_waiting_for_ever(bare_scheduler):
+    got = []
+    with outside_worker(bare_scheduler, ROOT, "only") as worker:
+        with DaskRunner(bare_scheduler, ready_timeout=3) as r:
+            start = None
+            with pytest.raises(SchedulerError, match="no worker on the cluster for 3 s"):
+                for _, result in r.run(slow_job, range(40)):
+                    got.append(result)
+                    if start is None:  # the only worker goes away for good
+                        os.killpg(worker.pid, signal.SIGKILL)
+                        start = time.time()
+            assert time.time() - start < 30
+    assert 1 <= len(got) < 40
