@@ -16,6 +16,15 @@ which order the batches were played: a batch's games are a pure function of
   A job that fails every retry stops the run with its error; every batch handed
   back before that has been saved by the caller.
 
+A worker plays with its own installed code, not the caller's, while the resume
+key and the metadata of the results are computed here. So every task carries
+the caller's code identity (:func:`code_identity`: the source hash of ``sim/``
+and ``strategies/``, ``RULES_VERSION``, ``strategies/tuned.toml`` and the
+source of each module strategy the jobs play), and a worker whose own identity
+differs plays nothing: it hands back what differs, and the run stops with
+:class:`WorkerCodeMismatch` naming the worker. Numbers of other code are never
+mixed in, nor written under this code's metadata.
+
 Dask is an optional extra: ``pip install 'smersh-sim[distributed]'``.
 """
 
@@ -39,6 +48,10 @@ class SchedulerError(ValueError):
 
 class BatchFailed(RuntimeError):
     """A job failed on the cluster after every retry."""
+
+
+class WorkerCodeMismatch(SchedulerError):
+    """A worker runs other code than this process (or cannot load a module strategy): it plays nothing."""
 
 
 @dataclass(frozen=True)
@@ -112,13 +125,112 @@ def _remote_error(e: BaseException) -> str:
     return " ".join(text.split())
 
 
+# ------------------------------------------------------------------ code identity
+_OWN_SOURCE: str | None = None  # this process's source hash of sim/ and strategies/, taken once
+
+
+def _own_source() -> str:
+    """The source hash of ``sim/`` and ``strategies/`` as this (worker) process loaded them: taken once, when
+    the worker starts (:func:`warm_kernel_plugin`) or at its first task, since its modules are not reloaded."""
+    global _OWN_SOURCE
+    if _OWN_SOURCE is None:
+        from sim.study import source_hash
+
+        _OWN_SOURCE = source_hash()
+    return _OWN_SOURCE
+
+
+def _file_digest(path) -> str:
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return "missing"
+
+
+def _module_digest(path: str) -> str:
+    """The source hash of a module strategy, or why it cannot be had (``error: ...``)."""
+    from strategies import modules
+
+    try:
+        return modules.source_hash(path)
+    except Exception as e:  # not importable here, unreadable...
+        return f"error: {' '.join(str(e).split())}"
+
+
+def code_identity(modules: Iterable[str] = (), *, source: str | None = None) -> dict:
+    """What decides a job's numbers besides the job itself: the source hash of ``sim/`` and ``strategies/``
+    (:func:`sim.study.source_hash`, or ``source``), ``RULES_VERSION``, the digest of
+    ``strategies/tuned.toml`` (the ``tuned`` strategy's parameters, read at each game) and the source hash
+    of each module strategy in ``modules``."""
+    import sim
+    from sim.study import source_hash
+    from strategies import tuned
+
+    ident = {"source": source_hash() if source is None else source, "rules_version": sim.RULES_VERSION,
+             "tuned": _file_digest(tuned.TUNED_PATH)}
+    paths = sorted(set(modules))
+    if paths:
+        ident["modules"] = {p: _module_digest(p) for p in paths}
+    return ident
+
+
+@dataclass(frozen=True)
+class _OtherCode:
+    """What a worker hands back instead of a result when its code identity is not the caller's."""
+
+    worker: str
+    identity: dict
+
+
+def _short(h) -> str:
+    h = str(h)
+    return h if h.startswith("error:") or h == "missing" else f"hash {h[:12]}"
+
+
+def describe_mismatch(worker: str, theirs: dict, ours: dict) -> str:
+    """One line: which worker runs other code than this process, and what differs."""
+    what = []
+    if "error" in theirs:
+        what.append(f"it cannot tell its code ({theirs['error']})")
+    else:
+        if theirs.get("rules_version") != ours["rules_version"]:
+            what.append(f"RULES_VERSION {theirs.get('rules_version')!r} there, {ours['rules_version']!r} here")
+        if theirs.get("source") != ours["source"]:
+            what.append(f"the source of sim/ and strategies/ ({_short(theirs.get('source'))} there, "
+                        f"{_short(ours['source'])} here)")
+        if theirs.get("tuned") != ours["tuned"]:
+            what.append(f"strategies/tuned.toml ({_short(theirs.get('tuned'))} there, {_short(ours['tuned'])} here)")
+        there = theirs.get("modules") or {}
+        for path, h in (ours.get("modules") or {}).items():
+            if there.get(path) != h:
+                what.append(f"module strategy {path} ({_short(there.get(path))} there, {_short(h)} here)")
+    return (f"worker {worker} runs other code than this process: {'; '.join(what) or 'its code identity'}; "
+            "nothing it played is used (its numbers would differ under this run's metadata): run the same "
+            "code on every worker (the same checkout or version of smersh-sim, and the same module strategies)")
+
+
+def _check_code(code: dict | None) -> _OtherCode | None:
+    """On a worker: None if its code identity is ``code`` (the caller's), else what it is."""
+    if code is None:
+        return None
+    try:
+        here = code_identity((code.get("modules") or {}).keys(), source=_own_source())
+    except Exception as e:
+        here = {"error": _remote_error(e)}
+    return None if here == code else _OtherCode(_worker_label(), here)
+
+
 class LocalRunner:
     """Plays jobs in this process, in order."""
 
     description = "this process"
 
-    def run(self, fn: Callable, jobs: Iterable, shared=None) -> Iterator[tuple[object, object]]:
-        """Yield ``(job, fn(job, shared, threads=None))`` for every job, in order."""
+    def run(self, fn: Callable, jobs: Iterable, shared=None, *, modules: Iterable[str] = ()
+            ) -> Iterator[tuple[object, object]]:
+        """Yield ``(job, fn(job, shared, threads=None))`` for every job, in order (``modules``: the module
+        strategies the jobs play, for a cluster's code check; this process is the caller)."""
         for job in jobs:
             yield job, fn(job, shared, threads=None)
 
@@ -149,6 +261,7 @@ def warm_kernel_plugin():
         idempotent = True
 
         def setup(self, worker=None) -> None:
+            _own_source()  # the code this worker loaded, before anything can change on its disk
             _warm_kernel()
 
     return WarmKernel()
@@ -197,9 +310,13 @@ def _task_threads(threads) -> int:
     return max(1, _host_cores() // max(1, on_host))
 
 
-def _run_job(fn, job, shared, threads):
+def _run_job(fn, job, shared, threads, code=None):
     """The task a worker runs: ``fn(job, shared)`` with the kernel's thread count for this worker
-    (:func:`_task_threads`)."""
+    (:func:`_task_threads`), if the worker's code identity is ``code`` (the caller's); else, without
+    playing, what its identity is (:class:`_OtherCode`)."""
+    other = _check_code(code)
+    if other is not None:
+        return other
     try:
         return fn(job, shared, threads=_task_threads(threads))
     except Exception as e:
@@ -271,8 +388,8 @@ class DaskRunner:
                     f"`dask worker {self.scheduler}` on hosts with smersh-sim installed")
         names = ", ".join(f"{a}{_name_of(a, w)} ({w.get('status', '?')})" for a, w in sorted(workers.items()))
         return (f"--scheduler {self.scheduler}: no worker is ready after {t}: {len(workers)} worker(s) failed to "
-                f"start or are stopping: {names}; a worker that cannot import the simulator fails to start (see its "
-                f"log); {SAME_CODE_HINT}")
+                f"start or are stopping: {names}; a worker that cannot load the simulator (not installed there, or another "
+                f"version) fails to start (see its log); {SAME_CODE_HINT}")
 
     def _threads(self) -> int | dict[str, int]:
         """What each task is told about kernel threads: the fixed ``threads_per_task``, or the Dask threads on
@@ -285,9 +402,14 @@ class DaskRunner:
             per_host[host] = per_host.get(host, 0) + int(w.get("nthreads", 1))
         return per_host
 
-    def run(self, fn: Callable, jobs: Iterable, shared=None) -> Iterator[tuple[object, object]]:
+    def run(self, fn: Callable, jobs: Iterable, shared=None, *, modules: Iterable[str] = ()
+            ) -> Iterator[tuple[object, object]]:
         """Submit every job; yield ``(job, result)`` as each finishes.
 
+        Each task is played only by a worker whose code identity is this
+        process's (:func:`code_identity`, with the module strategies
+        ``modules`` the jobs play); a worker with another raises
+        :class:`WorkerCodeMismatch`, and nothing it played is yielded.
         A job whose task fails every retry raises :class:`BatchFailed` (the
         remaining tasks are cancelled); everything yielded before stays valid.
         A cluster left without a ready worker for ``ready_timeout`` seconds
@@ -298,6 +420,7 @@ class DaskRunner:
         jobs = list(jobs)
         if not jobs:
             return
+        code = code_identity(modules)
         self._wait_ready()
         # a task's result, not scattered data: the scheduler can compute it again if its worker is lost
         shared_f = self.client.submit(_value, shared, pure=False) if shared is not None else None
@@ -305,7 +428,7 @@ class DaskRunner:
         run_id = uuid.uuid4().hex[:12]
         threads = self._threads()
         for i, job in enumerate(jobs):
-            f = self.client.submit(_run_job, fn, job, shared_f, threads, retries=RETRIES,
+            f = self.client.submit(_run_job, fn, job, shared_f, threads, code, retries=RETRIES,
                                    key=f"smersh-batch-{run_id}-{i}", pure=False)
             futures[f.key] = (f, job)
         try:
@@ -337,6 +460,8 @@ class DaskRunner:
                     raise BatchFailed(f"{_job_label(job)} failed on the cluster after {RETRIES + 1} tries"
                                       + (f" (the last on worker {where[-1]})" if where else "")
                                       + f": {type(cause).__name__}: {cause}") from None
+                if isinstance(result, _OtherCode):
+                    raise WorkerCodeMismatch(describe_mismatch(result.worker, result.identity, code))
                 yield job, result
                 f.release()
         finally:
@@ -368,4 +493,5 @@ def runner(scheduler: str | None):
     return DaskRunner(parse_scheduler(scheduler))
 
 
-__all__ = ["BatchFailed", "DaskRunner", "LocalRunner", "Scheduler", "SchedulerError", "parse_scheduler", "runner"]
+__all__ = ["BatchFailed", "DaskRunner", "LocalRunner", "Scheduler", "SchedulerError", "WorkerCodeMismatch",
+           "code_identity", "parse_scheduler", "runner"]

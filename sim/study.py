@@ -487,7 +487,8 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
         with (runner if runner is not None else LocalRunner()) as r:
             if todo and runner is not None:
                 _notice(report, f"playing {len(todo)} batch(es) on {r.description}")
-            for job, df in r.run(play_batch, [job for job, _, _ in todo], shared=contents):
+            for job, df in r.run(play_batch, [job for job, _, _ in todo], shared=contents,
+                                 modules=spec.module_strategies().values()):
                 paths, expect = saving[job]
                 _save_batch(df, paths, expect, write_games,
                             contents[job.cell.setup].for_players(job.cell.players).lobo_intel_required)

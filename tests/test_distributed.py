@@ -13,7 +13,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from sim.distributed import BatchFailed, DaskRunner, SchedulerError, parse_scheduler
+from sim.distributed import (
+    BatchFailed,
+    DaskRunner,
+    SchedulerError,
+    WorkerCodeMismatch,
+    parse_scheduler,
+)
 from sim.experiments import load_spec
 from sim.study import run_study
 
@@ -164,6 +170,130 @@ def test_a_job_failing_every_retry_stops_the_run_and_keeps_what_finished(cluster
     # what failed, where, and the worker's own exception, in one line
     assert str(failed.value).startswith("job 3 failed on the cluster after 3 tries (the last on worker tcp://")
     assert str(failed.value).endswith("RuntimeError: batch three is broken") and "\n" not in str(failed.value)
+
+
+def pretend_other_code(what: str, tuned_path: str) -> None:
+    """Run on one worker: make it look as if it ran other code (``what``: which part)."""
+    import sim
+    import sim.distributed as D
+    import strategies.tuned
+
+    if what == "source":
+        D._OWN_SOURCE = "0" * 64
+    elif what == "rules_version":
+        sim.RULES_VERSION = "other"
+    elif what == "tuned":
+        strategies.tuned.TUNED_PATH = Path(tuned_path)
+
+
+def restore_code(rules_version: str, tuned_path: str) -> None:
+    import sim
+    import sim.distributed as D
+    import strategies.tuned
+
+    D._OWN_SOURCE = None
+    sim.RULES_VERSION = rules_version
+    strategies.tuned.TUNED_PATH = Path(tuned_path)
+
+
+@contextlib.contextmanager
+def one_worker_with_other_code(cluster, what: str, tmp_path: Path):
+    """The address of one worker of ``cluster`` that looks as if it ran other code, until the end."""
+    import sim
+    import strategies.tuned
+
+    other_tuned = tmp_path / "other_tuned.toml"
+    other_tuned.write_text(strategies.tuned.TUNED_PATH.read_text() + "# edited on one worker\n")
+    client = distributed.Client(cluster)
+    odd = sorted(client.scheduler_info()["workers"])[0]
+    client.run(pretend_other_code, what, str(other_tuned), workers=[odd])
+    try:
+        yield odd
+    finally:
+        client.run(restore_code, sim.RULES_VERSION, str(strategies.tuned.TUNED_PATH), workers=[odd])
+        client.close()
+
+
+@pytest.mark.parametrize("what,named", [
+    ("source", "the source of sim/ and strategies/ (hash 000000000000 there, hash "),
+    ("rules_version", "RULES_VERSION 'other' there, '"),
+    ("tuned", "strategies/tuned.toml (hash "),
+])
+def test_a_worker_with_other_code_plays_nothing_and_stops_the_run(tmp_path, local_result, cluster, what, named):
+    s, local_out = local_result
+    out = tmp_path / "out"
+    with one_worker_with_other_code(cluster, what, tmp_path) as odd:
+        with pytest.raises(WorkerCodeMismatch) as e:
+            run_study(s, out, progress=False, charts=False, scheduler=cluster.scheduler_address)
+    msg = str(e.value)
+    assert msg.startswith(f"worker {odd} runs other code than this process: ") and named in msg, msg
+    assert "\n" not in msg and not (out / "metadata.json").exists() and not (out / "summary.parquet").exists()
+    # what was kept came from workers with this code only: the run resumes to the files of a run here
+    again = run_study(s, out, progress=False, charts=False, scheduler=cluster.scheduler_address)
+    assert again.finished
+    same_results(local_out, out)
+
+
+def test_tune_and_sensitivity_jobs_are_refused_by_a_worker_with_other_code(tmp_path, cluster):
+    from sim import sensitivity as S
+    from sim import tune as T
+
+    knobs = [T.Knob.parse("setup.player_count[players=2].lobo_start=0..2")]
+    with one_worker_with_other_code(cluster, "rules_version", tmp_path) as odd:
+        with DaskRunner(cluster.scheduler_address) as r:
+            with pytest.raises(WorkerCodeMismatch, match=f"worker {odd} runs other code"):
+                T.tune(knobs, [T.Target(2, 0.30, 0.40)], budget=9000, seed=3, runner=r)
+            with pytest.raises(WorkerCodeMismatch, match=f"worker {odd} runs other code"):
+                S.sensitivity([2], ["setup.player_count[players={players}].lobo_start"], games=300, seed=2, runner=r)
+
+
+STEADY = """
+from strategies import HeuristicStrategy
+
+
+def steady(**params):
+    return HeuristicStrategy(name="steady", **{{"pool_target": {}, **params}})
+"""
+
+
+def add_path(path: str) -> None:
+    import importlib
+
+    sys.path.insert(0, path)
+    importlib.invalidate_caches()
+
+
+def drop_path(path: str) -> None:
+    while path in sys.path:
+        sys.path.remove(path)
+
+
+def test_a_module_strategy_that_differs_on_a_worker_is_refused(tmp_path, cluster, monkeypatch):
+    import uuid
+
+    name = f"steady_{uuid.uuid4().hex[:10]}"  # a fresh module: the workers have imported none of this name
+    here, there = tmp_path / "here", tmp_path / "there"
+    for folder, pool_target in ((here, 6), (there, 7)):
+        folder.mkdir()
+        (folder / f"{name}.py").write_text(STEADY.format(pool_target))
+    monkeypatch.syspath_prepend(str(here))
+    p = tmp_path / "spec.toml"
+    p.write_text(textwrap.dedent(SPEC).replace('strategies = ["heuristic", "bold"]', 'strategies = ["steady"]')
+                 + f'\n[strategy.steady]\nmodule = "{name}:steady"\n')
+    s = load_spec(p)
+    # not importable on the workers at all
+    with pytest.raises(WorkerCodeMismatch, match=rf"module strategy {name}:steady \(error: cannot import"):
+        run_study(s, tmp_path / "out1", progress=False, charts=False, scheduler=cluster.scheduler_address)
+    # importable there, but another file
+    client = distributed.Client(cluster)
+    client.run(add_path, str(there))
+    try:
+        with pytest.raises(WorkerCodeMismatch, match=rf"module strategy {name}:steady \(hash \w+ there, hash \w+ here\)"):
+            run_study(s, tmp_path / "out2", progress=False, charts=False, scheduler=cluster.scheduler_address)
+    finally:
+        client.run(drop_path, str(there))
+        client.close()
+    assert not (tmp_path / "out2" / "metadata.json").exists()
 
 
 def report_threads(job, shared, threads=None):
