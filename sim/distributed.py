@@ -149,21 +149,24 @@ def _file_digest(path) -> str:
         return "missing"
 
 
-def _module_digest(path: str) -> str:
-    """The source hash of a module strategy, or why it cannot be had (``error: ...``)."""
+def _module_digest(path: str, strict: bool) -> str:
+    """The source hash of a module strategy; on a worker (not ``strict``) also why it cannot be had
+    (``error: ...``), which then differs from the caller's hash."""
     from strategies import modules
 
+    if strict:
+        return modules.source_hash(path)
     try:
         return modules.source_hash(path)
-    except Exception as e:  # not importable here, unreadable...
+    except Exception as e:  # not importable there, unreadable...
         return f"error: {' '.join(str(e).split())}"
 
 
-def code_identity(modules: Iterable[str] = (), *, source: str | None = None) -> dict:
+def code_identity(modules: Iterable[str] = (), *, source: str | None = None, strict: bool = True) -> dict:
     """What decides a job's numbers besides the job itself: the source hash of ``sim/`` and ``strategies/``
     (:func:`sim.study.source_hash`, or ``source``), ``RULES_VERSION``, the digest of
     ``strategies/tuned.toml`` (the ``tuned`` strategy's parameters, read at each game) and the source hash
-    of each module strategy in ``modules``."""
+    of each module strategy in ``modules`` (a ValueError if one cannot be hashed, unless not ``strict``)."""
     import sim
     from sim.study import source_hash
     from strategies import tuned
@@ -172,7 +175,7 @@ def code_identity(modules: Iterable[str] = (), *, source: str | None = None) -> 
              "tuned": _file_digest(tuned.TUNED_PATH)}
     paths = sorted(set(modules))
     if paths:
-        ident["modules"] = {p: _module_digest(p) for p in paths}
+        ident["modules"] = {p: _module_digest(p, strict) for p in paths}
     return ident
 
 
@@ -216,7 +219,7 @@ def _check_code(code: dict | None) -> _OtherCode | None:
     if code is None:
         return None
     try:
-        here = code_identity((code.get("modules") or {}).keys(), source=_own_source())
+        here = code_identity((code.get("modules") or {}).keys(), source=_own_source(), strict=False)
     except Exception as e:
         here = {"error": _remote_error(e)}
     return None if here == code else _OtherCode(_worker_label(), here)

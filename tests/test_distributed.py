@@ -234,6 +234,19 @@ def test_a_worker_with_other_code_plays_nothing_and_stops_the_run(tmp_path, loca
     same_results(local_out, out)
 
 
+def test_the_command_line_says_which_worker_runs_other_code_in_one_line(tmp_path, cluster, capsys):
+    from sim.cli import main
+
+    spec_file = tmp_path / "spec.toml"
+    spec_file.write_text(textwrap.dedent(SPEC))
+    with one_worker_with_other_code(cluster, "source", tmp_path) as odd:
+        with pytest.raises(SystemExit) as e:
+            main(["run", str(spec_file), "--out", str(tmp_path / "out"), "--quiet",
+                  "--scheduler", cluster.scheduler_address])
+    assert str(e.value.code).startswith(f"error: worker {odd} runs other code than this process: ")
+    assert "\n" not in str(e.value.code) and "Traceback" not in capsys.readouterr().err
+
+
 def test_tune_and_sensitivity_jobs_are_refused_by_a_worker_with_other_code(tmp_path, cluster):
     from sim import sensitivity as S
     from sim import tune as T
