@@ -390,9 +390,9 @@ class DaskRunner:
             return (f"--scheduler {self.scheduler}: no worker on the cluster for {t}; start some with "
                     f"`dask worker {self.scheduler}` on hosts with smersh-sim installed")
         names = ", ".join(f"{a}{_name_of(a, w)} ({w.get('status', '?')})" for a, w in sorted(workers.items()))
-        return (f"--scheduler {self.scheduler}: no worker is ready after {t}: {len(workers)} worker(s) failed to "
-                f"start or are stopping: {names}; a worker that cannot load the simulator (not installed there, or another "
-                f"version) fails to start (see its log); {SAME_CODE_HINT}")
+        return (f"--scheduler {self.scheduler}: no worker is ready after {t}: {len(workers)} worker(s) failed "
+                f"to start or are stopping: {names}; a worker that cannot load the simulator (not installed "
+                f"there, or another version) fails to start (see its log); {SAME_CODE_HINT}")
 
     def _threads(self) -> int | dict[str, int]:
         """What each task is told about kernel threads: the fixed ``threads_per_task``, or the Dask threads on

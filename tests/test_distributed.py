@@ -301,7 +301,8 @@ def test_a_module_strategy_that_differs_on_a_worker_is_refused(tmp_path, cluster
     client = distributed.Client(cluster)
     client.run(add_path, str(there))
     try:
-        with pytest.raises(WorkerCodeMismatch, match=rf"module strategy {name}:steady \(hash \w+ there, hash \w+ here\)"):
+        differs = rf"module strategy {name}:steady \(hash \w+ there, hash \w+ here\)"
+        with pytest.raises(WorkerCodeMismatch, match=differs):
             run_study(s, tmp_path / "out2", progress=False, charts=False, scheduler=cluster.scheduler_address)
     finally:
         client.run(drop_path, str(there))
