@@ -379,8 +379,8 @@ def wait_for_worker(address: str, name: str, timeout: float = 60) -> str:
             for w in c.scheduler_info()["workers"].values():
                 if str(w.get("name")) == name:
                     time.sleep(1)  # let it settle: start, or fail to start
-                    return next(str(v.get("status")) for v in c.scheduler_info()["workers"].values()
-                                if str(v.get("name")) == name)
+                    return next((str(v.get("status")) for v in c.scheduler_info()["workers"].values()
+                                 if str(v.get("name")) == name), "gone")
             time.sleep(0.2)
     raise AssertionError(f"worker {name} never joined")
 
