@@ -451,48 +451,34 @@ def _gamble_answer(code, answer, free, resolve):
     return mask, spend
 
 
-@overload(_index_answer)
-def _index_answer_nb(code, answer, lo, hi):
-    """Compiled :func:`_index_answer`, typed on the answer."""
-    if isinstance(answer, (nbtypes.Integer, nbtypes.Boolean)):
-        def impl(code, answer, lo, hi):
-            """The answer, checked in range."""
-            a = np.int64(answer)
-            if a < lo or a > hi:
-                _refuse_range(code, a, lo, hi)
-            return a
+def _ranged_typer(kinds):
+    """The compiled form of an integer answer check: in ``lo..hi`` for an answer typed as one of
+    ``kinds``, refused whatever its value for any other type."""
+    def typer(code, answer, lo, hi):
+        """The check for the answer's numba type."""
+        if isinstance(answer, kinds):
+            def impl(code, answer, lo, hi):
+                """The answer, checked in range."""
+                a = np.int64(answer)
+                if a < lo or a > hi:
+                    _refuse_range(code, a, lo, hi)
+                return a
 
-        return impl
-    what = str(answer)
+            return impl
+        what = str(answer)
 
-    def refuse(code, answer, lo, hi):
-        """An answer of a type the decision does not take."""
-        _refuse_type(code, what, "an integer")
-        return np.int64(0)
+        def refuse(code, answer, lo, hi):
+            """An answer of a type the decision does not take."""
+            _refuse_type(code, what, "an integer")
+            return np.int64(0)
 
-    return refuse
+        return refuse
+
+    return typer
 
 
-@overload(_int_answer)
-def _int_answer_nb(code, answer, lo, hi):
-    """Compiled :func:`_int_answer`, typed on the answer."""
-    if isinstance(answer, nbtypes.Integer):
-        def impl(code, answer, lo, hi):
-            """The answer, checked in range."""
-            a = np.int64(answer)
-            if a < lo or a > hi:
-                _refuse_range(code, a, lo, hi)
-            return a
-
-        return impl
-    what = str(answer)
-
-    def refuse(code, answer, lo, hi):
-        """An answer of a type the decision does not take."""
-        _refuse_type(code, what, "an integer")
-        return np.int64(0)
-
-    return refuse
+_index_answer_nb = overload(_index_answer)(_ranged_typer((nbtypes.Integer, nbtypes.Boolean)))
+_int_answer_nb = overload(_int_answer)(_ranged_typer((nbtypes.Integer,)))
 
 
 @overload(_flag_answer)
