@@ -55,9 +55,8 @@ def test_a_knob_path_given_twice_is_refused_before_any_game(monkeypatch):
         T.tune(twice, [T.Target(2, 0.05, 0.6)], budget=4000)
 
 
-def test_settings_that_play_the_same_pack_at_the_target_counts_are_refused_before_any_game(tmp_path, monkeypatch):
-    """A per-player-count value overrides the knob at that count: its settings would be raced as if
-    they differed. At a count where the knob does apply they are told apart."""
+def _pack_with_4p_row(tmp_path, line: str):
+    """A copy of the default pack whose 4-player row of setup.toml also holds ``line``."""
     import shutil
 
     from sim.content import DEFAULT_PACK
@@ -67,13 +66,24 @@ def test_settings_that_play_the_same_pack_at_the_target_counts_are_refused_befor
     setup = pack / "setup.toml"
     text = setup.read_text()
     row = text.index("players = 4")
-    setup.write_text(text[:row] + "lobo_start = 2\n" + text[row:])
-    knob = [T.Knob.parse("lobo.track.start=0,1")]
+    setup.write_text(text[:row] + line + "\n" + text[row:])
+    return pack
 
+
+def _no_race(monkeypatch):
+    """Any game played from here on fails the test with 'games were played'."""
     def played(*a, **k):
         raise AssertionError("games were played")
 
     monkeypatch.setattr(T, "race", played)
+
+
+def test_settings_that_play_the_same_pack_at_the_target_counts_are_refused_before_any_game(tmp_path, monkeypatch):
+    """A per-player-count value overrides the knob at that count: its settings would be raced as if
+    they differed. At a count where the knob does apply they are told apart."""
+    pack = _pack_with_4p_row(tmp_path, "lobo_start = 2")
+    knob = [T.Knob.parse("lobo.track.start=0,1")]
+    _no_race(monkeypatch)
     with pytest.raises(T.TuneError, match=r"lobo.track.start=0 and lobo.track.start=1 play the same games at 4 players"):
         T.tune(knob, [T.Target(4, 0.3, 0.5)], budget=4000, content=pack)
     with pytest.raises(AssertionError, match="games were played"):  # at 2 players the knob applies
@@ -83,21 +93,8 @@ def test_settings_that_play_the_same_pack_at_the_target_counts_are_refused_befor
 def test_settings_that_play_the_same_values_at_the_target_counts_are_refused_before_any_game(tmp_path, monkeypatch):
     """Packs that differ but play the same knob values there: a row of setup.toml for another player count,
     or villain.counts under the player count's own villain_counts (other cards relabelled, the same count)."""
-    import shutil
-
-    from sim.content import DEFAULT_PACK
-
-    pack = tmp_path / "pack"
-    shutil.copytree(DEFAULT_PACK, pack)
-    setup = pack / "setup.toml"
-    text = setup.read_text()
-    row = text.index("players = 4")
-    setup.write_text(text[:row] + "villain_counts = { minus_one = 4 }\n" + text[row:])
-
-    def played(*a, **k):
-        raise AssertionError("games were played")
-
-    monkeypatch.setattr(T, "race", played)
+    pack = _pack_with_4p_row(tmp_path, "villain_counts = { minus_one = 4 }")
+    _no_race(monkeypatch)
     with pytest.raises(T.TuneError, match=r"players=4\].lobo_start=0 and .*lobo_start=1 play the same value of "
                                           r"every knob at 2 players"):
         T.tune([T.Knob.parse("setup.player_count[players=4].lobo_start=0..2")], [T.Target(2, 0.3, 0.5)],
