@@ -125,17 +125,17 @@ _LOADED: dict[tuple, object] = {}
 def load(path: str, params: dict | None = None):
     """The strategy object that ``path`` names, built with ``params`` (one object per process and
     (path, params), so a KernelStrategy compiles its pairing once, not once per batch)."""
-    key = (path, repr(sorted((params or {}).items())), source_hash(path))
+    mod, obj = _module_and_object(path)  # imported afresh if its source changed; its hash in _IMPORTED
+    key = (path, repr(sorted((params or {}).items())), _IMPORTED[mod.__name__])
     if key not in _LOADED:
-        _LOADED[key] = _load(path, params)
+        _LOADED[key] = _load(path, obj, params)
     return _LOADED[key]
 
 
-def _load(path: str, params: dict | None = None):
+def _load(path: str, obj, params: dict | None = None):
     from sim.kernel.custom import KernelStrategy
     from strategies.base import Strategy
 
-    _, obj = _module_and_object(path)
     params = dict(params or {})
     if isinstance(obj, (Strategy, KernelStrategy)):
         if params:
