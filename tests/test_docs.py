@@ -156,3 +156,42 @@ def test_links_to_rules_doc_sections_exist():
             if anchor and anchor not in targets:
                 broken.append(f"{name}: link to #{anchor}")
     assert not broken, "\n".join(broken)
+
+
+def _rules_text() -> str:
+    return " ".join(RULES.read_text().split())  # one line: wrapped text compares as written
+
+
+def test_rules_doc_gamble_side_count_is_the_pack_s():
+    from sim.content import load
+
+    g = load().encounter_gamble
+    assert f"{int(g.sum())} of the {g.size} sides in the default pack" in _rules_text()
+
+
+def test_rules_doc_injury_token_figures_are_a_recount():
+    """The Injury-token reading quotes how often a team holds more than the 10 tokens: recounted here on
+    the same games (heuristic players, seed 1, 500 games each of 4, 5 and 6 players, the readable engine,
+    the team's injuries at the end of every turn)."""
+    from sim.rules.game import play_game
+    from sim.rules.state import Settings
+    from sim.run import make_team, resolve_content
+
+    c = resolve_content(None)
+    over, most = [], []
+    for n in (4, 5, 6):
+        held, team, settings = [], make_team("heuristic", n), Settings.build(c, n)
+        for g in range(500):
+            peak = [0]
+
+            def after_turn(state, peak=peak):
+                peak[0] = max(peak[0], sum(p.injuries for p in state.players))
+
+            play_game(c, settings, team, 1, g, after_turn=after_turn)
+            held.append(peak[0])
+        over.append(sum(h > 10 for h in held))
+        most.append(max(held))
+    text = _rules_text()
+    assert (f"at the end of some turn in {over[0]} of 500 four-player, {over[1]} of 500 five-player and "
+            f"{over[2]} of 500 six-player heuristic games (seed 1, readable engine; at most {most[0]}, {most[1]} "
+            f"and {most[2]})") in text
