@@ -276,3 +276,9 @@ def test_band_gate_power_figures_are_the_gate_s_own():
     p = 0.5  # the largest s = 0.5 + sqrt(p(1-p)): the weakest guarantee
     chance = NormalDist().cdf((0.02 - 0.01) * math.sqrt(40000) / (0.5 + math.sqrt(p * (1 - p))))
     assert f"a 2-point drift fails with probability at least {100 * chance:.1f}%" in text
+
+
+def test_the_dask_readiness_limit_is_the_runner_s():
+    from sim.distributed import READY_TIMEOUT
+
+    assert f"a run that finds no ready worker for {READY_TIMEOUT:g} s," in _readme()
