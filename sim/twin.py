@@ -237,7 +237,7 @@ class _Plain:
         from sim import rng
         from sim.kernel import decks, layout, missions, packref, view
 
-        self._memo: dict[int, object] = {}
+        self._memo: dict[int, tuple] = {}  # id -> (dispatcher, its plain clone)
         self._modules: dict[int, object] = {}
         self._kernel_modules = {f"sim.kernel.{m}" for m in KERNEL_MODULES} | {"sim.kernel.strategy", "sim.kernel.view"}
         # compiled-only constructs and their plain twins (set first: the view's attributes below clone kernel code)
@@ -274,11 +274,13 @@ class _Plain:
     def _function(self, dispatcher):
         hit = self._memo.get(id(dispatcher))
         if hit is not None:
-            return hit
+            return hit[1]
         f = dispatcher.py_func
         env: dict = {}
         clone = types.FunctionType(f.__code__, env, f.__name__, f.__defaults__, f.__closure__)
-        self._memo[id(dispatcher)] = clone
+        # the dispatcher is kept with its clone: keyed by id, a freed one's id could be reused by the next
+        # (each decision's adapter is made afresh) and be answered with the wrong clone
+        self._memo[id(dispatcher)] = (dispatcher, clone)
         for k, x in f.__globals__.items():
             env[k] = self.value(x)
         return clone

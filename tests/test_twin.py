@@ -118,3 +118,24 @@ def test_a_strategy_that_keeps_state_is_replayed_as_it_played():
     assert report.python is not None and report.python.name == report.kernel.name == "token", str(report)
     assert report.python.answer != report.kernel.answer
     assert "cannot be copied" not in str(report)
+
+
+def test_the_plain_clones_keep_their_functions_so_no_id_is_answered_twice():
+    """The plain replay memoizes clones by the compiled function's id. Each decision's adapter is made
+    afresh; had a freed one's id been reused by the next, the replay would have run the wrong decision
+    (seen: setup_level2_henchmen answered by token's adapter)."""
+    import gc
+    import weakref
+
+    from sim.kernel.custom import _adapter
+    from sim.twin import _Plain
+
+    plain = _Plain()
+    made = _adapter("token", rash_token)
+    ref = weakref.ref(made)
+    clone = plain.value(made)
+    del made
+    gc.collect()
+    assert ref() is not None and plain.value(ref()) is clone
+    for _ in range(50):  # fresh adapters, each dropped at once: every one gets its own clone
+        assert plain.value(_adapter("token", rash_token)) is not clone
