@@ -447,7 +447,7 @@ def cmd_tune(args) -> int:
         if args.target_file:
             if args.target:
                 raise T.TuneError("give --target or --target-file, not both")
-            targets = T.targets_from_bands(args.target_file, args.strategy)
+            targets = T.targets_from_bands(args.target_file, args.strategy, params=params)
         else:
             if not args.target:
                 raise T.TuneError("give --target LOW:HIGH (with --players) or --target-file bands.toml")

@@ -125,25 +125,39 @@ def parse_target(text: str, players: int) -> Target:
     return Target(players, lo, hi)
 
 
-def targets_from_bands(path, strategy: str, engine: str = "kernel") -> list[Target]:
-    """The win-rate bands of a bands file's plain cells for ``strategy``: no params, variant, line-up or
-    overrides, the players picking their advanced skills, on ``engine`` -- the games ``tune`` plays.
+def _params_key(params: dict | None) -> tuple:
+    """A strategy's parameters as the spec and bands code key their games (``tuple(sorted(params.items()))``),
+    each value beside whether it is a true/false, which Python would otherwise take for 1/0."""
+    return tuple(sorted((k, (isinstance(v, bool), v)) for k, v in (params or {}).items()))
 
-    The strategy's other cells are skipped with a warning naming each and why (their bands are of other
-    games); a file with none plain is refused, naming what was skipped.
+
+def _params_label(params: dict | None) -> str:
+    """``pool_target=6, reroll=False`` (sorted by name), or ``none``."""
+    return ", ".join(f"{k}={v}" for k, v in sorted((params or {}).items())) or "none"
+
+
+def targets_from_bands(path, strategy: str, engine: str = "kernel", params: dict | None = None) -> list[Target]:
+    """The win-rate bands of a bands file's plain cells for ``strategy``: ``params`` (none by default) and no
+    variant, line-up or overrides, the players picking their advanced skills, on ``engine`` -- the games
+    ``tune`` plays.
+
+    The strategy's other cells (other params included) are skipped with a warning naming each and why
+    (their bands are of other games); a file with none plain is refused, naming what was skipped.
     """
     import warnings
 
     from sim.bands import load_bands
 
     model, p = load_bands(path)
+    want = _params_key(params)
+    what = f"params {_params_label(params)}" if params else "no params"
     out = []
     skipped = []
     for c in model.cell:
         if c.strategy != strategy:
             continue
         why = [w for w, differs in (
-            (f"params {sorted(c.params)}", bool(c.params)),
+            (f"params {_params_label(c.params)} (tune plays with {_params_label(params)})", _params_key(c.params) != want),
             (f"overrides {sorted(c.overrides)}", bool(c.overrides)),
             (f"variant {c.variant!r}", c.variant != "standard"),
             (f"characters {c.characters!r}", c.characters != "default"),
@@ -154,11 +168,12 @@ def targets_from_bands(path, strategy: str, engine: str = "kernel") -> list[Targ
             skipped.append(f"cell[{c.name}] ({c.players} players): {', '.join(why)}")
             continue
         if any(t.players == c.players for t in out):
-            raise TuneError(f"{p.name}: two plain {strategy} cells for {c.players} players; keep one per player count")
+            raise TuneError(f"{p.name}: two plain {strategy} cells ({what}) for {c.players} players; keep one per "
+                            "player count")
         out.append(Target(c.players, float(c.win_rate[0]), float(c.win_rate[1])))
     if not out:
         also = f"; skipped: {'; '.join(skipped)}" if skipped else ""
-        raise TuneError(f"{p.name}: no plain cell (no params, variant, line-up or overrides, skills 'pick', "
+        raise TuneError(f"{p.name}: no plain cell ({what}, no variant, line-up or overrides, skills 'pick', "
                         f"engine {engine!r}) for strategy {strategy!r}{also}")
     if skipped:
         warnings.warn(f"{p.name}: not targets (they play other games than tune's): {'; '.join(skipped)}",

@@ -326,3 +326,45 @@ def test_target_file_plain_cells_give_targets_without_a_warning(tmp_path, recwar
                          "win_rate = [0.1, 0.2]\n")
     assert T.targets_from_bands(p, "heuristic") == [T.Target(2, 0.3, 0.5)]  # another strategy's cell: no notice
     assert not recwarn.list
+
+
+def test_target_file_cells_are_those_with_tunes_params(tmp_path):
+    """tune --param plays a differently parameterised player: its targets are the cells with those params,
+    never the default player's band; params no cell has are refused, naming what was skipped."""
+    p = _bands(tmp_path, '\n[[cell]]\nname = "2p-pool6"\nplayers = 2\nparams = { pool_target = 6, reroll = false }\n'
+                         "win_rate = [0.1, 0.2]\n")
+    with pytest.warns(UserWarning, match=r"cell\[2p\] \(2 players\): params none \(tune plays with pool_target=6, "
+                                         r"reroll=False\)"):
+        assert T.targets_from_bands(p, "heuristic", params={"reroll": False, "pool_target": 6}) == \
+            [T.Target(2, 0.1, 0.2)]
+    with pytest.warns(UserWarning, match=r"cell\[2p-pool6\] \(2 players\): params pool_target=6, reroll=False "
+                                         r"\(tune plays with none\)"):
+        assert T.targets_from_bands(p, "heuristic") == [T.Target(2, 0.3, 0.5)]
+    for other in ({"pool_target": 5}, {"pool_target": 6}, {"pool_target": 6, "reroll": 0}):
+        with pytest.raises(T.TuneError, match=r"bands.toml: no plain cell \(params .*skipped: cell\[2p\] .*"
+                                              r"cell\[2p-pool6\] \(2 players\): params pool_target=6, reroll=False"):
+            T.targets_from_bands(p, "heuristic", params=other)
+
+
+def test_tune_cli_takes_the_target_file_cells_of_its_params(tmp_path, monkeypatch, capsys):
+    """The CLI hands --param to the target file's reading as well as to the games."""
+    from sim.cli import main
+
+    p = _bands(tmp_path, '\n[[cell]]\nname = "2p-pool6"\nplayers = 2\nparams = { pool_target = 6 }\n'
+                         "win_rate = [0.1, 0.2]\n")
+    seen = []
+
+    def tune(knobs, targets, **kw):
+        seen.append(targets)
+        raise T.TuneError("stop")
+
+    monkeypatch.setattr(T, "tune", tune)
+    argv = ["tune", "--target-file", str(p), "--knob", "lobo.track.start=0..1"]
+    for param, want, skipped in ((["--param", "pool_target=6"], [T.Target(2, 0.1, 0.2)], "2p"),
+                                 ([], [T.Target(2, 0.3, 0.5)], "2p-pool6")):
+        with pytest.raises(SystemExit, match="error: stop"):
+            main(argv + param)
+        assert seen.pop() == want
+        assert f"not targets (they play other games than tune's): cell[{skipped}] (2 players)" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match=r"error: bands.toml: no plain cell \(params pool_target=5, "):
+        main(argv + ["--param", "pool_target=5"])
