@@ -469,6 +469,16 @@ def cmd_tune(args) -> int:
     band = "; ".join(f"{t.players} players [{100 * t.low:.1f}%, {100 * t.high:.1f}%]" for t in targets)
     print(f"target: {band}; {result.who()}, seed {args.seed}; {rec['candidates']} settings raced, {rec['games_played']:,} of {rec['budget']:,} games "
           f"({rec['dropped']} dropped, {rec['on_edge']} on a band edge, {rec['unresolved']} unresolved: budget spent)")
+    if result.same_games:
+        def label(values):
+            return ", ".join(f"{k.path}={v}" for k, v in zip(result.knobs, values))
+
+        same = sorted(result.same_games.items())
+        more = f"; {len(same) - 5} more in tune.json's same_games" if len(same) > 5 else ""
+        print(f"{len(same)} settings the search suggested play the same games at every target player count as one "
+              "raced, and were not raced again (the pack sets what they change per player count there, or they "
+              "change nothing those games read): " + "; ".join(f"{label(v)} plays as {label(a)}" for v, a in same[:5])
+              + more)
     found = result.found()
     looks = result.levels.looks
     if not found:

@@ -42,7 +42,10 @@ Where the product of the knobs' values is larger than ``max_candidates``, a
 seeded optuna TPE search proposes that many candidates instead, each scored by
 its first round's distance from the band centre(s); the race then goes on from
 there (the search's round is the first look). The same seed gives the same
-answer.
+answer. Settings one knob apart are checked for playing the same games before
+the search, as a whole grid is (:func:`check_distinct`); a proposal that plays
+the same games as a candidate at every target (knobs that cancel out) is
+scored with that candidate's games and not raced again (``same_games``).
 """
 
 from __future__ import annotations
@@ -248,6 +251,8 @@ class TuneResult:
     levels: Levels = field(default_factory=lambda: Levels.of(1))
     confirmation: list[dict] = field(default_factory=list)  # the best setting on fresh games (see tune)
     made: dict = field(default_factory=dict)  # what the games were played with (see tune); empty for race alone
+    # a setting the TPE search suggested -> the raced one whose games it plays (it is not raced again)
+    same_games: dict = field(default_factory=dict)
 
     def who(self) -> str:
         """``heuristic players`` or ``bold players (pool_target=6)``: the level of play the figures describe."""
@@ -290,6 +295,40 @@ def check_knobs(knobs: list[Knob]) -> None:
         seen.add(k.path)
 
 
+class _Seen:
+    """The settings met so far, by the games they play at the target player counts (see :func:`check_distinct`)."""
+
+    def __init__(self, knobs: list[Knob], targets: list[Target]):
+        self.knobs = knobs
+        self.counts = sorted({t.players for t in targets})
+        self.by_key: dict[tuple, tuple] = {}
+
+    def twin(self, values: tuple, pack, raw: dict | None = None) -> tuple | None:
+        """The setting met before that plays the same games as ``values`` at the target player counts, or
+        None (``values`` is then recorded). With ``raw`` (its parsed pack), refuses one whose games differ
+        but play the same value of every knob as an earlier setting's."""
+        from sim.sensitivity import value_played
+
+        key = ("pack",) + tuple(pack.for_players(p).hash for p in self.counts)
+        if key in self.by_key:
+            return self.by_key[key]
+        if raw is not None:
+            played = ("played",) + tuple(value_played(raw, k.path, p) for p in self.counts for k in self.knobs)
+            if played in self.by_key:
+                raise self.refusal(self.by_key[played], values, "the same value of every knob")
+            self.by_key[played] = values
+        self.by_key[key] = values
+        return None
+
+    def refusal(self, a: tuple, b: tuple, what: str) -> TuneError:
+        a, b = (", ".join(f"{k.path}={v}" for k, v in zip(self.knobs, vs)) for vs in (a, b))
+        n = ", ".join(str(p) for p in self.counts)
+        return TuneError(f"--knob settings {a} and {b} play {what} at {n} players: the pack "
+                         "sets what they change per player count there, or they change nothing those games "
+                         "read (such as setup.toml's row for another player count); tune the value those "
+                         "games play instead, or drop that knob")
+
+
 def check_distinct(knobs: list[Knob], packs: dict, targets: list[Target], raws: dict | None = None) -> None:
     """Refuse two settings that play the same games at every target player count: a knob the pack
     overrides there (a per-player-count value, e.g. ``setup.player_count[players=4].lobo_start`` over
@@ -300,24 +339,18 @@ def check_distinct(knobs: list[Knob], packs: dict, targets: list[Target], raws: 
     the same values of every knob: ``villain.counts.minus_one`` under a player count's own
     ``villain_counts`` relabels other cards and leaves the count it plays unchanged.
     """
-    from sim.sensitivity import value_played
-
-    counts = sorted({t.players for t in targets})
-    n = ", ".join(str(p) for p in counts)
-    seen: dict[tuple, tuple] = {}
+    seen = _Seen(knobs, targets)
     for values, pack in packs.items():
-        keys = [("pack",) + tuple(pack.for_players(p).hash for p in counts)]
-        if raws is not None:
-            keys.append(("played",) + tuple(value_played(raws[values], k.path, p) for p in counts for k in knobs))
-        for key in keys:
-            if key in seen:
-                a, b = (", ".join(f"{k.path}={v}" for k, v in zip(knobs, vs)) for vs in (seen[key], values))
-                what = "the same games" if key[0] == "pack" else "the same value of every knob"
-                raise TuneError(f"--knob settings {a} and {b} play {what} at {n} players: the pack "
-                                "sets what they change per player count there, or they change nothing those games "
-                                "read (such as setup.toml's row for another player count); tune the value those "
-                                "games play instead, or drop that knob")
-            seen[key] = values
+        twin = seen.twin(values, pack, None if raws is None else raws[values])
+        if twin is not None:
+            raise seen.refusal(twin, values, "the same games")
+
+
+def one_knob_apart(knobs: list[Knob]) -> list[tuple]:
+    """Every knob's values, the other knobs at their first: the settings :func:`tune` checks for playing
+    the same games before a TPE search (which meets the grid's other settings as it goes)."""
+    base = [k.values[0] for k in knobs]
+    return list(dict.fromkeys(tuple(base[:i] + [v] + base[i + 1:]) for i, k in enumerate(knobs) for v in k.values))
 
 
 def race(
@@ -348,13 +381,16 @@ def race(
                 c.games[t.players] = 0
         played = done = looks = 0
         round_size = first_round
+        same = {}
     else:
-        cands, played = _searched(knobs, targets, evaluate, max_candidates, first_round, seed, budget)
+        cands, played, same = _searched(knobs, targets, evaluate, max_candidates, first_round, seed, budget)
         for c in cands:
             c.state = _verdict(c, targets, levels)
         done, round_size, looks = first_round, 2 * first_round, 1
         if progress:
-            progress(f"searched {len(cands)} of {size:,} settings with TPE ({played:,} games)")
+            progress(f"searched {len(cands)} of {size:,} settings with TPE ({played:,} games)"
+                     + (f"; {len(same)} more it suggested play the same games as one of them and are not raced "
+                        "again" if same else ""))
     # ``done``: games per player count every racing candidate has played (game indices 0..done-1)
     while looks < levels.looks:
         racing = [c for c in cands if c.state == "racing"]
@@ -383,7 +419,7 @@ def race(
     for c in cands:
         if c.state == "racing":
             c.state = "unresolved"
-    return TuneResult(knobs, targets, cands, played, budget, seed, levels)
+    return TuneResult(knobs, targets, cands, played, budget, seed, levels, same_games=same)
 
 
 def _evaluate_all(evaluate: Evaluate, jobs: list[tuple]) -> list[int]:
@@ -416,35 +452,44 @@ def _verdict(c: Candidate, targets: list[Target], levels: Levels) -> str:
 
 
 def _searched(knobs: list[Knob], targets: list[Target], evaluate: Evaluate, n: int, games: int, seed: int,
-              budget: int) -> tuple[list[Candidate], int]:
+              budget: int) -> tuple[list[Candidate], int, dict]:
     """Up to ``n`` distinct candidates from a grid too large to enumerate, chosen by a seeded TPE search.
 
     Each proposal plays the first round (``games`` games per target, the same
     games for all) and scores its distance from the band centres; TPE proposes
-    the next from those scores. Returns the candidates with their first round
-    played, and the games spent.
+    the next from those scores. A proposal that plays the same games as a
+    candidate at every target (``evaluate.twin``, where the evaluator can tell)
+    is no candidate of its own: it is scored with that candidate's games.
+    Returns the candidates with their first round played, the games spent, and
+    each such proposal with the candidate whose games it plays.
     """
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=min(20, n)))
+    twin = getattr(evaluate, "twin", None)  # (values, targets) -> a setting asked before playing the same games
     found: dict[tuple, Candidate] = {}
+    same: dict[tuple, tuple] = {}
     spent = 0
     tries = 0
     while len(found) < n and tries < 5 * n and spent + games * len(targets) <= budget:
         trial = study.ask()
         values = tuple(trial.suggest_categorical(f"k{i}", list(k.values)) for i, k in enumerate(knobs))
         tries += 1
-        if values not in found:
+        if values not in found and values not in same and twin is not None:
+            earlier = twin(values, targets)
+            if earlier is not None:
+                same[values] = earlier
+        if values not in found and values not in same:
             c = Candidate(values)
             for t in targets:
                 c.wins[t.players] = int(evaluate(values, t.players, 0, games))
                 c.games[t.players] = games
             spent += games * len(targets)
             found[values] = c
-        c = found[values]
+        c = found[same.get(values, values)]
         study.tell(trial, sum(abs(c.rate(t.players) - (t.low + t.high) / 2) for t in targets))
-    return list(found.values()), spent
+    return list(found.values()), spent, same
 
 
 def play_wins(job: tuple, shared=None, threads: int | None = None) -> int:
@@ -469,6 +514,7 @@ class GameEvaluator:
         self.runner = runner if runner is not None else LocalRunner()
         self.packs: dict = {}
         self.raws: dict = {}
+        self.seen: dict[tuple, _Seen] = {}  # by the target player counts: the settings twin was asked about
 
     def pack(self, values: tuple):
         """The content of one candidate (a TuneError naming the knob values if the pack refuses them)."""
@@ -492,6 +538,14 @@ class GameEvaluator:
             self.pack(values)  # refused with the knob values named, if the pack refuses them
             self.raws[values] = apply_overrides(load_raw(self.content_path), overrides_of(self.knobs, values))
         return self.raws[values]
+
+    def twin(self, values: tuple, targets: list[Target]) -> tuple | None:
+        """A setting asked about before that plays the same games as ``values`` at every target player count
+        (the same pack there; strategy, params, seed and engine are the evaluator's), or None (``values``
+        is then recorded). Refuses one whose games differ but play the same value of every knob."""
+        counts = tuple(sorted({t.players for t in targets}))
+        seen = self.seen.setdefault(counts, _Seen(self.knobs, targets))
+        return seen.twin(values, self.pack(values), self.raw(values))
 
     def __call__(self, values: tuple, players: int, game0: int, games: int) -> int:
         return self.many([(values, players, game0, games)])[0]
@@ -564,9 +618,14 @@ def confirm(evaluate: Evaluate, result: TuneResult, c: Candidate, games: int = C
 def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic", params: dict | None = None,
          budget: int = 2_000_000, seed: int = 1, content=None, also_players: list[int] | None = None,
          engine: str = "kernel", confirm_games: int = CONFIRM_GAMES, progress=None,
-         runner=None) -> tuple[TuneResult, list[dict]]:
+         runner=None, max_candidates: int = MAX_CANDIDATES) -> tuple[TuneResult, list[dict]]:
     """Race the knobs' settings against the targets; play the best again on ``confirm_games`` fresh games
     per target (0: not at all); then play the best few at ``also_players``.
+
+    Settings that play the same games at every target are refused before any game (:func:`check_distinct`):
+    all of a grid of up to ``max_candidates`` settings; before a TPE search of a larger one, the settings one
+    knob apart (:func:`one_knob_apart`: a knob the games do not read), and a setting the search suggests
+    that plays the same games as one it played is not raced again (``TuneResult.same_games``).
 
     ``runner`` (:mod:`sim.distributed`) plays each round's games: here by default, or on a Dask cluster.
     """
@@ -579,11 +638,14 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
     path = DEFAULT_PACK if content is None else content
     evaluator = GameEvaluator(knobs, path, strategy, params, seed, engine, runner)
     grid_size = math.prod(len(k.values) for k in knobs)
-    if grid_size <= MAX_CANDIDATES:  # refuse an off-board value before a single game is played
-        for values in itertools.product(*(k.values for k in knobs)):
-            evaluator.raw(values)
-        check_distinct(knobs, evaluator.packs, targets, evaluator.raws)
-    result = race(knobs, targets, evaluator, budget, seed=seed, progress=progress)
+    if grid_size <= max_candidates:  # refuse an off-board value before a single game is played
+        settings = list(itertools.product(*(k.values for k in knobs)))
+    else:  # the search meets the rest as it goes
+        settings = one_knob_apart(knobs)
+    for values in settings:
+        evaluator.raw(values)
+    check_distinct(knobs, evaluator.packs, targets, evaluator.raws)
+    result = race(knobs, targets, evaluator, budget, seed=seed, max_candidates=max_candidates, progress=progress)
     result.made = made_with(strategy, params, engine, resolve_content(path).hash)
     best = result.found()
     if best and confirm_games:
@@ -600,7 +662,8 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
 
 def report(result: TuneResult, side: list[dict]) -> dict:
     """The ``--json`` record: found settings (best first), the best on fresh games, every setting raced,
-    games played, and side effects."""
+    games played, side effects, and (where the TPE search met any) ``same_games``: each setting it suggested
+    that plays the same games as one raced (``plays_as``), not raced again."""
     found = []
     for c in result.found():
         for t in result.targets:
@@ -621,6 +684,9 @@ def report(result: TuneResult, side: list[dict]) -> dict:
                           "ci_low": lo, "ci_high": hi})
     best = result.found()
     states = [c.state for c in result.candidates]
+    paths = [k.path for k in result.knobs]
+    same = {"same_games": [{"settings": dict(zip(paths, v)), "plays_as": dict(zip(paths, a))}
+                           for v, a in sorted(result.same_games.items())]} if result.same_games else {}
     return {
         **result.made,
         "found": found,
@@ -639,6 +705,7 @@ def report(result: TuneResult, side: list[dict]) -> dict:
         "on_edge": states.count("edge"),
         "unresolved": states.count("unresolved"),
         "raced": raced,
+        **same,
     }
 
 
@@ -684,5 +751,5 @@ def write_outputs(result: TuneResult, side: list[dict], out: Path) -> list[Path]
 
 
 __all__ = ["Candidate", "GameEvaluator", "Knob", "Levels", "Target", "TuneError", "TuneResult", "check_distinct",
-           "check_knobs", "confirm", "made_with", "max_looks", "overrides_of", "parse_target", "race", "targets_from_bands", "tune",
-           "write_outputs"]
+           "check_knobs", "confirm", "made_with", "max_looks", "one_knob_apart", "overrides_of", "parse_target", "race",
+           "targets_from_bands", "tune", "write_outputs"]

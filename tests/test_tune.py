@@ -106,6 +106,92 @@ def test_settings_that_play_the_same_values_at_the_target_counts_are_refused_bef
         T.tune([T.Knob.parse("villain.counts.minus_one=1..3")], [T.Target(2, 0.3, 0.5)], budget=4000, content=pack)
 
 
+def test_settings_one_knob_apart_that_play_the_same_games_are_refused_before_a_tpe_search(tmp_path, monkeypatch):
+    """A grid too large to enumerate is searched, building packs as it goes: a knob the target player
+    counts do not read is refused before any game all the same, as it is in a grid."""
+    searched = []
+
+    def race(*a, **k):
+        searched.append(k["max_candidates"])
+        raise AssertionError("games were played")
+
+    monkeypatch.setattr(T, "race", race)
+    knobs = [T.Knob.parse("lobo.track.start=0..2"), T.Knob.parse("villain.counts.minus_one=1..3")]  # 9 settings
+    pack = _pack_with_4p_row(tmp_path / "start", "lobo_start = 2")
+    with pytest.raises(T.TuneError, match=r"settings lobo.track.start=0, villain.counts.minus_one=1 and "
+                                          r"lobo.track.start=1, villain.counts.minus_one=1 play the same games at 4"):
+        T.tune(knobs, [T.Target(4, 0.3, 0.5)], budget=4000, content=pack, max_candidates=4)
+    pack = _pack_with_4p_row(tmp_path / "counts", "villain_counts = { minus_one = 4 }")
+    with pytest.raises(T.TuneError, match=r"villain.counts.minus_one=1 and lobo.track.start=0, villain.counts."
+                                          r"minus_one=2 play the same value of every knob at 4 players"):
+        T.tune(knobs, [T.Target(4, 0.3, 0.5)], budget=4000, content=pack, max_candidates=4)
+    assert not searched
+    with pytest.raises(AssertionError, match="games were played"):  # at 2 players both knobs apply
+        T.tune(knobs, [T.Target(2, 0.3, 0.5)], budget=4000, content=pack, max_candidates=4)
+    assert searched == [4]
+
+
+def test_the_evaluator_tells_settings_that_play_the_same_games(tmp_path):
+    """GameEvaluator.twin: the setting asked before whose pack the games play at every target count."""
+    t4, t24 = [T.Target(4, 0.3, 0.5)], [T.Target(2, 0.3, 0.5), T.Target(4, 0.3, 0.5)]
+    ev = T.GameEvaluator([T.Knob.parse("lobo.track.start=0..2")], _pack_with_4p_row(tmp_path / "start", "lobo_start = 2"),
+                         "heuristic", None, 1)
+    assert (ev.twin((0,), t4), ev.twin((1,), t4), ev.twin((2,), t4)) == (None, (0,), (0,))
+    assert (ev.twin((0,), t24), ev.twin((1,), t24)) == (None, None)  # at 2 players the knob applies
+    ev = T.GameEvaluator([T.Knob.parse("villain.counts.minus_one=1..3")],
+                         _pack_with_4p_row(tmp_path / "counts", "villain_counts = { minus_one = 4 }"), "heuristic", None, 1)
+    assert ev.twin((1,), t4) is None
+    with pytest.raises(T.TuneError, match=r"minus_one=1 and villain.counts.minus_one=2 play the same value of every "
+                                          r"knob at 4 players"):  # other cards relabelled: other games, the same count
+        ev.twin((2,), t4)
+
+
+class TwinGames:
+    """Synthetic games in which b is not read when a is 0: every (0, b) plays the same games, inside the band."""
+
+    def __init__(self):
+        self.played = set()
+        self.seen = {}
+
+    def __call__(self, values, players, game0, games):
+        self.played.add(values)
+        p = 0.45 if values[0] == 0 else true_rate(values)
+        return int(np.count_nonzero(U[game0:game0 + games] < p))
+
+    def twin(self, values, targets):
+        key = values if values[0] else (0,)
+        if key in self.seen:
+            return self.seen[key]
+        self.seen[key] = values
+        return None
+
+
+def test_a_tpe_suggestion_that_plays_a_candidates_games_is_not_raced_again(monkeypatch, capsys):
+    """Two knobs that cancel out cannot be refused before the search: the suggestion is scored with the
+    games of the candidate it plays as, never raced (nor found) as a setting of its own, and is listed."""
+    runs = [TwinGames(), TwinGames()]
+    res, again = (T.race(KNOBS, TARGET, ev, budget=200_000, seed=7, max_candidates=20) for ev in runs)
+    (zero,) = [c for c in res.candidates if c.values[0] == 0]  # without the twin check: several, told apart by noise
+    assert zero.state == "found" and res.same_games and set(res.same_games.values()) == {zero.values}
+    assert all(v[0] == 0 and v not in runs[0].played for v in res.same_games)  # no games of their own
+    assert runs[0].played == {c.values for c in res.candidates}
+    assert again.same_games == res.same_games and [c.values for c in again.candidates] == [c.values for c in res.candidates]
+    rec = T.report(res, [])
+    assert rec["same_games"] == [{"settings": {"a": 0, "b": v[1]}, "plays_as": {"a": 0, "b": zero.values[1]}}
+                                 for v in sorted(res.same_games)]
+    assert len({json.dumps(r["settings"]) for r in rec["raced"]}) == rec["candidates"] == 20
+    assert "same_games" not in T.report(T.race(KNOBS, TARGET, synthetic, budget=20_000), [])  # a grid: none
+
+    from sim.cli import main
+
+    monkeypatch.setattr(T, "tune", lambda *a, **k: (res, []))
+    main(["tune", "--target", "0.43:0.47", "--knob", "a=0..9", "--knob", "b=0..4"])
+    out = capsys.readouterr().out
+    (v, a), *_ = sorted(res.same_games.items())
+    assert (f"{len(res.same_games)} settings the search suggested play the same games at every target player count as "
+            f"one raced, and were not raced again") in out and f"a=0, b={v[1]} plays as a=0, b={a[1]}" in out
+
+
 def test_racing_finds_exactly_the_settings_inside_the_band():
     res = T.race(KNOBS, TARGET, synthetic, budget=6_000_000, seed=1)
     assert res.games_played <= 6_000_000
