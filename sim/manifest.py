@@ -1,8 +1,8 @@
 """A results folder as one unit: a lock while a run writes it, a manifest once it is complete.
 
-``smersh-sim run`` holds an exclusive lock on ``<out>/.lock`` (``fcntl.flock``)
-while it plays and writes; a second run into the same folder is refused with
-the holder's process id. The operating system releases the lock when its
+``smersh-sim run`` holds an exclusive lock on ``<out>/.lock`` (``fcntl.flock``;
+``msvcrt.locking`` on Windows) while it plays and writes; a second run into
+the same folder is refused with the holder's process id. The operating system releases the lock when its
 process ends, however it ends, so a killed run never blocks the next one.
 
 The last file a run writes, atomically, is ``manifest.json``: the name, size,
@@ -22,7 +22,7 @@ the hash of the simulator's code.
 
 from __future__ import annotations
 
-import fcntl
+import errno
 import hashlib
 import json
 import os
@@ -63,6 +63,37 @@ def dumps(obj) -> str:
 
 
 # ------------------------------------------------------------------ lock
+try:
+    import fcntl
+except ImportError:  # Windows
+    import msvcrt
+
+    # Windows locks are mandatory: another process cannot read locked bytes. The lock is on one byte far
+    # past the holder record, so a refused run can still read who holds the folder.
+    _LOCK_OFFSET = 1 << 30
+
+    def _lock(fd: int) -> None:
+        """Lock ``fd`` exclusively without waiting; ``BlockingIOError`` when another process holds it."""
+        os.lseek(fd, _LOCK_OFFSET, os.SEEK_SET)
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError as e:
+            if e.errno in (errno.EACCES, errno.EDEADLOCK):
+                raise BlockingIOError(e.errno, e.strerror) from None
+            raise
+
+    def _unlock(fd: int) -> None:
+        os.lseek(fd, _LOCK_OFFSET, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+else:
+    def _lock(fd: int) -> None:
+        """Lock ``fd`` exclusively without waiting; ``BlockingIOError`` when another process holds it."""
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
 @contextmanager
 def locked(out: Path) -> Iterator[None]:
     """Hold ``<out>/.lock`` exclusively for the block, or refuse naming the holder."""
@@ -71,7 +102,7 @@ def locked(out: Path) -> Iterator[None]:
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _lock(fd)
         except BlockingIOError:
             raise ResultsError(
                 f"{out}: another run is writing into this folder ({_holder(path)}); "
@@ -81,12 +112,13 @@ def locked(out: Path) -> Iterator[None]:
             raise ResultsError(f"{out}: cannot lock {path.name} ({e.strerror}); use another --out") from None
         holder = {"pid": os.getpid(), "host": socket.gethostname(), "command": " ".join(sys.argv)}
         os.ftruncate(fd, 0)
-        os.pwrite(fd, (json.dumps(holder) + "\n").encode(), 0)
+        os.lseek(fd, 0, os.SEEK_SET)  # not os.pwrite: Windows has none
+        os.write(fd, (json.dumps(holder) + "\n").encode())
         try:
             yield
         finally:
             os.ftruncate(fd, 0)
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            _unlock(fd)
     finally:
         os.close(fd)
 

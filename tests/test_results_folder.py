@@ -197,6 +197,51 @@ def test_cli_refuses_a_locked_folder_in_one_line(spec, tmp_path):
     assert f"error: {out}: another run is writing into this folder (process " in r.stderr
 
 
+AS_ON_WINDOWS = """
+import errno, json, os, sys, types
+from pathlib import Path
+
+sys.modules["fcntl"] = None  # as on Windows: no fcntl, no os.pwrite
+del os.pwrite
+calls, busy = [], []
+
+
+def locking(fd, mode, nbytes):
+    calls.append([mode, nbytes, os.lseek(fd, 0, os.SEEK_CUR)])
+    if busy:
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+
+sys.modules["msvcrt"] = types.SimpleNamespace(LK_UNLCK=0, LK_NBLCK=2, locking=locking)
+from sim.manifest import _LOCK_OFFSET, ResultsError, locked
+
+out = Path(sys.argv[1])
+with locked(out):
+    record = json.loads((out / ".lock").read_text())
+busy.append(True)
+(out / ".lock").write_text(json.dumps({"pid": 4242, "host": "far", "command": "smersh-sim run x"}))
+try:
+    with locked(out):
+        refused = None
+except ResultsError as e:
+    refused = str(e)
+print(json.dumps({"offset": _LOCK_OFFSET, "calls": calls, "pid": record["pid"], "refused": refused}))
+"""
+
+
+def test_lock_without_fcntl_uses_the_windows_primitive(tmp_path):
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-c", AS_ON_WINDOWS, str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    at = got["offset"]
+    assert at > 4096  # past the holder record: Windows locks are mandatory, a refused run must still read it
+    assert got["calls"] == [[2, 1, at], [0, 1, at], [2, 1, at]]  # lock, unlock; the refused second holder
+    assert got["pid"] > 0 and got["pid"] != 4242
+    assert got["refused"] == (f"{out}: another run is writing into this folder (process 4242 on far: "
+                              "smersh-sim run x); wait for it to finish, or write elsewhere with --out")
+
+
 # ------------------------------------------------------------------ metadata and committed files
 def test_metadata_readable_without_polars_or_pyarrow_metadata(spec, tmp_path):
     out = tmp_path / "out"
