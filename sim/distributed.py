@@ -19,8 +19,9 @@ which order the batches were played: a batch's games are a pure function of
 A worker plays with its own installed code, not the caller's, while the resume
 key and the metadata of the results are computed here. So every task carries
 the caller's code identity (:func:`code_identity`: the source hash of ``sim/``
-and ``strategies/``, ``RULES_VERSION``, ``strategies/tuned.toml`` and the
-source of each module strategy the jobs play), and a worker whose own identity
+and ``strategies/``, ``RULES_VERSION``, ``strategies/tuned.toml``, the source
+of each module strategy the jobs play, and the versions of Python, numpy, numba
+and llvmlite, which compile and run the kernel), and a worker whose own identity
 differs plays nothing: it hands back what differs, and the run stops with
 :class:`WorkerCodeMismatch` naming the worker. Numbers of other code are never
 mixed in, nor written under this code's metadata.
@@ -162,17 +163,34 @@ def _module_digest(path: str, strict: bool) -> str:
         return f"error: {' '.join(str(e).split())}"
 
 
+RUNTIME = ("Python", "numpy", "numba", "llvmlite")  # what compiles and runs the kernel, besides its source
+
+
+def runtime_versions() -> dict[str, str]:
+    """The versions of :data:`RUNTIME` in this process (Python as major.minor.micro)."""
+    import sys
+
+    import llvmlite
+    import numba
+    import numpy
+
+    v = sys.version_info
+    return {"Python": f"{v.major}.{v.minor}.{v.micro}", "numpy": numpy.__version__, "numba": numba.__version__,
+            "llvmlite": llvmlite.__version__}
+
+
 def code_identity(modules: Iterable[str] = (), *, source: str | None = None, strict: bool = True) -> dict:
     """What decides a job's numbers besides the job itself: the source hash of ``sim/`` and ``strategies/``
     (:func:`sim.study.source_hash`, or ``source``), ``RULES_VERSION``, the digest of
-    ``strategies/tuned.toml`` (the ``tuned`` strategy's parameters, read at each game) and the source hash
-    of each module strategy in ``modules`` (a ValueError if one cannot be hashed, unless not ``strict``)."""
+    ``strategies/tuned.toml`` (the ``tuned`` strategy's parameters, read at each game), the versions of
+    Python, numpy, numba and llvmlite (:func:`runtime_versions`) and the source hash of each module
+    strategy in ``modules`` (a ValueError if one cannot be hashed, unless not ``strict``)."""
     import sim
     from sim.study import source_hash
     from strategies import tuned
 
     ident = {"source": source_hash() if source is None else source, "rules_version": sim.RULES_VERSION,
-             "tuned": _file_digest(tuned.TUNED_PATH)}
+             "tuned": _file_digest(tuned.TUNED_PATH), "versions": runtime_versions()}
     paths = sorted(set(modules))
     if paths:
         ident["modules"] = {p: _module_digest(p, strict) for p in paths}
@@ -205,13 +223,18 @@ def describe_mismatch(worker: str, theirs: dict, ours: dict) -> str:
                         f"{_short(ours['source'])} here)")
         if theirs.get("tuned") != ours["tuned"]:
             what.append(f"strategies/tuned.toml ({_short(theirs.get('tuned'))} there, {_short(ours['tuned'])} here)")
+        versions = theirs.get("versions") or {}
+        for name, v in ours["versions"].items():
+            if versions.get(name) != v:
+                what.append(f"{name} {versions.get(name, 'unknown')} there, {v} here")
         there = theirs.get("modules") or {}
         for path, h in (ours.get("modules") or {}).items():
             if there.get(path) != h:
                 what.append(f"module strategy {path} ({_short(there.get(path))} there, {_short(h)} here)")
     return (f"worker {worker} runs other code than this process: {'; '.join(what) or 'its code identity'}; "
             "nothing it played is used (its numbers would differ under this run's metadata): run the same "
-            "code on every worker (the same checkout or version of smersh-sim, and the same module strategies)")
+            "code on every worker (the same checkout or version of smersh-sim, the same versions of Python, numpy, "
+            "numba and llvmlite, and the same module strategies)")
 
 
 def _check_code(code: dict | None) -> _OtherCode | None:

@@ -174,6 +174,8 @@ def test_a_job_failing_every_retry_stops_the_run_and_keeps_what_finished(cluster
 
 def pretend_other_code(what: str, tuned_path: str) -> None:
     """Run on one worker: make it look as if it ran other code (``what``: which part)."""
+    import numba
+
     import sim
     import sim.distributed as D
     import strategies.tuned
@@ -184,9 +186,13 @@ def pretend_other_code(what: str, tuned_path: str) -> None:
         sim.RULES_VERSION = "other"
     elif what == "tuned":
         strategies.tuned.TUNED_PATH = Path(tuned_path)
+    elif what == "numba":
+        numba.__version__ = "0.0.1"
 
 
-def restore_code(rules_version: str, tuned_path: str) -> None:
+def restore_code(rules_version: str, tuned_path: str, numba_version: str) -> None:
+    import numba
+
     import sim
     import sim.distributed as D
     import strategies.tuned
@@ -194,11 +200,14 @@ def restore_code(rules_version: str, tuned_path: str) -> None:
     D._OWN_SOURCE = None
     sim.RULES_VERSION = rules_version
     strategies.tuned.TUNED_PATH = Path(tuned_path)
+    numba.__version__ = numba_version
 
 
 @contextlib.contextmanager
 def one_worker_with_other_code(cluster, what: str, tmp_path: Path):
     """The address of one worker of ``cluster`` that looks as if it ran other code, until the end."""
+    import numba
+
     import sim
     import strategies.tuned
 
@@ -210,7 +219,8 @@ def one_worker_with_other_code(cluster, what: str, tmp_path: Path):
     try:
         yield odd
     finally:
-        client.run(restore_code, sim.RULES_VERSION, str(strategies.tuned.TUNED_PATH), workers=[odd])
+        client.run(restore_code, sim.RULES_VERSION, str(strategies.tuned.TUNED_PATH), numba.__version__,
+                   workers=[odd])
         client.close()
 
 
@@ -218,6 +228,7 @@ def one_worker_with_other_code(cluster, what: str, tmp_path: Path):
     ("source", "the source of sim/ and strategies/ (hash 000000000000 there, hash "),
     ("rules_version", "RULES_VERSION 'other' there, '"),
     ("tuned", "strategies/tuned.toml (hash "),
+    ("numba", "numba 0.0.1 there, "),
 ])
 def test_a_worker_with_other_code_plays_nothing_and_stops_the_run(tmp_path, local_result, cluster, what, named):
     s, local_out = local_result
@@ -232,6 +243,38 @@ def test_a_worker_with_other_code_plays_nothing_and_stops_the_run(tmp_path, loca
     again = run_study(s, out, progress=False, charts=False, scheduler=cluster.scheduler_address)
     assert again.finished
     same_results(local_out, out)
+
+
+def test_the_code_identity_holds_the_versions_that_compile_and_run_the_kernel():
+    import llvmlite
+    import numba
+    import numpy
+
+    from sim.distributed import code_identity
+
+    v = sys.version_info
+    assert code_identity()["versions"] == {"Python": f"{v.major}.{v.minor}.{v.micro}", "numpy": numpy.__version__,
+                                           "numba": numba.__version__, "llvmlite": llvmlite.__version__}
+
+
+def test_a_worker_with_other_versions_is_named_with_each_version_that_differs(monkeypatch):
+    import numba
+
+    import sim.distributed as D
+
+    ours = D.code_identity()
+    ours["versions"] = {"Python": "3.11.7", "numpy": "2.0.0", "numba": "0.61.2", "llvmlite": "0.44.0"}
+    theirs = {**ours, "versions": {**ours["versions"], "numba": "0.60.0", "llvmlite": "0.43.0"}}
+    msg = D.describe_mismatch("tcp://10.0.0.7:40155", theirs, ours)
+    assert msg.startswith("worker tcp://10.0.0.7:40155 runs other code than this process: numba 0.60.0 there, "
+                          "0.61.2 here; llvmlite 0.43.0 there, 0.44.0 here; nothing it played is used"), msg
+    assert "Python" not in msg.split("; nothing")[0] and "\n" not in msg
+    # the check a worker makes before playing: the same identity plays, another numba does not
+    here = D.code_identity(source=D._own_source())
+    assert D._check_code(here) is None
+    monkeypatch.setattr(numba, "__version__", "0.0.1")
+    other = D._check_code(here)
+    assert other is not None and other.identity["versions"]["numba"] == "0.0.1"
 
 
 def test_the_command_line_says_which_worker_runs_other_code_in_one_line(tmp_path, cluster, capsys):
