@@ -50,6 +50,16 @@ def _margin(text: str) -> float:
     return v
 
 
+def _seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, got {text!r}")
+    return v
+
+
 def _parse_value(text: str):
     low = text.lower()
     if low in ("true", "false"):
@@ -266,7 +276,8 @@ def cmd_run(args) -> int:
         _check_out_folder(args.out)
     try:
         report = run_study(spec, args.out, engine=args.engine, progress=None if not args.quiet else False,
-                           max_batches=args.max_batches, scheduler=args.scheduler)
+                           max_batches=args.max_batches, scheduler=args.scheduler,
+                           ready_timeout=args.ready_timeout)
     except SpecError as e:
         raise SystemExit(f"spec error: {e}") from None
     except (ResultsError, StudyError, SchedulerError) as e:
@@ -423,12 +434,13 @@ def _players_list(text: str) -> list[int]:
     return values
 
 
-def _runner(scheduler: str | None):
-    """The runner of ``--scheduler`` (here when None); a bad value or missing Dask ends in one line."""
+def _runner(args):
+    """The runner of ``--scheduler`` and ``--ready-timeout`` (here when no scheduler); a bad value or missing
+    Dask ends in one line."""
     from sim.distributed import SchedulerError, runner
 
     try:
-        return runner(scheduler)
+        return runner(args.scheduler, args.ready_timeout)
     except SchedulerError as e:
         raise SystemExit(f"error: {e}") from None
 
@@ -453,7 +465,7 @@ def cmd_tune(args) -> int:
                 raise T.TuneError("give --target LOW:HIGH (with --players) or --target-file bands.toml")
             targets = [T.parse_target(args.target, args.players)]
         progress = None if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
-        with _runner(args.scheduler) as r:
+        with _runner(args) as r:
             result, side = T.tune(knobs, targets, strategy=args.strategy, params=params, budget=args.budget,
                                   seed=args.seed, content=args.content, also_players=args.also_players,
                                   confirm_games=args.confirm_games, progress=progress, runner=r)
@@ -554,7 +566,7 @@ def cmd_sensitivity(args) -> int:
         _check_out_folder(args.out)
     progress = None if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
     try:
-        with _runner(args.scheduler) as r:
+        with _runner(args) as r:
             table = S.sensitivity(args.players, args.knob or None, strategy=args.strategy, params=params,
                                   games=args.games, seed=args.seed, content=args.content, progress=progress,
                                   runner=r)
@@ -639,6 +651,21 @@ def cmd_luck(args) -> int:
     return 0
 
 
+def _ready_timeout_arg(q) -> None:
+    from sim.distributed import READY_TIMEOUT
+
+    q.add_argument("--ready-timeout", type=_seconds, default=None, metavar="SECONDS",
+                   help="with --scheduler: stop when no worker is ready for this long, at the start or later "
+                        f"(default {READY_TIMEOUT:g})")
+
+
+def _check_ready_timeout(args) -> None:
+    """``--ready-timeout`` without ``--scheduler`` would change nothing: refuse it."""
+    if getattr(args, "ready_timeout", None) is not None and args.scheduler is None:
+        raise SystemExit("error: --ready-timeout is how long a Dask run waits for a ready worker: give it with "
+                         "--scheduler, or drop it (without --scheduler the games are played here)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="smersh-sim", description="Monte Carlo balance simulator for Agents of SMERSH")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -704,6 +731,7 @@ def build_parser() -> argparse.ArgumentParser:
     ru.add_argument("--scheduler", default=None, metavar="local:N|tcp://HOST:PORT",
                     help="play the batches on a Dask cluster: N local worker processes, or an existing scheduler "
                          "(needs pip install 'smersh-sim[distributed]'); the results are the same")
+    _ready_timeout_arg(ru)
     ru.set_defaults(func=cmd_run)
 
     co = sub.add_parser("compare", help="paired win-rate differences of a run's cells against a baseline")
@@ -755,6 +783,7 @@ def build_parser() -> argparse.ArgumentParser:
     def scheduler_arg(q):
         q.add_argument("--scheduler", default=None, metavar="local:N|tcp://HOST:PORT",
                        help="play the games on a Dask cluster (needs pip install 'smersh-sim[distributed]'); same answer")
+        _ready_timeout_arg(q)
 
     tu = sub.add_parser("tune", help="find setup values that bring the win rate into a target band")
     tu.add_argument("--players", type=_int_range(1, 6), default=4, help="player count of --target (default 4)")
@@ -865,6 +894,7 @@ def main(argv: list[str] | None = None) -> int:
     args = None
     try:
         args = build_parser().parse_args(argv)
+        _check_ready_timeout(args)
         _announce_compile(args)
         code = args.func(args)
         sys.stdout.flush()

@@ -32,6 +32,7 @@ Dask is an optional extra: ``pip install 'smersh-sim[distributed]'``.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import time
@@ -354,7 +355,12 @@ class DaskRunner:
     """Plays jobs as tasks on a Dask cluster; results come back in completion order."""
 
     def __init__(self, scheduler: Scheduler | str, *, threads_per_task: int | None = None,
-                 ready_timeout: float = READY_TIMEOUT):
+                 ready_timeout: float | None = None):
+        """``ready_timeout``: seconds a run waits for a ready worker, at the start or later (None:
+        :data:`READY_TIMEOUT`)."""
+        ready_timeout = READY_TIMEOUT if ready_timeout is None else float(ready_timeout)
+        if not math.isfinite(ready_timeout) or ready_timeout <= 0:  # NaN would wait for ever
+            raise SchedulerError(f"the readiness limit must be a finite number of seconds above 0, got {ready_timeout}")
         distributed = require_dask()
         self.scheduler = parse_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
         self.ready_timeout = ready_timeout
@@ -512,11 +518,11 @@ class DaskRunner:
         self.close()
 
 
-def runner(scheduler: str | None):
-    """The runner for a ``--scheduler`` value (None: this process)."""
+def runner(scheduler: str | None, ready_timeout: float | None = None):
+    """The runner for a ``--scheduler`` value (None: this process); ``ready_timeout``: see :class:`DaskRunner`."""
     if scheduler is None:
         return LocalRunner()
-    return DaskRunner(parse_scheduler(scheduler))
+    return DaskRunner(parse_scheduler(scheduler), ready_timeout=ready_timeout)
 
 
 __all__ = ["BatchFailed", "DaskRunner", "LocalRunner", "Scheduler", "SchedulerError", "WorkerCodeMismatch",

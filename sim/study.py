@@ -350,13 +350,16 @@ def run_study(
     games_table: bool | None = None,
     charts: bool = True,
     scheduler: str | None = None,
+    ready_timeout: float | None = None,
 ) -> RunReport:
     """Play every (cell, batch) not yet done, then assemble the result files.
 
     Holds the lock on ``out`` throughout (a second run into it raises
     :class:`sim.manifest.ResultsError`). ``scheduler`` plays the batches on a
     Dask cluster (``'local:N'`` or ``'tcp://HOST:PORT'``, see
-    :mod:`sim.distributed`); the files are the same as a run here.
+    :mod:`sim.distributed`; ``ready_timeout``: how long it waits for a ready
+    worker, see :class:`~sim.distributed.DaskRunner`); the files are the same
+    as a run here.
     """
     out = Path(out) if out is not None else Path("results") / spec.name
     engine = spec.model.experiment.engine if engine is None else engine
@@ -366,7 +369,7 @@ def run_study(
 
         scheduler = parse_scheduler(scheduler)  # a bad value is refused before the output folder is touched
     with locked(out):
-        runner = DaskRunner(scheduler) if scheduler is not None else None
+        runner = DaskRunner(scheduler, ready_timeout=ready_timeout) if scheduler is not None else None
         try:
             return _run_locked(spec, out, engine, progress, max_batches, games_table, charts, runner)
         finally:

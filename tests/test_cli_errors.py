@@ -125,6 +125,17 @@ BAD = [
      "needs a port"),
     ("run {spec} --out {dir}/out --scheduler tcp://[::1]", "needs a port"),
     ("run {spec} --out {dir}/out --scheduler tcp://127.0.0.1:99999", "port"),
+    # the readiness limit: a finite number of seconds above 0, and only with --scheduler (else it does nothing)
+    ("run {spec} --out {dir}/out --scheduler local:2 --ready-timeout 0", "--ready-timeout: must be a finite number"),
+    ("run {spec} --out {dir}/out --scheduler local:2 --ready-timeout -5", "--ready-timeout: must be a finite number"),
+    ("sensitivity --players 2 --games 10 --scheduler local:2 --ready-timeout nan", "--ready-timeout: must be a finite"),
+    ("tune --players 2 --target 0.05:0.6 --knob lobo.track.start=0,1 --scheduler local:2 --ready-timeout inf",
+     "--ready-timeout: must be a finite number"),
+    ("run {spec} --out {dir}/out --scheduler local:2 --ready-timeout soon", "--ready-timeout: expected a number"),
+    ("run {spec} --out {dir}/out --ready-timeout 30", "--ready-timeout is how long a Dask run waits"),
+    ("sensitivity --players 2 --games 10 --ready-timeout 30", "give it with --scheduler"),
+    ("tune --players 2 --target 0.05:0.6 --knob lobo.track.start=0,1 --budget 4000 --ready-timeout 30",
+     "give it with --scheduler"),
 ]
 
 
@@ -190,6 +201,28 @@ def test_a_batch_failing_on_the_cluster_is_named_as_such(argv, target, files, ca
     assert len(err.strip().splitlines()) == 1, err
     assert "failed on the cluster" in err and "MemoryError: out of memory" in err and "tcp://10.0.0.5:4000" in err
     assert "engine stopped" not in err and "content pack" not in err
+
+
+@pytest.mark.parametrize("argv", [
+    "run {spec} --out {dir}/out --quiet --scheduler local:2",
+    "sensitivity --players 2 --games 10 --scheduler local:2",
+    "tune --players 2 --target 0.05:0.6 --knob lobo.track.start=0,1 --budget 4000 --scheduler local:2",
+])
+@pytest.mark.parametrize("given,passed", [("--ready-timeout 7.5", 7.5), ("", None)])
+def test_ready_timeout_reaches_the_dask_runner(argv, given, passed, files, capsys, monkeypatch):
+    import sim.distributed as D
+
+    seen = []
+
+    class NoCluster:  # records what the command asks for, and starts nothing
+        def __init__(self, scheduler, *, threads_per_task=None, ready_timeout=None):
+            seen.append((str(scheduler), ready_timeout))
+            raise D.SchedulerError("no cluster in this test")
+
+    monkeypatch.setattr(D, "DaskRunner", NoCluster)
+    code, out, err = run_main(f"{argv} {given}".format(**files).split(), capsys)
+    assert code == 1 and err.strip() == "error: no cluster in this test", err
+    assert seen == [("local:2", passed)]  # None: the runner's own READY_TIMEOUT
 
 
 def test_ctrl_c_is_one_line_and_exit_130(capsys, monkeypatch):

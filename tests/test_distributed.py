@@ -466,6 +466,18 @@ def test_a_worker_that_fails_to_start_is_reported_not_waited_for(bare_scheduler,
     assert "no worker is ready after 3 s" in msg and "'nosim'" in msg and "failed to start" in msg, msg
 
 
+@pytest.mark.parametrize("bad", [0, -1.5, float("nan"), float("inf")])
+def test_a_readiness_limit_that_is_not_a_positive_number_is_refused_before_dask_starts(bad, monkeypatch):
+    import sim.distributed as D
+
+    def no_dask():
+        raise AssertionError("Dask was asked for")
+
+    monkeypatch.setattr(D, "require_dask", no_dask)
+    with pytest.raises(SchedulerError, match="readiness limit must be a finite number of seconds above 0"):
+        DaskRunner("local:1", ready_timeout=bad)
+
+
 def test_no_worker_at_all_is_reported_not_waited_for(bare_scheduler):
     with pytest.raises(SchedulerError, match="no worker on the cluster for 2 s"):  # its own limit ended it
         DaskRunner(bare_scheduler, ready_timeout=2)

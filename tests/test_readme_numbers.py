@@ -279,6 +279,14 @@ def test_band_gate_power_figures_are_the_gate_s_own():
 
 
 def test_the_dask_readiness_limit_is_the_runner_s():
+    from sim.cli import build_parser
     from sim.distributed import READY_TIMEOUT
 
     assert f"a run that finds no ready worker for {READY_TIMEOUT:g} s," in _readme()
+    # the option that changes it: on every command that takes --scheduler, and the README names them
+    sub = next(a for a in build_parser()._actions if isinstance(a.choices, dict))
+    options = {name: {o for a in q._actions for o in a.option_strings} for name, q in sub.choices.items()}
+    with_scheduler = [name for name, opts in options.items() if "--scheduler" in opts]
+    assert with_scheduler == [name for name, opts in options.items() if "--ready-timeout" in opts]
+    named = ", ".join(f"`{n}`" for n in with_scheduler[:-1]) + f" and `{with_scheduler[-1]}`"
+    assert f"`--ready-timeout SECONDS` changes that limit (on {named}, with `--scheduler`;" in _readme()
