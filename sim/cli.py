@@ -459,11 +459,15 @@ def cmd_tune(args) -> int:
         if args.target_file:
             if args.target:
                 raise T.TuneError("give --target or --target-file, not both")
+            if args.players is not None:
+                raise T.TuneError("--players is the player count of --target; with --target-file the targets are "
+                                  "the file's cells, at their own player counts: drop --players (or use "
+                                  "--also-players to report more counts)")
             targets = T.targets_from_bands(args.target_file, args.strategy, params=params)
         else:
             if not args.target:
                 raise T.TuneError("give --target LOW:HIGH (with --players) or --target-file bands.toml")
-            targets = [T.parse_target(args.target, args.players)]
+            targets = [T.parse_target(args.target, 4 if args.players is None else args.players)]
         progress = None if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
         with _runner(args) as r:
             result, side = T.tune(knobs, targets, strategy=args.strategy, params=params, budget=args.budget,
@@ -786,7 +790,8 @@ def build_parser() -> argparse.ArgumentParser:
         _ready_timeout_arg(q)
 
     tu = sub.add_parser("tune", help="find setup values that bring the win rate into a target band")
-    tu.add_argument("--players", type=_int_range(1, 6), default=4, help="player count of --target (default 4)")
+    tu.add_argument("--players", type=_int_range(1, 6), default=None,
+                    help="player count of --target (default 4); not with --target-file, whose cells name theirs")
     study_args(tu, None, "folder for tune.json, tuned_setup.toml and candidates.png")
     tu.add_argument("--target", default=None, metavar="LOW:HIGH", help="win-rate band as fractions, e.g. 0.43:0.47")
     tu.add_argument("--target-file", default=None, metavar="BANDS.toml",

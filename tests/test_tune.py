@@ -454,3 +454,26 @@ def test_tune_cli_takes_the_target_file_cells_of_its_params(tmp_path, monkeypatc
         assert f"not targets (they play other games than tune's): cell[{skipped}] (2 players)" in capsys.readouterr().err
     with pytest.raises(SystemExit, match=r"error: bands.toml: no plain cell \(params pool_target=5, "):
         main(argv + ["--param", "pool_target=5"])
+
+
+def test_tune_cli_refuses_players_with_a_target_file(tmp_path, monkeypatch):
+    """--players sets --target's player count; with --target-file it was ignored without a word."""
+    from sim.cli import main
+
+    p = _bands(tmp_path, "")
+    played = []
+    monkeypatch.setattr(T, "tune", lambda *a, **kw: played.append(a))
+    with pytest.raises(SystemExit, match=r"error: --players is the player count of --target; with --target-file"):
+        main(["tune", "--target-file", str(p), "--players", "3", "--knob", "lobo.track.start=0..1"])
+    assert played == []
+    seen = []
+
+    def tune(knobs, targets, **kw):
+        seen.append(targets)
+        raise T.TuneError("stop")
+
+    monkeypatch.setattr(T, "tune", tune)
+    for extra, players in (([], 4), (["--players", "3"], 3)):
+        with pytest.raises(SystemExit, match="error: stop"):
+            main(["tune", "--target", "0.4:0.5", "--knob", "lobo.track.start=0..1"] + extra)
+        assert seen.pop() == [T.Target(players, 0.4, 0.5)]
