@@ -16,6 +16,7 @@ from sim.content import Content, load
 from sim.jit import jit
 from sim.rng import check_seed
 from sim.rules.game import GameRecord
+from sim.rules.game import team_label as _seats_label
 from sim.rules.state import Settings
 
 ENGINES = ("kernel", "reference")
@@ -147,9 +148,10 @@ def _exact_kernel_twin(strategy):
 
 
 def team_label(team) -> str:
-    """The ``strategy`` column of a team's rows: its distinct strategy names, sorted, comma-separated
-    (as the reference engine's record writes it)."""
-    return ",".join(sorted({s.name for s in team}))
+    """The ``strategy`` column of a team's rows (as the reference engine's record writes it): the one name
+    when every seat plays it, else every seat's name in seat order, comma-separated, so two seatings of the
+    same strategies are told apart."""
+    return _seats_label([s.name for s in team])
 
 
 def _kernel_strategy(strategy, params: dict | None, players: int | None = None):

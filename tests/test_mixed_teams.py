@@ -25,7 +25,7 @@ def test_engines_play_identical_games_with_mixed_teams(players, team, games):
     k = sim.simulate(players=players, games=games, seed=17, strategy=team)
     r = sim.simulate(players=players, games=games, seed=17, strategy=team, engine="reference")
     assert k.equals(r)
-    assert k["strategy"][0] == ",".join(sorted(set(team.split(","))))
+    assert k["strategy"][0] == team  # every seat, in seat order
 
 
 def test_every_seat_plays_its_own_strategy():
@@ -39,6 +39,9 @@ def test_every_seat_plays_its_own_strategy():
         assert not mixed.select(cols).equals(other.select(cols))
     ref = sim.simulate(players=4, games=400, seed=3, strategy="bold,heuristic,heuristic,bold", engine="reference")
     assert swapped.equals(ref)
+    # two seatings of the same strategies are told apart by their label (they were both "bold,heuristic")
+    assert (mixed["strategy"][0], swapped["strategy"][0]) == ("heuristic,bold,bold,heuristic", "bold,heuristic,heuristic,bold")
+    assert (plain["strategy"][0], bold["strategy"][0]) == ("heuristic", "bold")
 
 
 def test_mixed_rows_do_not_depend_on_threads_or_batch():

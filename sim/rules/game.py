@@ -153,16 +153,21 @@ def play_game(
     return record(g, seed, game), g
 
 
+def team_label(names: list[str]) -> str:
+    """A team's ``strategy`` label: the one name when every seat plays it, else the seats' names in seat
+    order (``heuristic,bold,bold,heuristic``), so two seatings of the same strategies are told apart."""
+    return names[0] if len(set(names)) == 1 else ",".join(names)
+
+
 def record(g: GameState, seed: int, game: int) -> GameRecord:
     c = g.content
     pool = intel_pool_counts(g)
-    names = {s.name for s in g.strategies}
     return GameRecord(
         seed=seed,
         game=game,
         players=g.settings.players,
         characters=",".join(c.character_names[p.character] for p in g.players),
-        strategy=",".join(sorted(names)),
+        strategy=team_label([s.name for s in g.strategies]),
         variant=g.settings.variant_label,
         outcome=g.outcome.label,
         win=g.outcome.is_win,
