@@ -894,6 +894,7 @@ def main(argv: list[str] | None = None) -> int:
     import warnings
 
     from sim.distributed import BatchFailed
+    from sim.rules.errors import StrategyError
 
     warnings.showwarning = _one_line_warning
     args = None
@@ -912,6 +913,9 @@ def main(argv: list[str] | None = None) -> int:
         _detach_stdout()
         return 141
     except BatchFailed as e:  # a job failed on a Dask cluster (tune, sensitivity): its own error, not the engine's
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except StrategyError as e:  # a strategy of the user's (a spec's module path) answered illegally: its words
         print(f"error: {e}", file=sys.stderr)
         return 1
     except RuntimeError as e:

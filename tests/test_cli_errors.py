@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import re
 import signal
 import subprocess
 import sys
@@ -432,6 +433,52 @@ def test_a_rule_engine_error_in_run_tune_or_check_ends_in_one_line(argv, target,
     assert err.strip() == ("error: the game engine stopped: RuleError: villain deck and discard pile are both empty "
                            "(a content pack it cannot play, or a bug to report with this command line; "
                            "SMERSH_SIM_TRACEBACK=1 shows the traceback)")
+
+
+ILLEGAL_MODULE = """
+from strategies import HeuristicStrategy
+
+
+class Greedy(HeuristicStrategy):
+    def token(self, view, choices):
+        return 99  # no such option
+
+
+greedy = Greedy(name="greedy")
+"""
+
+ILLEGAL_SPEC = """
+[experiment]
+name = "illegal"
+seed = 3
+games = 10
+batch = 10
+engine = "reference"
+
+[grid]
+players = [2]
+strategies = ["greedy"]
+
+[strategy.greedy]
+module = "cli_illegal_strats:greedy"
+"""
+
+
+def test_a_strategys_illegal_answer_in_a_run_ends_in_one_line(tmp_path, capsys, monkeypatch):
+    """A spec's own strategy (a module path) that answers illegally: the engine's refusal, one line."""
+    from strategies import modules
+
+    (tmp_path / "cli_illegal_strats.py").write_text(ILLEGAL_MODULE)
+    (tmp_path / "illegal.toml").write_text(ILLEGAL_SPEC)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "cli_illegal_strats", raising=False)
+    monkeypatch.delitem(modules._IMPORTED, "cli_illegal_strats", raising=False)
+    code, out, err = run_main(["run", str(tmp_path / "illegal.toml"), "--out", str(tmp_path / "out"), "--quiet"],
+                              capsys)
+    assert code == 1 and "Traceback" not in err + out
+    lines = [x for x in err.strip().splitlines() if not x.startswith("compiling the simulation kernel")]
+    assert len(lines) == 1, err
+    assert re.fullmatch(r"error: strategy 'greedy' chose token option 99 of \d+", lines[0]), lines[0]
 
 
 def test_the_engine_traceback_on_request(capsys, monkeypatch):
