@@ -15,6 +15,7 @@ import pytest
 
 import sim.cli
 from sim.cli import build_parser, main
+from tests.kernel_support import NO_JIT
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "sim.cli"]
@@ -435,7 +436,8 @@ def test_a_rule_engine_error_in_run_tune_or_check_ends_in_one_line(argv, target,
                            "SMERSH_SIM_TRACEBACK=1 shows the traceback)")
 
 
-ILLEGAL_MODULE = """
+ILLEGAL_MODULES = {
+    "reference": """
 from strategies import HeuristicStrategy
 
 
@@ -445,7 +447,20 @@ class Greedy(HeuristicStrategy):
 
 
 greedy = Greedy(name="greedy")
-"""
+""",
+    "kernel": """
+from numba import njit
+
+from sim.kernel.custom import KernelStrategy
+
+
+@njit
+def token(view, choices, n):
+    return 99  # no such option
+
+
+greedy = KernelStrategy("heuristic", token=token, name="greedy")
+"""}
 
 ILLEGAL_SPEC = """
 [experiment]
@@ -453,32 +468,38 @@ name = "illegal"
 seed = 3
 games = 10
 batch = 10
-engine = "reference"
+engine = "{engine}"
 
 [grid]
 players = [2]
 strategies = ["greedy"]
 
 [strategy.greedy]
-module = "cli_illegal_strats:greedy"
+module = "cli_illegal_{engine}:greedy"
 """
 
 
-def test_a_strategys_illegal_answer_in_a_run_ends_in_one_line(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("engine,error", [
+    ("reference", r"error: strategy 'greedy' chose token option 99 of \d+"),
+    # compiled code refuses it, knowing no name: the KernelStrategy's run names it
+    pytest.param("kernel", r"error: strategy 'greedy': KernelStrategy decision token answered 99 \(legal: 0 to \d+\)",
+                 marks=[pytest.mark.slow, pytest.mark.skipif(NO_JIT, reason="a pairing is compiled code")]),
+])
+def test_a_strategys_illegal_answer_in_a_run_ends_in_one_line_naming_it(engine, error, tmp_path, capsys, monkeypatch):
     """A spec's own strategy (a module path) that answers illegally: the engine's refusal, one line."""
     from strategies import modules
 
-    (tmp_path / "cli_illegal_strats.py").write_text(ILLEGAL_MODULE)
-    (tmp_path / "illegal.toml").write_text(ILLEGAL_SPEC)
+    (tmp_path / f"cli_illegal_{engine}.py").write_text(ILLEGAL_MODULES[engine])
+    (tmp_path / "illegal.toml").write_text(ILLEGAL_SPEC.format(engine=engine))
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "cli_illegal_strats", raising=False)
-    monkeypatch.delitem(modules._IMPORTED, "cli_illegal_strats", raising=False)
+    monkeypatch.delitem(sys.modules, f"cli_illegal_{engine}", raising=False)
+    monkeypatch.delitem(modules._IMPORTED, f"cli_illegal_{engine}", raising=False)
     code, out, err = run_main(["run", str(tmp_path / "illegal.toml"), "--out", str(tmp_path / "out"), "--quiet"],
                               capsys)
     assert code == 1 and "Traceback" not in err + out
     lines = [x for x in err.strip().splitlines() if not x.startswith("compiling the simulation kernel")]
     assert len(lines) == 1, err
-    assert re.fullmatch(r"error: strategy 'greedy' chose token option 99 of \d+", lines[0]), lines[0]
+    assert re.fullmatch(error, lines[0]), lines[0]
 
 
 def test_the_engine_traceback_on_request(capsys, monkeypatch):

@@ -127,6 +127,21 @@ def default_threads() -> int:
     return int(numba.config.NUMBA_NUM_THREADS)
 
 
+def _naming_refusals(strategy, batch):
+    """``batch`` (a KernelStrategy's pairing), its refusal of an illegal answer naming ``strategy``."""
+    def play(*args):
+        """The pairing's call; an illegal answer's refusal re-raised with the strategy's name."""
+        try:
+            return batch(*args)
+        except ValueError as e:
+            named = strategy.refusal(e)
+            if named is None:
+                raise
+            raise named from None
+
+    return play
+
+
 def run_batch(
     content: Content, settings: Settings, strategy, seed: int, game0: int, n_games: int,
     threads: int | None = None, source_offsets: np.ndarray | None = None, sink=None, out: np.ndarray | None = None,
@@ -172,7 +187,7 @@ def run_batch(
         if any(s is not custom[0] for s in team):
             raise ValueError("a KernelStrategy replaces decisions for every seat: it cannot share a team with "
                              "other strategies; give the same KernelStrategy to every seat")
-        batch = custom[0].batch_function()
+        batch = _naming_refusals(custom[0], custom[0].batch_function())
         team = [custom[0].base] * settings.players
     sid, prm = layout.team_vectors(team)
     if batch is simulate_batch and hasattr(simulate_batch, "overloads"):  # compiled (not NUMBA_DISABLE_JIT)

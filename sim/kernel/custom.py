@@ -35,8 +35,9 @@ Each answer is checked as the readable engine checks a Python strategy's: an ind
 among the ``n`` options (``reroll``: a rolled die or -1), ``True`` or ``False`` where
 it asks for exactly that (``use_auto_pass``, ``status_top_secret``, a gamble's
 ``spend``), ``k`` different henchmen written to ``out[:k]`` by
-``setup_level2_henchmen``. An illegal answer stops the run with a ``ValueError``
-naming the decision and the answer, never played.
+``setup_level2_henchmen``. An illegal answer stops the run, never played, with the
+readable engine's :class:`~sim.rules.errors.StrategyError` (a ``ValueError``) naming
+the strategy, the decision and the answer.
 """
 
 from __future__ import annotations
@@ -357,41 +358,41 @@ def _pairing_cache(py_func, key: str) -> FunctionCache:
 # whenever the decision is asked. The messages are built at run time: the functions raising them use
 # numba's runtime (the kernel runs without it), and run only to raise.
 _RAISE_OPTIONS = {**KERNEL_OPTIONS, "_nrt": True, "cache": False}
+REFUSED = "KernelStrategy decision "  # how each refusal begins (KernelStrategy.refusal adds the name)
 
 
 def _refuse_range_plain(code, answer, lo, hi):
     """Refuse an answer outside ``lo..hi``."""
-    raise ValueError("KernelStrategy decision " + DECISIONS[code] + " answered " + str(answer)
+    raise ValueError(REFUSED + DECISIONS[code] + " answered " + str(answer)
                      + " (legal: " + str(lo) + " to " + str(hi) + ")")
 
 
 def _refuse_type_plain(code, what, want):
     """Refuse an answer of a type the decision does not take."""
-    raise ValueError("KernelStrategy decision " + DECISIONS[code] + " answered a value of type " + what
-                     + ", not " + want)
+    raise ValueError(REFUSED + DECISIONS[code] + " answered a value of type " + what + ", not " + want)
 
 
 def _refuse_value_plain(code, answer, want):
     """Refuse an answer of the wrong kind (an integer for true-or-false)."""
-    raise ValueError("KernelStrategy decision " + DECISIONS[code] + " answered " + str(answer) + ", not " + want)
+    raise ValueError(REFUSED + DECISIONS[code] + " answered " + str(answer) + ", not " + want)
 
 
 def _refuse_spend_plain(code, mask):
     """Refuse a gamble answer that spends Resolve the player does not have."""
-    raise ValueError("KernelStrategy decision " + DECISIONS[code] + " answered (" + str(mask)
+    raise ValueError(REFUSED + DECISIONS[code] + " answered (" + str(mask)
                      + ", True): spends Resolve it does not have")
 
 
 def _refuse_exchanges_plain(code, mask, spend, n, allowed):
     """Refuse a gamble answer that exchanges more cards than allowed."""
-    raise ValueError("KernelStrategy decision " + DECISIONS[code] + " answered (" + str(mask) + ", "
+    raise ValueError(REFUSED + DECISIONS[code] + " answered (" + str(mask) + ", "
                      + ("True" if spend else "False") + "): exchanges " + str(n) + " cards (allowed "
                      + str(allowed) + ")")
 
 
 def _refuse_henchmen_plain(code, i, h, k, n_h):
     """Refuse a level-2 henchmen answer that is not k different henchmen."""
-    raise ValueError("KernelStrategy decision " + DECISIONS[code] + " wrote out[" + str(i) + "] = " + str(h)
+    raise ValueError(REFUSED + DECISIONS[code] + " wrote out[" + str(i) + "] = " + str(h)
                      + " (legal: " + str(k) + " different henchmen of 0 to " + str(n_h - 1)
                      + " in out[:k]; -1: not written)")
 
@@ -772,6 +773,17 @@ class KernelStrategy:
         if self._batch is None or self._batch[0] != key:
             self._batch = (key, compile_batch_function(self.decisions, key))
         return self._batch[1]
+
+    def refusal(self, e: BaseException) -> ValueError | None:
+        """``e`` as the error a user sees when it is an adapter's refusal of an illegal answer: the
+        readable engine's ``StrategyError``, naming this strategy (the compiled code that raised it
+        knows no name: the pairing key leaves the name out, so renaming does not recompile); None
+        for any other error."""
+        from sim.rules.errors import StrategyError
+
+        if type(e) is ValueError and str(e).startswith(REFUSED):
+            return StrategyError(f"strategy {self.name!r}: {e}")
+        return None
 
     def params(self) -> dict:
         """The base strategy's parameters and the replaced decisions (recorded with results)."""
