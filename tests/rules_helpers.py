@@ -26,6 +26,8 @@ from __future__ import annotations
 import functools
 from collections import defaultdict, deque
 
+import numpy as np
+
 from sim.content import build, load, load_raw
 from sim.content import constants as K
 from sim.rng import DICE, ENCOUNTER, FATE, GAMBLE, SOURCE_NAMES, TOP_SECRET, VILLAIN
@@ -33,6 +35,7 @@ from sim.rules.choices import Means, Move
 from sim.rules.setup import setup_game
 from sim.rules.state import POOL, SUPPLY, Deck, GameState, Settings
 from strategies.base import Strategy
+from strategies.heuristic import HeuristicStrategy
 
 __all__ = [
     "DICE",
@@ -41,6 +44,7 @@ __all__ = [
     "GAMBLE",
     "TOP_SECRET",
     "VILLAIN",
+    "NumpyAnswers",
     "Scripted",
     "ScriptedRng",
     "content",
@@ -558,3 +562,54 @@ def script_gamble(rng: ScriptedRng, hand: str, house: str, exchanged: str = "", 
     """Queue one gamble: the dealt hand, the replacement cards (by position order), the House."""
     seq = cards(hand, c) + (cards(exchanged, c) if exchanged else []) + cards(house, c)
     rng.push(GAMBLE, *gamble_picks(seq, (c or content()).n_fate))
+
+
+# ------------------------------------------------------------------ numpy answers
+class NumpyAnswers(HeuristicStrategy):
+    """The heuristic, every integer answer given as a numpy integer of ``dtype``; ``asked``: the
+    decisions answered so. The engines take it as the same Python int: the heuristic's games."""
+
+    def __init__(self, dtype=np.int64, **params):
+        super().__init__(**params)
+        self.dtype, self.asked = dtype, set()
+
+    def _numpy(self, decision: str, answer):
+        self.asked.add(decision)
+        return self.dtype(answer)
+
+    def setup_level2_henchmen(self, view, k):
+        return [self._numpy("setup_level2_henchmen", h) for h in super().setup_level2_henchmen(view, k)]
+
+    def setup_extras(self, view, n, max_un):
+        return self._numpy("setup_extras", super().setup_extras(view, n, max_un))
+
+    def setup_advanced_skill(self, view, skills):
+        return self._numpy("setup_advanced_skill", super().setup_advanced_skill(view, skills))
+
+    def move(self, view, moves):
+        return self._numpy("move", super().move(view, moves))
+
+    def token(self, view, choices):
+        return self._numpy("token", super().token(view, choices))
+
+    def test_option(self, view, options):
+        return self._numpy("test_option", super().test_option(view, options))
+
+    def reroll(self, view, test, dice, faces):
+        return self._numpy("reroll", super().reroll(view, test, dice, faces))
+
+    def gamble_exchange(self, view, hand, free):
+        mask, spend = super().gamble_exchange(view, hand, free)
+        return self._numpy("gamble_exchange", mask), spend
+
+    def mission_reward(self, view, options):
+        return self._numpy("mission_reward", super().mission_reward(view, options))
+
+    def skill_up(self, view, skills):
+        return self._numpy("skill_up", super().skill_up(view, skills))
+
+    def advanced_skill(self, view, skills):
+        return self._numpy("advanced_skill", super().advanced_skill(view, skills))
+
+    def skill_down(self, view, skills):
+        return self._numpy("skill_down", super().skill_down(view, skills))

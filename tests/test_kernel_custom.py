@@ -393,6 +393,68 @@ def test_the_kernel_stops_at_an_illegal_answer_and_plays_legal_ones_unchanged():
     assert got.equals(sim.simulate(players=4, games=200, seed=1, strategy="heuristic").drop("strategy"))
 
 
+@njit
+def first_as_numpy(view, options, n):
+    return np.int32(options[0])
+
+
+@njit
+def np_token(view, choices, n):
+    return np.int64(view.base_token(choices, n))
+
+
+@njit
+def np_move(view, moves, n):
+    return np.int64(view.base_move(moves, n))
+
+
+@njit
+def np_setup_extras(view, n, max_un):
+    return np.int64(view.base_setup_extras(n, max_un))
+
+
+@njit
+def np_reroll(view, successes, henchman, no_advance, dice, faces, n):
+    return np.int32(view.base_reroll(successes, henchman, no_advance, dice, faces, n))
+
+
+@njit
+def np_gamble_exchange(view, ranks, suits, free):
+    mask, spend = view.base_gamble_exchange(ranks, suits, free)
+    return np.int64(mask), spend
+
+
+def test_a_numpy_integer_answer_is_the_same_answer(ctx):
+    """The readable engine takes a numpy integer as the Python int (tests/test_rules_endgame.py); so do
+    the kernel's checks, compiled and plain."""
+    from sim.kernel.custom import _adapter, _index_answer, _int_answer
+
+    f = _adapter("token", first_as_numpy)
+    options = np.zeros(4, np.int64)
+    for answer in (0, 2):
+        options[0] = answer
+        assert f(ctx, 0, options, 3) == answer
+    options[0] = 3
+    with pytest.raises(ValueError, match=r"decision token answered 3 \(legal: 0 to 2\)"):
+        f(ctx, 0, options, 3)
+    assert _index_answer(4, np.int64(2), 0, 2) == 2 and _int_answer(10, np.int32(-1), -1, 2) == -1
+    with pytest.raises(ValueError, match="decision reroll answered a value of type bool, not an integer"):
+        _int_answer(10, np.True_, -1, 2)
+
+
+@pytest.mark.slow
+def test_numpy_integer_answers_play_the_same_games_on_both_engines():
+    from tests.rules_helpers import NumpyAnswers
+
+    ks = KernelStrategy("heuristic", token=np_token, move=np_move, setup_extras=np_setup_extras, reroll=np_reroll,
+                        gamble_exchange=np_gamble_exchange, name="heuristic")
+    for players in (1, 2, 4):
+        got = sim.simulate(players=players, games=60, seed=2, strategy=ks)
+        team = [NumpyAnswers(np.int64, name="heuristic") for _ in range(players)]
+        assert got.equals(sim.simulate(players=players, games=60, seed=2, strategy=team, engine="reference"))
+        assert got.equals(sim.simulate(players=players, games=60, seed=2, strategy="heuristic"))
+
+
 def test_the_plain_python_adapters_refuse_the_same_answers():
     """``sim.twin`` replays a kernel strategy as plain Python: its adapters check the answers too."""
     from sim.content.constants import MAX_PLAYERS

@@ -3,8 +3,10 @@
 Field manual "Winning The Game", "Losing The Game"; MODEL.md A 'End of the game', B.
 """
 
+import numpy as np
 import pytest
 
+import sim
 import strategies
 from sim.rules import Settings, play_game
 from sim.rules.choices import Test as DiceTest
@@ -21,6 +23,7 @@ from sim.rules.skill_tests import dice_test
 from sim.rules.state import Outcome
 from tests.rules_helpers import (
     DICE,
+    NumpyAnswers,
     Scripted,
     clear_table,
     content,
@@ -198,13 +201,26 @@ def test_game_ends_with_an_outcome_and_a_record():
 
 
 # ------------------------------------------------------------------ strategy answers are validated
-@pytest.mark.parametrize("answer", [-1, 10_000, "0", None, 1.0])
+@pytest.mark.parametrize("answer", [-1, 10_000, "0", None, 1.0, np.int64(-1), np.int64(10_000), np.float64(0)])
 def test_illegal_move_is_a_strategy_error(answer):
     g, _ = table()
     put(g, 0, "Paris")
     g.strategies[0].push("move", answer)
     with pytest.raises(StrategyError):
         movement_phase(g, 0)
+
+
+@pytest.mark.parametrize("answer", [np.int64(1), np.uint8(1), True, np.True_])
+def test_an_index_may_be_a_numpy_integer_and_true_counts_as_1(answer):
+    """As the kernel takes them (it cannot tell numpy's scalars from Python's)."""
+    def moved(i):
+        g, _ = table()
+        put(g, 0, "Paris")
+        g.strategies[0].push("move", i)
+        movement_phase(g, 0)
+        return g.players[0].space, g.players[0].resolve
+
+    assert moved(answer) == moved(1) != moved(0)
 
 
 def test_illegal_token_choice_is_a_strategy_error():
@@ -241,7 +257,7 @@ def test_a_whole_turn_with_an_illegal_answer_raises():
         play_turn(g, 1)
 
 
-@pytest.mark.parametrize("answer", [(-1, False), (32, False), (0b111, False), (0b111111, True)])
+@pytest.mark.parametrize("answer", [(-1, False), (32, False), (0b111, False), (0b111111, True), (np.int64(32), False)])
 def test_illegal_gamble_exchange_is_a_strategy_error(answer):
     g, rng = table()
     g.strategies[0].push("gamble_exchange", answer)
@@ -249,7 +265,7 @@ def test_illegal_gamble_exchange_is_a_strategy_error(answer):
         gamble(g, 0)
 
 
-@pytest.mark.parametrize("answer", [1.5, 2, 7])
+@pytest.mark.parametrize("answer", [1.5, 2, 7, np.int64(2), np.int64(-2)])
 def test_illegal_reroll_is_a_strategy_error(answer):
     g, rng = table()
     g.strategies[0].set_default("draw_die", False)
@@ -265,7 +281,7 @@ def test_illegal_level_two_henchmen_choice_is_a_strategy_error(answer):
         new_game(1, strategies=[s])
 
 
-@pytest.mark.parametrize("answer", [None, 3, (0.5, False), (1, "yes"), (True, False), (1, False, 0)])
+@pytest.mark.parametrize("answer", [None, 3, (0.5, False), (1, "yes"), (True, False), (np.True_, False), (1, False, 0)])
 def test_wrongly_typed_gamble_answer_is_a_strategy_error(answer):
     g, rng = table()
     g.strategies[0].push("gamble_exchange", answer)
@@ -273,7 +289,7 @@ def test_wrongly_typed_gamble_answer_is_a_strategy_error(answer):
         gamble(g, 0)
 
 
-@pytest.mark.parametrize("answer", ["0", None, True])
+@pytest.mark.parametrize("answer", ["0", None, True, False, np.True_, np.False_])  # a die's index, not true or false
 def test_wrongly_typed_reroll_is_a_strategy_error(answer):
     g, rng = table()
     g.strategies[0].set_default("draw_die", False)
@@ -287,3 +303,18 @@ def test_wrongly_typed_level_two_choice_is_a_strategy_error(answer):
     s = Scripted().push("setup_level2_henchmen", answer)
     with pytest.raises(StrategyError):
         new_game(1, strategies=[s])
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_numpy_integer_answers_play_the_same_games_as_python_ints(dtype):
+    """A rule written with numpy answers numpy integers: the same value, so the same games (and
+    the kernel, where a KernelStrategy's decisions run, cannot tell them from Python ints)."""
+    asked = set()
+    for players in range(1, 7):
+        team = [NumpyAnswers(dtype, name="heuristic") for _ in range(players)]
+        got = sim.simulate(players=players, games=40, seed=2, strategy=team, engine="reference")
+        assert got.equals(sim.simulate(players=players, games=40, seed=2, strategy="heuristic", engine="reference"))
+        asked |= set().union(*(s.asked for s in team))
+    # every integer decision but skill_down (a status card with no copy left: tests/test_rules_status.py)
+    assert asked == {"setup_level2_henchmen", "setup_extras", "setup_advanced_skill", "move", "token", "test_option",
+                     "reroll", "gamble_exchange", "mission_reward", "skill_up", "advanced_skill"}

@@ -4,6 +4,7 @@ Scripted scenarios of the readable engine; the kernel twins are compared in
 tests/test_kernel_status.py.
 """
 
+import numpy as np
 import pytest
 
 from sim.content import ContentError
@@ -207,12 +208,13 @@ def test_a_positive_card_with_no_copy_left_gives_a_top_secret_card_or_1_resolve(
     assert [d for d, _ in g.strategies[CALLI].calls] == ["status_top_secret"]
 
 
-def test_a_negative_card_with_no_copy_left_lowers_any_skill_of_the_players_choice():
+@pytest.mark.parametrize("integer", [int, np.int64])  # a numpy integer is the same answer
+def test_a_negative_card_with_no_copy_left_lowers_any_skill_of_the_players_choice(integer):
     g, _ = table()
     hand_out(g, "revoked", ROCKO)
     p = g.players[CALLI]
     p.skills = [2, 0, 1, 0, 3]  # persuasion and athletics at the mat's minimum 0
-    g.strategies[CALLI].push("skill_down", lambda view, skills: skills.index(H2H))
+    g.strategies[CALLI].push("skill_down", lambda view, skills: integer(skills.index(H2H)))
     gain_status(g, CALLI, kind("revoked"))
     decision, args = g.strategies[CALLI].calls[-1]
     offered = args[-1]

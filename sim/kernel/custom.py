@@ -32,12 +32,12 @@ strategy stream) so that games stay reproducible. :func:`check_twin` compares a
 kernel strategy with its readable twin, decision by decision.
 
 Each answer is checked as the readable engine checks a Python strategy's: an index
-among the ``n`` options (``reroll``: a rolled die or -1), ``True`` or ``False`` where
-it asks for exactly that (``use_auto_pass``, ``status_top_secret``, a gamble's
-``spend``), ``k`` different henchmen written to ``out[:k]`` by
-``setup_level2_henchmen``. An illegal answer stops the run, never played, with the
-readable engine's :class:`~sim.rules.errors.StrategyError` (a ``ValueError``) naming
-the strategy, the decision and the answer.
+among the ``n`` options (``reroll``: a rolled die or -1), a Python or numpy integer
+alike, ``True`` or ``False`` where it asks for exactly that (``use_auto_pass``,
+``status_top_secret``, a gamble's ``spend``), ``k`` different henchmen written to
+``out[:k]`` by ``setup_level2_henchmen``. An illegal answer stops the run, never
+played, with the readable engine's :class:`~sim.rules.errors.StrategyError` (a
+``ValueError``) naming the strategy, the decision and the answer.
 """
 
 from __future__ import annotations

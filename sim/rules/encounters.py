@@ -12,7 +12,7 @@ from sim.rng import ENCOUNTER, FATE, STATUS, TOKENS, TOP_SECRET
 from sim.rules.choices import TestOption, TokenChoice
 from sim.rules.decks import draw_card, draw_token, pick_on_space
 from sim.rules.endgame import check_henchmen, check_location
-from sim.rules.errors import RuleError, StrategyError
+from sim.rules.errors import RuleError, StrategyError, is_index
 from sim.rules.missions import flip_missions
 from sim.rules.skill_tests import choose_option, describe_option, run_test
 from sim.rules.state import DEFEATED, POOL, REMOVED, SUPPLY, GameState
@@ -42,9 +42,9 @@ def encounter_phase(g: GameState, seat: int) -> None:
     if len(choices) > 1:
         strat = g.strategy(seat)
         i = strat.token(g.view(seat), list(choices))
-        if not isinstance(i, int) or not 0 <= i < len(choices):
+        if not is_index(i) or not 0 <= i < len(choices):
             raise StrategyError(f"strategy {strat.name!r} chose token option {i!r} of {len(choices)}")
-        choice = choices[i]
+        choice = choices[int(i)]
     space = p.space
     if choice == TokenChoice.HENCHMAN:
         henchman_encounter(g, seat, pick_on_space(g, g.green_loc, space))
@@ -319,8 +319,9 @@ def lower_any_skill(g: GameState, seat: int) -> None:
         return
     strat = g.strategy(seat)
     i = strat.skill_down(g.view(seat), options)
-    if not isinstance(i, int) or not 0 <= i < len(options):
+    if not is_index(i) or not 0 <= i < len(options):
         raise StrategyError(f"strategy {strat.name!r} chose skill {i!r} of {len(options)} to lower")
+    i = int(i)
     raise_skill(g, seat, options[i], -1)
     g.say(f"    lowers {K.BASIC_SKILLS[options[i]]}: now {p.skills[options[i]]}")
 
@@ -444,8 +445,9 @@ def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) 
         options = [s for s in range(len(K.BASIC_SKILLS)) if p.skills[s] < skill_max(g, seat)]
         if options:
             i = strat.skill_up(g.view(seat), options)
-            if not isinstance(i, int) or not 0 <= i < len(options):
+            if not is_index(i) or not 0 <= i < len(options):
                 raise StrategyError(f"strategy {strat.name!r} chose skill {i!r} of {len(options)}")
+            i = int(i)
             raise_skill(g, seat, options[i], +1)
             g.say(f"    chooses {K.BASIC_SKILLS[options[i]]}: now {p.skills[options[i]]}")
     elif effect == K.E_UP_SKILL:
@@ -456,8 +458,9 @@ def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) 
         options = [s for s in range(len(K.ADVANCED_SKILLS)) if not p.advanced[s] and advanced_available(g, s)]
         if options:
             i = strat.advanced_skill(g.view(seat), options)
-            if not isinstance(i, int) or not 0 <= i < len(options):
+            if not is_index(i) or not 0 <= i < len(options):
                 raise StrategyError(f"strategy {strat.name!r} chose advanced skill {i!r} of {len(options)}")
+            i = int(i)
             p.advanced[options[i]] = True
             g.say(f"    chooses {K.ADVANCED_SKILLS[options[i]]}")
     elif effect == K.E_NAMED_ADVANCED_SKILL:

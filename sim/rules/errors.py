@@ -1,4 +1,8 @@
-"""Exceptions of the rules engine."""
+"""Exceptions of the rules engine, and the kinds of answer a strategy may give."""
+
+import numbers
+
+import numpy as np
 
 
 class GameOver(Exception):
@@ -11,3 +15,20 @@ class RuleError(RuntimeError):
 
 class StrategyError(ValueError):
     """A strategy returned an illegal choice (a bug in the strategy, never silently fixed)."""
+
+
+# A strategy's answers: numpy's scalars count as Python's (a rule written with numpy arrays answers
+# numpy integers, and the kernel, where a KernelStrategy's decisions run, cannot tell them apart).
+def is_integer(x) -> bool:
+    """A count or a bit mask: a Python or numpy integer (``numbers.Integral``), not True or False."""
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def is_flag(x) -> bool:
+    """True or False, Python's or numpy's."""
+    return isinstance(x, (bool, np.bool_))
+
+
+def is_index(x) -> bool:
+    """An index into the options: an integer, or True or False read as 1 or 0 (as ``isinstance(True, int)`` has it)."""
+    return is_integer(x) or is_flag(x)

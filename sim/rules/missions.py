@@ -6,7 +6,7 @@ from sim.content.constants import NEGATIVE
 from sim.rng import FATE
 from sim.rules.choices import MissionReward, Reward
 from sim.rules.decks import cards_in, draw_card
-from sim.rules.errors import RuleError, StrategyError
+from sim.rules.errors import RuleError, StrategyError, is_index
 from sim.rules.state import GameState
 from sim.rules.status import discard_status
 from sim.rules.villain import name
@@ -72,9 +72,9 @@ def mission_reward(g: GameState, seat: int) -> None:
     if options:
         strat = g.strategy(seat)
         i = strat.mission_reward(g.view(seat), list(options))
-        if not isinstance(i, int) or not 0 <= i < len(options):
+        if not is_index(i) or not 0 <= i < len(options):
             raise StrategyError(f"strategy {strat.name!r} chose mission reward {i!r} of {len(options)}")
-        r = options[i]
+        r = options[int(i)]
         what = r.kind.name.lower().replace("_", " ")
         if r.kind == Reward.SKILL:
             from sim.content.constants import BASIC_SKILLS

@@ -11,7 +11,7 @@ import functools
 from sim.content import constants as K
 from sim.rng import DICE
 from sim.rules.choices import Means, Move
-from sim.rules.errors import StrategyError
+from sim.rules.errors import StrategyError, is_index
 from sim.rules.state import GameState
 from sim.rules.status import extra_mp
 from sim.rules.villain import _play_top_secret, _top_secret_card, heal, name, villain_advancement
@@ -191,7 +191,7 @@ def movement_phase(g: GameState, seat: int) -> bool:
     if not moves:
         raise StrategyError(f"{name(g, seat)} has no legal move")  # cannot happen on a valid map
     i = strat.move(g.view(seat), moves)
-    if not isinstance(i, int) or not 0 <= i < len(moves):
+    if not is_index(i) or not 0 <= i < len(moves):
         raise StrategyError(f"strategy {strat.name!r} chose move {i!r} of {len(moves)}")
-    apply_move(g, seat, moves[i])
+    apply_move(g, seat, moves[int(i)])
     return False

@@ -12,7 +12,7 @@ from sim.content import constants as K
 from sim.rng import FATE, SETUP, VILLAIN, Streams
 from sim.rules.decks import draw_card, draw_token
 from sim.rules.encounters import advanced_available, draw_top_secret, gain_un
-from sim.rules.errors import RuleError, StrategyError
+from sim.rules.errors import RuleError, StrategyError, is_index
 from sim.rules.missions import deal_missions
 from sim.rules.state import SUPPLY, Deck, GameState, Player, Settings
 from sim.rules.villain import name
@@ -113,9 +113,9 @@ def choose_advanced_skills(g: GameState, seat: int) -> None:
             if not options:
                 break
             i = strat.setup_advanced_skill(g.view(seat), options)
-            if not isinstance(i, int) or not 0 <= i < len(options):
+            if not is_index(i) or not 0 <= i < len(options):
                 raise StrategyError(f"strategy {strat.name!r} chose advanced skill {i!r} of {len(options)} at set-up")
-            p.advanced[options[i]] = True
+            p.advanced[options[int(i)]] = True
     g.say(f"  {name(g, seat)} {'takes' if g.settings.fixed_skills else 'picks'} advanced skills: "
           + (", ".join(K.ADVANCED_SKILLS[s] for s in range(len(K.ADVANCED_SKILLS)) if p.advanced[s]) or "none"))
 
@@ -124,9 +124,9 @@ def choose_extras(g: GameState, seat: int, n: int, max_un: int) -> tuple[int, in
     """The player splits ``n`` extra items between UN Transports (at most max_un) and Top Secret."""
     strat = g.strategy(seat)
     k = strat.setup_extras(g.view(seat), n, max_un)
-    if not isinstance(k, int) or not 0 <= k <= min(n, max_un):
+    if not is_index(k) or not 0 <= k <= min(n, max_un):
         raise StrategyError(f"strategy {strat.name!r} took {k!r} UN Transports of {n} (max {max_un})")
-    return k, n - k
+    return int(k), n - int(k)
 
 
 def setup_game(c: Content, s: Settings, strategies: list, seed: int, game: int, trace: bool = False) -> GameState:
@@ -181,9 +181,10 @@ def setup_game(c: Content, s: Settings, strategies: list, seed: int, game: int, 
         if (
             not isinstance(chosen, (list, tuple))
             or len(set(chosen)) != k
-            or not all(isinstance(h, int) and 0 <= h < len(g.henchman_level) for h in chosen)
+            or not all(is_index(h) and 0 <= h < len(g.henchman_level) for h in chosen)
         ):
             raise StrategyError(f"strategy {strat.name!r} chose henchmen {chosen!r} for level 2 (need {k})")
+        chosen = [int(h) for h in chosen]
         for h in chosen:
             g.henchman_level[h] = 2
         g.say("  henchmen at level 2: " + ", ".join(c.henchman_names[h] for h in sorted(chosen)))

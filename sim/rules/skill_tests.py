@@ -17,7 +17,7 @@ import functools
 from sim.content import constants as K
 from sim.rng import DICE
 from sim.rules.choices import Test, TestOption
-from sim.rules.errors import StrategyError
+from sim.rules.errors import StrategyError, is_index, is_integer
 from sim.rules.state import GameState
 from sim.rules.status import skill_bonus
 from sim.rules.villain import _play_top_secret, _top_secret_card, heal, name, take_injuries
@@ -82,8 +82,9 @@ def dice_test(g: GameState, seat: int, test: Test) -> bool:
     )
     if p.resolve > 0 and not g.dice_resolve_used:
         k = strat.reroll(view, test, list(dice), list(faces))
-        if isinstance(k, bool) or not isinstance(k, int) or not -1 <= k < len(dice):
+        if not is_integer(k) or not -1 <= k < len(dice):
             raise StrategyError(f"strategy {strat.name!r} chose to reroll die {k!r} of {len(dice)} (-1: none)")
+        k = int(k)
         if k >= 0:
             p.resolve -= 1
             g.dice_resolve_used = True
@@ -149,9 +150,9 @@ def choose_option(g: GameState, seat: int, options: list[TestOption]) -> TestOpt
     if len(options) == 1:
         return options[0]
     i = strat.test_option(g.view(seat), list(options))
-    if not isinstance(i, int) or not 0 <= i < len(options):
+    if not is_index(i) or not 0 <= i < len(options):
         raise StrategyError(f"strategy {strat.name!r} chose test option {i!r} of {len(options)}")
-    return options[i]
+    return options[int(i)]
 
 
 __all__ = ["dice_test", "run_test", "choose_option", "describe_option", "name"]
