@@ -1,5 +1,6 @@
 """Gamble actions: poker against the House (field manual "Gamble Actions"; MODEL.md A 'Gamble')."""
 
+import numpy as np
 import pytest
 
 from sim.content import constants as K
@@ -80,9 +81,10 @@ def test_better_hand_wins(mine, house, won):
     assert gamble(g, 0) is won
 
 
-def test_exchange_one_card_free():
+@pytest.mark.parametrize("spend", [False, np.False_])  # numpy's False too, as use_auto_pass takes it
+def test_exchange_one_card_free(spend):
     g, rng, p, s = table()
-    s.push("gamble_exchange", (0b00001, False))  # throw away the 4c
+    s.push("gamble_exchange", (0b00001, spend))  # throw away the 4c
     script_gamble(rng, "4c 6d 8h Th Qs", "Ac Kh 9s 7d 5s", exchanged="Qd")
     assert gamble(g, 0) is True  # pair of queens beats ace high
     assert len(s.asked("gamble_exchange")) == 1  # one exchange decision: all at once
@@ -121,9 +123,10 @@ def test_gambling_luck_still_limits_to_two():
         gamble(g, 0)
 
 
-def test_resolve_buys_up_to_five():
+@pytest.mark.parametrize("spend", [True, np.True_])
+def test_resolve_buys_up_to_five(spend):
     g, rng, p, s = table()
-    s.push("gamble_exchange", (0b11111, True))
+    s.push("gamble_exchange", (0b11111, spend))
     script_gamble(rng, "4c 6d 8h Th Qs", "Ac Kh 9s 7d 5s", exchanged="4h 4d 4s 9h 9d")
     assert gamble(g, 0) is True  # full house
     assert p.resolve == 2 and g.stats.resolve_spent == 1

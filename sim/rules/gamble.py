@@ -11,7 +11,7 @@ from __future__ import annotations
 from sim.content import constants as K
 from sim.poker import CATEGORY_NAMES, RANK_NAMES, hand_category, hand_value
 from sim.rng import GAMBLE
-from sim.rules.errors import StrategyError, is_integer
+from sim.rules.errors import StrategyError, is_flag, is_integer
 from sim.rules.state import GameState
 
 SUITS = "cdhs"  # Fate deck suit codes 0..3: clubs, diamonds, hearts, spades
@@ -52,9 +52,9 @@ def gamble(g: GameState, seat: int) -> bool:
     if not (isinstance(answer, tuple) and len(answer) == 2):
         raise StrategyError(f"strategy {strat.name!r} must answer a gamble with (mask, spend_resolve), got {answer!r}")
     mask, spend = answer
-    if not is_integer(mask) or not 0 <= mask < 32 or not isinstance(spend, bool):
+    if not is_integer(mask) or not 0 <= mask < 32 or not is_flag(spend):
         raise StrategyError(f"strategy {strat.name!r} returned exchange mask {mask!r} and spend {spend!r}")
-    mask = int(mask)
+    mask, spend = int(mask), bool(spend)
     n = bin(mask).count("1")
     if spend and p.resolve <= 0:
         raise StrategyError(f"strategy {strat.name!r} spends Resolve it does not have in a gamble")
