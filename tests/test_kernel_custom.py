@@ -629,6 +629,46 @@ NUMBA_HELPERS = {
             def __init__(self):
                 self.x = 0
         """,
+    # found by the type and the attribute's name: the decision's globals never name them
+    "an @overload_method": """
+        from numba import types
+        from numba.extending import overload_method
+
+        @overload_method(types.Array, "ks_limit")
+        def _limit(arr):
+            def impl(arr):
+                return 0
+            return impl
+        """,
+    "an @overload_attribute": """
+        from numba import types
+        from numba.extending import overload_attribute
+
+        @overload_attribute(types.Array, "ks_limit_attr")
+        def _limit(arr):
+            def get(arr):
+                return 0
+            return get
+        """,
+    "an @overload_classmethod": """
+        from numba import types
+        from numba.extending import overload_classmethod
+
+        @overload_classmethod(types.Array, "ks_limit_of")
+        def _limit(cls, n):
+            def impl(cls, n):
+                return 0
+            return impl
+        """,
+}
+# how the decision uses each: (its imports, the use, the name the refusal gives); default: limit()
+NUMBA_USES = {
+    "a @vectorize function": ("from ks_numba_help import limit_of", "limit_of(0)", "limit_of"),
+    "a @jitclass": ("from ks_numba_help import Limit", "Limit().x", "Limit"),
+    "an @overload_method": ("import ks_numba_help  # noqa: F401", "choices.ks_limit()", "_limit"),
+    "an @overload_attribute": ("import ks_numba_help  # noqa: F401", "choices.ks_limit_attr", "_limit"),
+    "an @overload_classmethod": ("import ks_numba_help  # noqa: F401\nfrom numba import types",
+                                 "types.Array.ks_limit_of(n)", "_limit"),
 }
 
 
@@ -637,13 +677,26 @@ def test_code_numba_keeps_out_of_the_keys_reach_is_refused(user_code, kind):
     """An @overload's implementation (and an @intrinsic's, ...) lives in numba's registries, out of the
     fingerprint's reach: a changed implementation would be served the old cached pairing, so
     KernelStrategy refuses it and names it."""
-    name, call = {"a @vectorize function": ("limit_of", "limit_of(0)"),
-                  "a @jitclass": ("Limit", "Limit().x")}.get(kind, ("limit", "limit()"))
-    files = {"ks_numba_help.py": NUMBA_HELPERS[kind],
-             "ks_numba_tok.py": _decision(f"from ks_numba_help import {name}", f"{call} > 0")}
+    imports, use, name = NUMBA_USES.get(kind, ("from ks_numba_help import limit", "limit()", "limit"))
+    files = {"ks_numba_help.py": NUMBA_HELPERS[kind], "ks_numba_tok.py": _decision(imports, f"{use} > 0")}
     m = user_code(files, "ks_numba_tok")
     with pytest.raises(ValueError, match=rf"ks_numba_help\.{name} is [^:]*{kind}.*pairing key cannot fingerprint it"):
         KernelStrategy("heuristic", token=m.tok)
+
+
+@njit
+def late_token(view, choices, n):
+    if view.rounds > 10:
+        return 0
+    return view.base_token(choices, n)
+
+
+def test_the_views_own_attributes_are_not_refused():
+    """The view's attributes are @overload_method and @overload_attribute too: the kernel's (in its
+    sources' hash), not the user's."""
+    import sim.kernel.view  # noqa: F401 - registers them
+
+    KernelStrategy("heuristic", token=late_token)
 
 
 FROZEN = """

@@ -129,8 +129,8 @@ def _fingerprint(obj, h, seen: set, attrs: set | None = None) -> None:
 
     numba freezes the globals a function reads when it compiles, so their values (and the
     code of the functions they name, recursively) are part of what a cached pairing is.
-    Code that numba keeps where this cannot read it (an ``@overload``, an ``@intrinsic``,
-    a ``@jitclass``...) is refused: a ``ValueError`` names it.
+    Code that numba keeps where this cannot read it (an ``@overload``, an ``@overload_method``,
+    an ``@intrinsic``, a ``@jitclass``...) is refused: a ``ValueError`` names it.
     """
     if isinstance(obj, CPUDispatcher):  # its options (error_model, fastmath, ...) change the code too
         h.update(f"J{type(obj).__module__}.{type(obj).__qualname__}".encode())
@@ -205,6 +205,7 @@ def _fingerprint_function(f: types.FunctionType, h, seen: set) -> None:
             continue
         _fingerprint(value, h, seen)
     names = _names(f.__code__)
+    _refuse_registered_attributes(names)
     for name in sorted(names):
         if name in f.__globals__:
             h.update(b"G" + name.encode())
@@ -243,6 +244,26 @@ def _numba_typed(f: types.FunctionType) -> bool:
         return isinstance(context.resolve_value_type(f), nbtypes.Function)
     except ValueError:  # numba cannot call it: nothing compiled to miss
         return False
+
+
+def _refuse_registered_attributes(names: set) -> None:
+    """Refuse an ``@overload_method``, ``@overload_attribute`` or ``@overload_classmethod`` of yours
+    named in ``names`` (``choices.limit()``, ``view.limit``): numba finds its implementation by the
+    type and the attribute's name in its registry, never through the globals the key follows."""
+    from numba.core.typing.templates import _OverloadMethodTemplate, builtin_registry
+
+    for template in builtin_registry.attributes:
+        f = getattr(template, "_overload_func", None)
+        if getattr(template, "_attr", None) not in names or not isinstance(f, types.FunctionType) or _outside(f.__module__):
+            continue
+        key = template.key
+        if not issubclass(template, _OverloadMethodTemplate):
+            kind = "an @overload_attribute"
+        elif isinstance(key, nbtypes.TypeRef):
+            kind, key = "an @overload_classmethod", key.instance_type
+        else:
+            kind = "an @overload_method"
+        raise _unreadable(f, f"{kind} (.{template._attr} of {getattr(key, '__name__', key)})")
 
 
 def _unreadable(obj, kind: str) -> ValueError:

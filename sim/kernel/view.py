@@ -408,7 +408,8 @@ def _register(name, fn, args):
            f"    return fn(_view_ctx(view), _view_seat(view), {a})\n"
            f"def _typing(view, {a}):\n"
            f"    return _impl\n")
-    env = {"fn": fn, "_view_ctx": _view_ctx, "_view_seat": _view_seat}
+    # __name__: the functions are this module's (sim.kernel.custom tells the kernel's from the user's by it)
+    env = {"__name__": __name__, "fn": fn, "_view_ctx": _view_ctx, "_view_seat": _view_seat}
     exec(src, env)  # noqa: S102 - a fixed template: numba needs the arguments spelled out
     overload_method(ViewType, name, **_OVERLOAD)(env["_typing"])
 
