@@ -629,7 +629,18 @@ NUMBA_HELPERS = {
             def __init__(self):
                 self.x = 0
         """,
-    # found by the type and the attribute's name: the decision's globals never name them
+    # found by the library's function, or by the type and the attribute's name: the globals the key
+    # follows never lead to them
+    "an @overload of numpy.busday_count": """
+        import numpy as np
+        from numba.extending import overload
+
+        @overload(np.busday_count)
+        def _limit(a, b):
+            def impl(a, b):
+                return 0
+            return impl
+        """,
     "an @overload_method": """
         from numba import types
         from numba.extending import overload_method
@@ -665,6 +676,8 @@ NUMBA_HELPERS = {
 NUMBA_USES = {
     "a @vectorize function": ("from ks_numba_help import limit_of", "limit_of(0)", "limit_of"),
     "a @jitclass": ("from ks_numba_help import Limit", "Limit().x", "Limit"),
+    "an @overload of numpy.busday_count": ("import ks_numba_help  # noqa: F401\nimport numpy as np",
+                                           "np.busday_count(n, n)", "_limit"),
     "an @overload_method": ("import ks_numba_help  # noqa: F401", "choices.ks_limit()", "_limit"),
     "an @overload_attribute": ("import ks_numba_help  # noqa: F401", "choices.ks_limit_attr", "_limit"),
     "an @overload_classmethod": ("import ks_numba_help  # noqa: F401\nfrom numba import types",

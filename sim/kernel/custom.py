@@ -205,7 +205,7 @@ def _fingerprint_function(f: types.FunctionType, h, seen: set) -> None:
             continue
         _fingerprint(value, h, seen)
     names = _names(f.__code__)
-    _refuse_registered_attributes(names)
+    _refuse_registered(names)
     for name in sorted(names):
         if name in f.__globals__:
             h.update(b"G" + name.encode())
@@ -246,15 +246,27 @@ def _numba_typed(f: types.FunctionType) -> bool:
         return False
 
 
-def _refuse_registered_attributes(names: set) -> None:
-    """Refuse an ``@overload_method``, ``@overload_attribute`` or ``@overload_classmethod`` of yours
-    named in ``names`` (``choices.limit()``, ``view.limit``): numba finds its implementation by the
-    type and the attribute's name in its registry, never through the globals the key follows."""
+def _yours(f) -> bool:
+    """Whether ``f`` is a function of your code (not the kernel's, nor an installed library's)."""
+    return isinstance(f, types.FunctionType) and not _outside(f.__module__)
+
+
+def _refuse_registered(names: set) -> None:
+    """Refuse what your code registered with numba under a name in ``names``: an ``@overload`` of a
+    library's function (``np.busday_count(...)``), an ``@overload_method``, ``@overload_attribute`` or
+    ``@overload_classmethod`` (``choices.limit()``, ``view.limit``). numba finds its implementation
+    by the function, or the type and the attribute's name, in its registry, never through the
+    globals the key follows (an ``@overload`` of your own stub is refused where the walk meets it)."""
     from numba.core.typing.templates import _OverloadMethodTemplate, builtin_registry
 
+    for template in builtin_registry.functions:
+        f, key = getattr(template, "_overload_func", None), getattr(template, "key", None)
+        if _yours(f) and not _yours(key) and getattr(key, "__name__", None) in names:
+            where = getattr(key, "__module__", None)
+            raise _unreadable(f, f"an @overload of {where + '.' if where else ''}{key.__name__}")
     for template in builtin_registry.attributes:
         f = getattr(template, "_overload_func", None)
-        if getattr(template, "_attr", None) not in names or not isinstance(f, types.FunctionType) or _outside(f.__module__):
+        if getattr(template, "_attr", None) not in names or not _yours(f):
             continue
         key = template.key
         if not issubclass(template, _OverloadMethodTemplate):
