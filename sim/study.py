@@ -89,7 +89,7 @@ def package_versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     out = {"python": sys.version.split()[0]}
-    for name in ("smersh-sim", "numpy", "numba", "polars", "pyarrow"):
+    for name in ("smersh-sim", "numpy", "numba", "llvmlite", "polars", "pyarrow"):
         try:
             out[name] = version(name)
         except PackageNotFoundError:

@@ -253,6 +253,12 @@ def test_metadata_readable_without_polars_or_pyarrow_metadata(spec, tmp_path):
     meta = read_metadata(out)
     assert {k: v for k, v in meta.items() if k != "provenance"} == plain
     assert set(meta["provenance"]) == {"git_revision", "versions", "source_hash", "resume_key", "engine"}
+    # the packages that compile the kernel (numba, llvmlite) and run it, as a Dask worker compares them
+    import llvmlite
+    import numba
+
+    versions = meta["provenance"]["versions"]
+    assert (versions["numba"], versions["llvmlite"]) == (numba.__version__, llvmlite.__version__)
     for name in ("summary.parquet", "games.parquet"):
         assert read_metadata(out / name) == plain
     df = pd.read_parquet(out / "summary.parquet")
