@@ -3,9 +3,18 @@
 For each player count an optuna TPE search (seeded, one trial at a time, so the same
 seed and budget give the same file) proposes parameter sets of
 :class:`strategies.heuristic.HeuristicParams`; every trial plays the *same* games
-(common random numbers: seed ``seed``, game indices 0 .. trial_games - 1), so trials
-differ by the strategy alone. The first trials are the built-in presets (heuristic,
-cautious, bold). The budget is in games per player count: budget // trial_games trials.
+(common random numbers: seed ``seed``, game indices SEARCH_GAME0 .. SEARCH_GAME0 +
+trial_games - 1, far from the indices 0, 1, ... that a run plays by default, so no
+default run replays the games the sets were selected on), so trials differ by the
+strategy alone. The first trials are the built-in presets (heuristic, cautious,
+bold). The budget is in games per player count: budget // trial_games trials.
+
+A search can miss a region another player count's search found (a route to victory
+that takes a particular combination of parameters), so with several player counts
+each count's best set is then also played on every other count's search games, and
+each count takes the set that won most of its own search games, wherever it was
+found (``found_at``); these cross plays cost trial_games games per pair, beside the
+budget.
 
 A timeout counts as a loss, so a stall never pays. The chosen set is then played on
 ``holdout_games`` fresh games of another seed (``holdout_seed``), paired with the
@@ -48,6 +57,7 @@ SPACE = {
 }
 PRESETS = ("heuristic", "cautious", "bold")
 MAX_SEED = 2**63 - 1
+SEARCH_GAME0 = 2**40  # the search's first game index: no run from game 0 reaches it
 TUNED_FILE = Path(__file__).resolve().parent.parent / "strategies" / "tuned.toml"
 
 
@@ -95,9 +105,9 @@ def _wins(players: int, params: dict, seed: int, game0: int, games: int, content
     return df["win"].to_numpy(), int((df["outcome"] == "timeout").sum())
 
 
-def tune_players(players: int, *, budget: int, trial_games: int, seed: int, holdout_games: int,
-                 holdout_seed: int, content=None, threads=None, progress=None) -> dict:
-    """The tuned set for one player count and its held-out figures."""
+def search_players(players: int, *, budget: int, trial_games: int, seed: int, content=None, threads=None,
+                   progress=None) -> tuple[dict, float, int]:
+    """One player count's search: (the best set, its win rate on the search games, trials)."""
     import optuna
 
     import strategies
@@ -113,27 +123,63 @@ def tune_players(players: int, *, budget: int, trial_games: int, seed: int, hold
 
     def objective(trial) -> float:
         params = {k: _suggest(trial, k, spec) for k, spec in SPACE.items()}
-        wins, _timeouts = _wins(players, params, seed, 0, trial_games, content, threads)
-        return float(wins.mean())  # timeouts are losses: a stall never pays
+        return search_rate(players, params, seed, trial_games, content, threads)
 
     for i in range(n_trials):
         study.optimize(objective, n_trials=1)
         if progress and (i + 1) % 10 == 0:
             progress(f"{players} players: {i + 1}/{n_trials} trials, best {100 * study.best_value:.2f}%")
     best = study.best_trial
-    params = _full({k: best.params[k] for k in SPACE})
+    return _full({k: best.params[k] for k in SPACE}), float(best.value), n_trials
+
+
+def search_rate(players: int, params: dict, seed: int, trial_games: int, content, threads) -> float:
+    """The win rate of ``params`` on the search games of ``players`` (a timeout is a loss: a stall never pays)."""
+    wins, _timeouts = _wins(players, params, seed, SEARCH_GAME0, trial_games, content, threads)
+    return float(wins.mean())
+
+
+def holdout(players: int, params: dict, *, holdout_games: int, holdout_seed: int, content=None,
+            threads=None) -> dict:
+    """The held-out figures of one player count's chosen set: fresh games, paired with the presets."""
+    import strategies
+
     wins, timeouts = _wins(players, params, holdout_seed, 0, holdout_games, content, threads)
     if timeouts:
         raise TuneStrategyError(f"{players} players: the tuned set timed out in {timeouts} of {holdout_games:,} "
                                 "held-out games (a stall); refused")
-    entry = {"params": params, "search_win_rate": round(float(best.value), 6), "trials": n_trials,
-             "holdout": {"games": holdout_games, "win_rate": round(float(wins.mean()), 6), "timeouts": 0}}
+    out = {"games": holdout_games, "win_rate": round(float(wins.mean()), 6), "timeouts": 0}
     for name in PRESETS:
         base, _ = _wins(players, strategies.make(name).params(), holdout_seed, 0, holdout_games, content, threads)
         s = paired_stats(base, wins)
-        entry["holdout"][f"vs_{name}"] = {k: round(float(s[k]), 6) for k in
-                                          ("baseline_win_rate", "diff", "paired_low", "paired_high")}
-    return entry
+        out[f"vs_{name}"] = {k: round(float(s[k]), 6) for k in
+                             ("baseline_win_rate", "diff", "paired_low", "paired_high")}
+    return out
+
+
+def choose(searched: dict[int, tuple[dict, float, int]], *, trial_games: int, seed: int, content=None,
+           threads=None, progress=None) -> dict[int, dict]:
+    """Each player count's set: the best on its own search games of its own best and every other count's
+    best (a search can miss what another found). Entries: params, search_win_rate, found_at, trials, and
+    ``cross`` (each other count's best on these search games) where there are several counts."""
+    chosen = {}
+    for n, (params, rate, trials) in searched.items():
+        entry = {"params": params, "search_win_rate": round(rate, 6), "found_at": n, "trials": trials}
+        cross = {}
+        for m, (other, _r, _t) in searched.items():
+            if m == n:
+                continue
+            cross[m] = search_rate(n, other, seed, trial_games, content, threads)
+            if cross[m] > rate:  # strictly better: the count's own best wins a tie
+                entry.update(params=other, search_win_rate=round(cross[m], 6), found_at=m)
+                rate = cross[m]
+        if cross:
+            entry["cross"] = {f"from_{m}": round(r, 6) for m, r in cross.items()}
+        if progress and entry["found_at"] != n:
+            progress(f"{n} players: the set found at {entry['found_at']} players wins "
+                     f"{100 * rate:.2f}% of the search games, against {100 * searched[n][1]:.2f}% for its own")
+        chosen[n] = entry
+    return chosen
 
 
 def tune(players: list[int], *, budget: int, trial_games: int, seed: int, holdout_games: int,
@@ -165,11 +211,16 @@ def tune(players: list[int], *, budget: int, trial_games: int, seed: int, holdou
     meta = {"rules_version": sim.RULES_VERSION, "pack_hash": content.hash, "seed": seed, "budget": budget,
             "trial_games": trial_games, "holdout_games": holdout_games, "holdout_seed": holdout_seed,
             "players": list(players)}
+    searched = {n: search_players(n, budget=budget, trial_games=trial_games, seed=seed, content=content,
+                                  threads=threads, progress=progress) for n in players}
+    chosen = choose(searched, trial_games=trial_games, seed=seed, content=content, threads=threads,
+                    progress=progress)
     out = {"meta": meta, "players": {}}
     for n in players:
-        out["players"][str(n)] = tune_players(n, budget=budget, trial_games=trial_games, seed=seed,
-                                              holdout_games=holdout_games, holdout_seed=holdout_seed,
-                                              content=content, threads=threads, progress=progress)
+        entry = chosen[n]
+        entry["holdout"] = holdout(n, entry["params"], holdout_games=holdout_games, holdout_seed=holdout_seed,
+                                   content=content, threads=threads)
+        out["players"][str(n)] = entry
     return out
 
 
@@ -205,7 +256,10 @@ def to_toml(result: dict) -> str:
     lines += [f"{k} = {_value(v)}" for k, v in meta.items()]
     for n, entry in result["players"].items():
         lines += ["", f"[players.{n}]"]
-        lines += [f"{k} = {_value(entry[k])}" for k in ("search_win_rate", "trials")]
+        lines += [f"{k} = {_value(entry[k])}" for k in ("search_win_rate", "found_at", "trials")]
+        if entry.get("cross"):
+            lines += ["", f"[players.{n}.cross]"]
+            lines += [f"{k} = {_value(v)}" for k, v in entry["cross"].items()]
         lines += ["", f"[players.{n}.params]"]
         lines += [f"{k} = {_value(v)}" for k, v in entry["params"].items()]
         hold = entry["holdout"]

@@ -195,3 +195,40 @@ def _load_with_table(tmp_path, table):
     p.write_text(SPEC.format(players="2").replace('strategies = ["tuned"]', 'strategies = ["mine"]') + table,
                  encoding="utf-8")
     return load_spec(p)
+
+
+def test_the_search_plays_games_no_default_run_replays(monkeypatch):
+    """The sets are selected on games far from index 0: a run from game 0 (the default) of the search's seed
+    replayed them and showed the selected set's flattering search win rate (2-3 points high)."""
+    calls = []
+    real = TS._wins
+
+    def spy(players, params, seed, game0, games, content, threads):
+        calls.append((seed, game0, games))
+        return real(players, params, seed, game0, games, content, threads)
+
+    monkeypatch.setattr(TS, "_wins", spy)
+    TS.tune(**TINY, threads=1)
+    search = [c for c in calls if c[0] == TINY["seed"]]
+    held = [c for c in calls if c[0] == TINY["seed"] + 1]
+    assert search and all(g0 == TS.SEARCH_GAME0 and g0 >= 2**40 for _s, g0, _n in search)
+    assert held and all(g0 == 0 for _s, g0, _n in held)  # the held-out games: fresh games of another seed
+    assert len(search) + len(held) == len(calls)
+
+
+def test_each_count_takes_the_best_set_found_at_any_count(monkeypatch):
+    """A search can miss what another count's search found: a count takes another's set when it wins more of
+    its own search games (its own best on a tie)."""
+    sets = {n: {"pool_target": n} for n in (2, 3, 4)}
+    rates = {(2, 2): 0.50, (2, 3): 0.40, (2, 4): 0.50,  # a tie: 2 keeps its own
+             (3, 3): 0.55, (3, 2): 0.52, (3, 4): 0.87,  # 4's set wins 3's search games
+             (4, 4): 0.86, (4, 2): 0.70, (4, 3): 0.60}
+    monkeypatch.setattr(TS, "search_rate", lambda n, params, *a: rates[(n, params["pool_target"])])
+    chosen = TS.choose({n: (sets[n], rates[(n, n)], 7) for n in sets}, trial_games=10, seed=1)
+    assert {n: (e["found_at"], e["params"], e["search_win_rate"]) for n, e in chosen.items()} == {
+        2: (2, sets[2], 0.5), 3: (4, sets[4], 0.87), 4: (4, sets[4], 0.86)}
+    assert chosen[3]["cross"] == {"from_2": 0.52, "from_4": 0.87}
+    assert all(e["trials"] == 7 for e in chosen.values())
+    # one player count: nothing to cross, and the file says where each set was found
+    alone = TS.choose({3: (sets[3], 0.55, 7)}, trial_games=10, seed=1)
+    assert alone == {3: {"params": sets[3], "search_win_rate": 0.55, "found_at": 3, "trials": 7}}
