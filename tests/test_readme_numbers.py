@@ -143,6 +143,9 @@ def test_all_henchmen_wins_match_the_committed_skill_ladder():
             f"{100 * four['share_win_location']:.2f}% by the Location Track)") in text
     assert f"tuned 2-player team's games ({_pct(share[2]['share_win_henchmen'])})" in text
     assert f"1-player team's ({_pct(share[1]['share_win_henchmen'])})" in text
+    rules = " ".join((ROOT / "docs" / "RULES.md").read_text().split())
+    assert (f"4-player team wins almost only this way ({_pct(four['share_win_henchmen'])} of its games; "
+            f"{100 * four['share_win_location']:.2f}% by the Location Track)") in rules
 
 
 def test_status_readings_rows_match_compare_on_the_committed_results():
