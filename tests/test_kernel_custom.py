@@ -1,5 +1,7 @@
 """Your own @njit decisions in the kernel play the same games as their readable twin."""
 
+import textwrap
+
 import numpy as np
 import pytest
 from numba import njit
@@ -694,6 +696,266 @@ def test_code_numba_keeps_out_of_the_keys_reach_is_refused(user_code, kind):
     files = {"ks_numba_help.py": NUMBA_HELPERS[kind], "ks_numba_tok.py": _decision(imports, f"{use} > 0")}
     m = user_code(files, "ks_numba_tok")
     with pytest.raises(ValueError, match=rf"ks_numba_help\.{name} is [^:]*{kind}.*pairing key cannot fingerprint it"):
+        KernelStrategy("heuristic", token=m.tok)
+
+
+# numba's lower-level extension API: each registers code found by a type, a function or an attribute's
+# name in numba's registries. A helper module of the user's that the decision reads (its limit()) and
+# that registers one (keyed on its own class and type, so that nothing else compiles with it)
+LOW_LEVEL_HELPER = """
+    from numba import njit, types
+    from numba.core import cgutils
+    from numba.core.imputils import lower_constant
+    from numba.core.typing.templates import AbstractTemplate, AttributeTemplate, infer, infer_getattr, infer_global
+    from numba.extending import (NativeValue, box, lower_builtin, lower_cast, lower_getattr, lower_getattr_generic,
+                                 lower_setattr, make_attribute_wrapper, models, register_model, type_callable,
+                                 typeof_impl, unbox)
+
+
+    class Ks:
+        pass
+
+
+    class KsType(types.Type):
+        def __init__(self):
+            super().__init__(name="{module}.KsType")
+
+
+    def ks_stub():
+        pass
+
+
+    @njit
+    def limit():
+        return 0
+"""
+LOW_LEVEL = {  # the registration, and the name its refusal gives
+    "@infer": ("""
+        @infer
+        class _Template(AbstractTemplate):
+            key = "{module}.op"
+
+            def generic(self, args, kws):
+                return None
+        """, "_Template"),
+    "@infer_global": ("""
+        @infer_global(ks_stub)
+        class _Template(AbstractTemplate):
+            def generic(self, args, kws):
+                return None
+        """, "_Template"),
+    "@infer_getattr": ("""
+        @infer_getattr
+        class _Attributes(AttributeTemplate):
+            key = KsType
+
+            def resolve_x(self, ty):
+                return types.int64
+        """, "_Attributes"),
+    "@type_callable": ("""
+        @type_callable(Ks)
+        def _typer(context):
+            def typer():
+                return KsType()
+            return typer
+        """, "_typer"),
+    "@lower_builtin": ("""
+        @lower_builtin(Ks)
+        def _make(context, builder, sig, args):
+            return context.get_dummy_value()
+        """, "_make"),
+    "@lower_getattr": ("""
+        @lower_getattr(KsType, "x")
+        def _x(context, builder, typ, value):
+            return context.get_constant(types.int64, 0)
+        """, "_x"),
+    "@lower_getattr_generic": ("""
+        @lower_getattr_generic(KsType)
+        def _attribute(context, builder, typ, value, attr):
+            return context.get_constant(types.int64, 0)
+        """, "_attribute"),
+    "@lower_setattr": ("""
+        @lower_setattr(KsType, "x")
+        def _set_x(context, builder, sig, args):
+            return context.get_dummy_value()
+        """, "_set_x"),
+    "@lower_cast": ("""
+        @lower_cast(KsType, types.int64)
+        def _cast(context, builder, fromty, toty, val):
+            return context.get_constant(types.int64, 0)
+        """, "_cast"),
+    "@lower_constant": ("""
+        @lower_constant(KsType)
+        def _constant(context, builder, ty, pyval):
+            return context.get_dummy_value()
+        """, "_constant"),
+    "typeof_impl.register": ("""
+        @typeof_impl.register(Ks)
+        def _typeof(val, c):
+            return KsType()
+        """, "_typeof"),
+    "register_model": ("""
+        @register_model(KsType)
+        class _Model(models.OpaqueModel):
+            pass
+        """, "_Model"),
+    "make_attribute_wrapper": ("""
+        make_attribute_wrapper(KsType, "x", "y")
+        """, "KsType"),
+    "@unbox": ("""
+        @unbox(KsType)
+        def _unbox(typ, obj, c):
+            return NativeValue(c.context.get_dummy_value())
+        """, "_unbox"),
+    "@box": ("""
+        @box(KsType)
+        def _box(typ, val, c):
+            return c.pyapi.make_none()
+        """, "_box"),
+}
+
+
+def _low_level(kind: str) -> tuple[str, str]:
+    """The helper module's name (one of its own per kind: numba keeps every registration), and its source."""
+    module = "ks_low_" + "".join(c if c.isalnum() else "_" for c in kind).strip("_")
+    code, _ = LOW_LEVEL[kind]
+    return module, (textwrap.dedent(LOW_LEVEL_HELPER) + textwrap.dedent(code)).replace("{module}", module)
+
+
+@pytest.mark.parametrize("kind", sorted(LOW_LEVEL))
+def test_a_registration_with_numba_by_the_users_code_is_refused(user_code, kind):
+    """What a module of the user's registers with numba's typing, lowering, data models or boxing is
+    found by a type, a function or a name, never through the globals the key follows: an edited
+    implementation would keep the key, and the old cached pairing would play. It is refused, named."""
+    module, source = _low_level(kind)
+    m = user_code({f"{module}.py": source, "ks_low_tok.py": _decision(f"from {module} import limit", "limit() > 0")},
+                  "ks_low_tok")
+    name = LOW_LEVEL[kind][1]
+    with pytest.raises(ValueError, match=rf"{module}\.{name} is registered with numba by {kind}: numba keeps its "
+                                         "implementation where the pairing key cannot fingerprint it"):
+        KernelStrategy("heuristic", token=m.tok)
+
+
+def test_a_registration_in_a_module_the_strategy_never_reads_is_not_refused(user_code):
+    """Only what the strategy's code can reach counts: another module's extension (a library's) is not
+    the strategy's."""
+    module, source = _low_level("@lower_builtin")
+    source = source.replace("_make", "_make_elsewhere")
+    m = user_code({f"{module}_elsewhere.py": source,
+                   "ks_low_tok.py": _decision(f"import {module}_elsewhere  # noqa: F401", "view.rounds < 0")},
+                  "ks_low_tok")
+    KernelStrategy("heuristic", token=m.tok)
+
+
+INTERVAL = """
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import (lower_builtin, make_attribute_wrapper, models, register_model, type_callable,
+                                 typeof_impl)
+
+
+    class Interval:
+        def __init__(self, lo, hi):
+            self.lo, self.hi = lo, hi
+
+
+    class IntervalType(types.Type):
+        def __init__(self):
+            super().__init__(name="KsInterval")
+
+
+    @typeof_impl.register(Interval)
+    def _typeof(val, c):
+        return IntervalType()
+
+
+    @type_callable(Interval)
+    def _typer(context):
+        def typer(lo, hi):
+            return IntervalType()
+        return typer
+
+
+    @register_model(IntervalType)
+    class _Model(models.StructModel):
+        def __init__(self, dmm, fe_type):
+            super().__init__(dmm, fe_type, [("lo", types.float64), ("hi", types.float64)])
+
+
+    make_attribute_wrapper(IntervalType, "lo", "lo")
+
+
+    @lower_builtin(Interval, types.Float, types.Float)
+    def _make(context, builder, sig, args):
+        interval = cgutils.create_struct_proxy(sig.return_type)(context, builder)
+        interval.lo, interval.hi = args
+        return interval._getvalue()
+"""
+
+
+def test_a_type_of_the_users_that_the_decision_uses_is_refused(user_code):
+    """numba's documented way to a type of one's own (a Python class, its typing, data model and
+    lowering): editing _make or the model would keep the key, the class and the decision unchanged."""
+    m = user_code({"ks_interval.py": INTERVAL,
+                   "ks_interval_tok.py": _decision("from ks_interval import Interval", "Interval(1.0, 2.0).lo > 1.5")},
+                  "ks_interval_tok")
+    with pytest.raises(ValueError, match=r"ks_interval\._typer is registered with numba by @type_callable"):
+        KernelStrategy("heuristic", token=m.tok)
+
+
+# registered by a module the decision only imports: found by the attribute's or the library function's name
+BY_NAME = {
+    "@infer_getattr": ("""
+        from numba import types
+        from numba.core.typing.templates import AttributeTemplate, infer_getattr
+
+        @infer_getattr
+        class _ArrayWidth(AttributeTemplate):
+            key = types.Array
+
+            def resolve_ks_width(self, ary):
+                return types.int64
+        """, "choices.ks_width", "_ArrayWidth"),
+    "@lower_getattr": ("""
+        from numba import types
+        from numba.extending import lower_getattr
+
+        @lower_getattr(types.Array, "ks_height")
+        def _height(context, builder, typ, value):
+            return context.get_constant(types.int64, 0)
+        """, "choices.ks_height", "_height"),
+    "@infer_global": ("""
+        import numpy as np
+        from numba import types
+        from numba.core.typing.templates import AbstractTemplate, infer_global, signature
+
+        @infer_global(np.busday_offset)
+        class _Offset(AbstractTemplate):
+            def generic(self, args, kws):
+                return signature(types.int64, *args)
+        """, "np.busday_offset(n, n)", "_Offset"),
+    "@lower_builtin": ("""
+        import numpy as np
+        from numba import types
+        from numba.extending import lower_builtin
+
+        @lower_builtin(np.is_busday, types.Integer)
+        def _is_busday(context, builder, sig, args):
+            return context.get_constant(types.int64, 0)
+        """, "np.is_busday(n)", "_is_busday"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BY_NAME))
+def test_a_registration_found_by_a_name_the_decision_reads_is_refused(user_code, kind):
+    """A module the decision only imports registers an attribute of numba's type, or a library's
+    function: numba finds it by the name, which the decision reads."""
+    code, use, name = BY_NAME[kind]
+    module = "ks_name_" + "".join(c if c.isalnum() else "_" for c in kind).strip("_")
+    files = {f"{module}.py": code,
+             "ks_name_tok.py": _decision(f"import {module}  # noqa: F401\nimport numpy as np", f"{use} > 0")}
+    m = user_code(files, "ks_name_tok")
+    with pytest.raises(ValueError, match=rf"{module}\.{name} is registered with numba by {kind}"):
         KernelStrategy("heuristic", token=m.tok)
 
 

@@ -26,7 +26,8 @@ reads when it first compiles it: a copy compiles with the values of the moment),
 and the result is cached on disk, keyed by :func:`pairing_key`: the kernel's
 sources and the decisions' code, options, defaults and everything they read: a
 second process loads it in about a second. Code that numba keeps where the key
-cannot read it (``@overload``, ``@intrinsic``, ``@jitclass``...) is refused.
+cannot read it (``@overload``, ``@intrinsic``, ``@jitclass``, ``@lower_builtin``,
+``typeof_impl.register``...) is refused.
 Randomness must come from ``view.random_below(n)`` (the game's
 strategy stream) so that games stay reproducible. :func:`check_twin` compares a
 kernel strategy with its readable twin, decision by decision.
@@ -130,8 +131,10 @@ def _fingerprint(obj, h, seen: set, attrs: set | None = None) -> None:
     numba freezes the globals a function reads when it compiles, so their values (and the
     code of the functions they name, recursively) are part of what a cached pairing is.
     Code that numba keeps where this cannot read it (an ``@overload``, an ``@overload_method``,
-    an ``@intrinsic``, a ``@jitclass``...) is refused: a ``ValueError`` names it.
+    an ``@intrinsic``, a ``@jitclass``...) is refused: a ``ValueError`` names it. ``seen`` also
+    collects the modules of your code and the names it reads, for :func:`_refuse_registered`.
     """
+    _walked(type(obj).__module__, seen)  # an object of your class: its module may register its type
     if isinstance(obj, CPUDispatcher):  # its options (error_model, fastmath, ...) change the code too
         h.update(f"J{type(obj).__module__}.{type(obj).__qualname__}".encode())
         for name, value in sorted({**obj.targetoptions, "locals": obj.locals}.items()):
@@ -152,6 +155,7 @@ def _fingerprint(obj, h, seen: set, attrs: set | None = None) -> None:
         if _library(obj.__name__):
             h.update(_library_version(obj.__name__).encode())
             return
+        _walked(obj.__name__, seen)
         # module.NAME as the code reads it, and module.sub.NAME: a submodule is read with the same names
         for name in sorted(attrs or ()):
             if name in vars(obj):
@@ -191,6 +195,7 @@ def _fingerprint_function(f: types.FunctionType, h, seen: set) -> None:
     if _outside(f.__module__) or id(f) in seen:
         return
     seen.add(id(f))
+    _walked(f.__module__, seen)
     _hash_code(f.__code__, h)
     h.update(b"D")  # default arguments: numba compiles an omitted argument's default in
     _fingerprint(f.__defaults__, h, seen)
@@ -205,7 +210,7 @@ def _fingerprint_function(f: types.FunctionType, h, seen: set) -> None:
             continue
         _fingerprint(value, h, seen)
     names = _names(f.__code__)
-    _refuse_registered(names)
+    seen.update(("name", name) for name in names)
     for name in sorted(names):
         if name in f.__globals__:
             h.update(b"G" + name.encode())
@@ -251,31 +256,172 @@ def _yours(f) -> bool:
     return isinstance(f, types.FunctionType) and not _outside(f.__module__)
 
 
-def _refuse_registered(names: set) -> None:
-    """Refuse what your code registered with numba under a name in ``names``: an ``@overload`` of a
-    library's function (``np.busday_count(...)``), an ``@overload_method``, ``@overload_attribute`` or
-    ``@overload_classmethod`` (``choices.limit()``, ``view.limit``). numba finds its implementation
-    by the function, or the type and the attribute's name, in its registry, never through the
-    globals the key follows (an ``@overload`` of your own stub is refused where the walk meets it)."""
-    from numba.core.typing.templates import _OverloadMethodTemplate, builtin_registry
+def _walked(module, seen: set) -> None:
+    """Note in ``seen`` that the key's walk met code of your ``module`` (for :func:`_refuse_registered`)."""
+    if isinstance(module, str) and not _outside(module):
+        seen.add(("module", module))
 
-    for template in builtin_registry.functions:
-        f, key = getattr(template, "_overload_func", None), getattr(template, "key", None)
-        if _yours(f) and not _yours(key) and getattr(key, "__name__", None) in names:
-            where = getattr(key, "__module__", None)
-            raise _unreadable(f, f"an @overload of {where + '.' if where else ''}{key.__name__}")
-    for template in builtin_registry.attributes:
+
+def _refuse_registered(seen: set) -> None:
+    """Refuse what your code registered with numba, which finds it in its registries (by a function, a
+    type, an attribute's name), never through the globals the key follows: whatever a module of yours
+    that the key's walk (``seen``) met registered (typing templates of ``@infer``, ``@infer_getattr``,
+    ``@infer_global`` or ``@type_callable``, a ``@lower_builtin``, ``@lower_getattr``, ``@lower_cast``
+    or ``@lower_constant``, a ``typeof_impl.register``, ``register_model``, ``make_attribute_wrapper``,
+    ``@box`` or ``@unbox``, an ``@overload``...), and, wherever it was registered, what numba finds by
+    a name your code reads: an ``@overload`` of a library's function (``np.busday_count(...)``), an
+    ``@overload_method``, ``@overload_attribute`` or ``@overload_classmethod`` (``choices.limit()``,
+    ``view.limit``), an attribute's typing or lowering (an ``@overload`` of your own stub is refused
+    where the walk meets the stub)."""
+    modules = {x[1] for x in seen if isinstance(x, tuple) and x[0] == "module"}
+    names = {x[1] for x in seen if isinstance(x, tuple) and x[0] == "name"}
+    for obj, kind, where, found_by in _registered():
+        if where & modules or found_by & names:
+            raise _unreadable(obj, kind)
+
+
+# numba's registries of typing and lowering are lists that only grow: the list, and how much of it was
+# read, by id; and the registrations of yours found in them so far (see _registered)
+_READ: dict[int, tuple[list, int]] = {}
+_REGISTERED: list = []
+
+
+def _registered() -> list:
+    """Your code's registrations with numba: (what to name, its kind, the modules of yours it is made
+    of, the names numba finds it by). Its tables by type, where a registration can be replaced, are
+    read whole each time."""
+    from numba.core import imputils, pythonapi
+    from numba.core.datamodel import default_manager
+    from numba.core.registry import cpu_target
+    from numba.core.typing import templates
+    from numba.core.typing.typeof import typeof_impl
+
+    lists = []
+    for r in dict.fromkeys([templates.builtin_registry, *cpu_target.typing_context._registries]):
+        lists += [("@infer", r.functions), ("@infer_getattr", r.attributes), ("@infer_global", r.globals)]
+    for r in dict.fromkeys([imputils.builtin_registry, *cpu_target.target_context._registries]):
+        lists += [("@lower_builtin", r.functions), ("@lower_getattr", r.getattrs), ("@lower_setattr", r.setattrs),
+                  ("@lower_cast", r.casts), ("@lower_constant", r.constants)]
+    for decorator, entries in lists:
+        done, n = _READ.get(id(entries), (entries, 0))[1], len(entries)
+        for entry in entries[done:n]:
+            _remember(decorator, entry, _REGISTERED)
+        _READ[id(entries)] = (entries, n)  # holding the list keeps its id its own
+    found = list(_REGISTERED)
+    for decorator, table in (("typeof_impl.register", typeof_impl.registry),
+                             ("register_model", default_manager._handlers), ("@box", pythonapi._boxers.functions),
+                             ("@unbox", pythonapi._unboxers.functions), ("@reflect", pythonapi._reflectors.functions)):
+        for key, impl in list(table.items()):
+            _remember(decorator, (impl, key), found)
+    return found
+
+
+def _remember(decorator: str, entry, out: list) -> None:
+    """Append registration ``entry`` (as ``decorator`` stores it) to ``out`` if it is made of your code."""
+    from numba.core.typing.templates import FunctionTemplate, _OverloadAttributeTemplate
+
+    names: set = set()
+    templates: list = []
+    if decorator in ("@infer", "@infer_getattr"):
+        impl, key, templates = entry, getattr(entry, "key", None), [entry]
+    elif decorator == "@infer_global":
+        (key, impl), templates = entry, list(getattr(entry[1], "templates", ()))
+        names |= _name_of(key)
+    elif decorator == "@lower_builtin":
+        impl, key = entry[0], entry[1:]
+        names |= _name_of(entry[1])
+    elif decorator in ("@lower_getattr", "@lower_setattr"):
+        impl, key = entry[0], entry[2]
+        if isinstance(entry[1], str):
+            names.add(entry[1])
+        else:  # None: every attribute that has no lowering of its own
+            decorator += "_generic"
+    else:
+        impl, key = entry
+    parts = [*_parts(impl), *_parts(key)]
+    yours = [p for p in parts if isinstance(p.__module__, str) and not _outside(p.__module__)]
+    if not yours:
+        return
+    for maker in ("type_callable", "make_attribute_wrapper"):  # numba's helpers: their templates, lowerings
+        if any(getattr(p, "__qualname__", "").startswith(maker + ".") for p in parts):
+            decorator = f"@{maker}" if maker == "type_callable" else maker
+    obj, kind = yours[0], f"registered with numba by {decorator}"
+    for template in templates:
+        if FunctionTemplate in template.__mro__:
+            names |= _name_of(getattr(template, "key", None))
+        names |= {a.removeprefix("resolve_") for a in dir(template) if a.startswith("resolve_")}
         f = getattr(template, "_overload_func", None)
-        if getattr(template, "_attr", None) not in names or not _yours(f):
+        if getattr(template, "_definition_func", None) is not None:
+            obj, kind = template.key, "an @intrinsic"
+        elif f is None:
             continue
-        key = template.key
-        if not issubclass(template, _OverloadMethodTemplate):
-            kind = "an @overload_attribute"
-        elif isinstance(key, nbtypes.TypeRef):
-            kind, key = "an @overload_classmethod", key.instance_type
-        else:
-            kind = "an @overload_method"
-        raise _unreadable(f, f"{kind} (.{template._attr} of {getattr(key, '__name__', key)})")
+        elif _OverloadAttributeTemplate in template.__mro__:
+            names.add(template._attr)
+            obj, kind = f, _attribute_kind(template)
+        elif _yours(f):
+            key = template.key
+            where = getattr(key, "__module__", None)
+            obj, kind = f, f"an @overload of {where + '.' if where else ''}{getattr(key, '__name__', key)}"
+        else:  # numba's own wrapper of your function
+            obj, kind = template.key, "a @register_jitable function"
+    out.append((obj, kind, frozenset(p.__module__ for p in yours), frozenset(names)))
+
+
+def _name_of(key) -> set:
+    """The name your code reads that numba finds a registration for ``key`` by (a library's function:
+    ``np.busday_count``); none for a key the walk meets itself (a function or class of yours, an
+    ``@intrinsic``...), nor for an operation's (``"getitem"``)."""
+    name = getattr(key, "__name__", None)
+    if (isinstance(key, str) or not isinstance(name, str) or _yours(key) or _made_by_numba(key)
+            or (isinstance(key, type) and not _outside(key.__module__))):
+        return set()
+    return {name}
+
+
+def _attribute_kind(template) -> str:
+    """What an ``@overload_attribute``, ``@overload_method`` or ``@overload_classmethod`` is, and of what."""
+    from numba.core.typing.templates import _OverloadMethodTemplate
+
+    key = template.key
+    if not issubclass(template, _OverloadMethodTemplate):
+        kind = "an @overload_attribute"
+    elif isinstance(key, nbtypes.TypeRef):
+        kind, key = "an @overload_classmethod", key.instance_type
+    else:
+        kind = "an @overload_method"
+    return f"{kind} (.{template._attr} of {getattr(key, '__name__', key)})"
+
+
+def _parts(obj, depth: int = 0):
+    """The functions and classes a registration is made of: ``obj``, what a numba-made function's
+    closure or template class holds, the classes of the types it is keyed by."""
+    from numba.core.typing.templates import AttributeTemplate, FunctionTemplate
+
+    if depth > 4:
+        return
+    if isinstance(obj, (staticmethod, classmethod)):
+        obj = obj.__func__
+    if isinstance(obj, types.FunctionType):
+        yield obj
+        for cell in obj.__closure__ or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            yield from _parts(value, depth + 1)
+    elif isinstance(obj, type):
+        yield obj
+        if _outside(obj.__module__) and (FunctionTemplate in obj.__mro__ or AttributeTemplate in obj.__mro__):
+            for name, value in vars(obj).items():  # a template numba made: of your function, type...
+                if name != "key" and not (name.startswith("__") and name.endswith("__")):  # key: after it
+                    yield from _parts(value, depth + 1)
+            yield from (base for base in obj.__bases__ if not _outside(base.__module__))
+    elif isinstance(obj, nbtypes.Type):
+        yield type(obj)
+        yield from _parts(list(getattr(obj, "templates", ())), depth + 1)  # a Function's
+    elif isinstance(obj, (tuple, list)):
+        for x in obj:
+            yield from _parts(x, depth + 1)
 
 
 def _unreadable(obj, kind: str) -> ValueError:
@@ -301,6 +447,7 @@ def _fingerprint_class(cls: type, h, seen: set) -> None:
     for klass in cls.__mro__:
         if _outside(klass.__module__):
             continue  # object, int, enum.IntEnum...
+        _walked(klass.__module__, seen)
         h.update(b"B" + klass.__qualname__.encode())
         for name in sorted(vars(klass)):
             if name.startswith("__") and name.endswith("__"):
@@ -327,6 +474,7 @@ def pairing_key(decisions: dict) -> str:
     for name in sorted(decisions):
         h.update(b"D" + name.encode())
         _fingerprint(decisions[name], h, seen)
+    _refuse_registered(seen)
     return h.hexdigest()
 
 
