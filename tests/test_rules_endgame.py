@@ -305,6 +305,41 @@ def test_wrongly_typed_level_two_choice_is_a_strategy_error(answer):
         new_game(1, strategies=[s])
 
 
+@pytest.mark.parametrize("answer, shown", [
+    (np.array([[0, 1]]), r"\[\[0, 1\]\] for level 2 as a 2-d int64 array"),
+    (np.array([0.0, 1.0]), r"\[0.0, 1.0\] for level 2 as a 1-d float64 array"),
+    (np.array([True, True]), r"\[True, True\] for level 2 as a 1-d bool array"),  # a mask, not henchmen
+    (np.array([0, 0]), r"\[0, 0\] for level 2 \(need 2\)"),  # checked as the list is
+    (np.array([0, 9]), r"\[0, 9\] for level 2 \(need 2\)"),
+])
+def test_an_illegal_array_of_level_two_henchmen_is_a_strategy_error(answer, shown):
+    s = Scripted().push("setup_level2_henchmen", answer)
+    with pytest.raises(StrategyError, match=rf"^strategy 'scripted' chose henchmen {shown}"):
+        new_game(1, strategies=[s])
+
+
+class ArrayHenchmen(strategies.HeuristicStrategy):
+    """The heuristic, its level-2 henchmen answered as a 1-d numpy array of ``dtype``."""
+
+    def __init__(self, dtype, **params):
+        super().__init__(**params)
+        self.dtype = dtype
+
+    def setup_level2_henchmen(self, view, k):
+        return np.array(super().setup_level2_henchmen(view, k), dtype=self.dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8])
+def test_an_integer_array_of_level_two_henchmen_plays_as_the_list_on_both_engines(dtype):
+    """A 1-d integer array (as a kernel decision writes the henchmen to ``out``) is the list of its
+    values: the readable engine plays the heuristic's games, which the kernel plays too."""
+    for players in (1, 2):  # the counts with henchmen at level 2
+        got = sim.simulate(players=players, games=40, seed=2, strategy=ArrayHenchmen(dtype, name="heuristic"),
+                           engine="reference")
+        assert got.equals(sim.simulate(players=players, games=40, seed=2, strategy="heuristic", engine="reference"))
+        assert got.equals(sim.simulate(players=players, games=40, seed=2, strategy="heuristic"))
+
+
 @pytest.mark.parametrize("dtype", [np.int64, np.int32])
 def test_numpy_integer_answers_play_the_same_games_as_python_ints(dtype):
     """A rule written with numpy answers numpy integers: the same value, so the same games (and

@@ -32,3 +32,9 @@ def is_flag(x) -> bool:
 def is_index(x) -> bool:
     """An index into the options: an integer, or True or False read as 1 or 0 (as ``isinstance(True, int)`` has it)."""
     return is_integer(x) or is_flag(x)
+
+
+def is_index_array(x) -> bool:
+    """A 1-d numpy array of integers, read as the list of them (a kernel decision writes its indices
+    to one); not of True and False, which is a mask, nor of floats."""
+    return isinstance(x, np.ndarray) and x.ndim == 1 and np.issubdtype(x.dtype, np.integer)

@@ -7,12 +7,14 @@ the board Intel's Fate cities (FATE), the Intel tokens placed (TOKENS).
 
 from __future__ import annotations
 
+import numpy as np
+
 from sim.content import Content
 from sim.content import constants as K
 from sim.rng import FATE, SETUP, VILLAIN, Streams
 from sim.rules.decks import draw_card, draw_token
 from sim.rules.encounters import advanced_available, draw_top_secret, gain_un
-from sim.rules.errors import RuleError, StrategyError, is_index
+from sim.rules.errors import RuleError, StrategyError, is_index, is_index_array
 from sim.rules.missions import deal_missions
 from sim.rules.state import SUPPLY, Deck, GameState, Player, Settings
 from sim.rules.villain import name
@@ -178,6 +180,12 @@ def setup_game(c: Content, s: Settings, strategies: list, seed: int, game: int, 
     if k:
         strat = g.strategy(0)
         chosen = strat.setup_level2_henchmen(g.view(0), k)
+        if isinstance(chosen, np.ndarray):
+            if not is_index_array(chosen):
+                raise StrategyError(f"strategy {strat.name!r} chose henchmen {chosen.tolist()!r} for level 2 as a "
+                                    f"{chosen.ndim}-d {chosen.dtype} array (need {k} different henchmen: a list, a "
+                                    "tuple or a 1-d integer array)")
+            chosen = chosen.tolist()
         if (
             not isinstance(chosen, (list, tuple))
             or len(set(chosen)) != k
