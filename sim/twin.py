@@ -185,11 +185,12 @@ def kernel_decisions(kernel_strategy: KernelStrategy, players: int, seed: int, g
     """Every decision of game ``game`` of ``seed`` as the kernel plays it with ``kernel_strategy``.
 
     The kernel's functions (and your decisions) run as plain Python here, from the
-    same source as the compiled kernel, so that each answer can be logged.
+    same source as the compiled kernel, so that each answer can be logged. An illegal
+    answer stops it as it stops the kernel: a ``StrategyError`` naming the strategy.
     """
     from sim.content.constants import MAX_PLAYERS
     from sim.kernel import layout
-    from sim.kernel.batch import bundle
+    from sim.kernel.batch import _naming_refusals, bundle
     from sim.kernel.layout import S_TURN
     from sim.rng import N_SOURCES
     from sim.rules import Settings
@@ -219,7 +220,7 @@ def kernel_decisions(kernel_strategy: KernelStrategy, players: int, seed: int, g
         setattr(decide, name, logger(name, fn))
     decide.direct_move = decide.list_the_moves  # list the moves and ask ``move``, as the readable engine does
     plain.replace_module(builtin, decide)
-    batch = plain.value(importlib.import_module("sim.kernel.game").simulate_batch)
+    batch = _naming_refusals(kernel_strategy, plain.value(importlib.import_module("sim.kernel.game").simulate_batch))
     team = [kernel_strategy.base] * players
     sid, prm = layout.team_vectors(team)
     pk, _ = bundle(c)

@@ -15,6 +15,7 @@ if NO_JIT:
 
 from sim.content import constants as codes  # noqa: E402
 from sim.kernel.custom import KernelStrategy  # noqa: E402
+from sim.rules.errors import StrategyError  # noqa: E402
 from sim.twin import check_twin, kernel_decisions, python_decisions  # noqa: E402
 from strategies.examples import Brave, brave_kernel  # noqa: E402
 
@@ -59,6 +60,20 @@ def test_a_false_twin_is_caught_at_its_first_differing_decision():
     assert a[i] == report.python and b[i] == report.kernel
     text = str(report)
     assert f"game {report.game}" in text and "token(seat" in text and "differs in" in text
+
+
+@njit
+def past_the_last_token(view, choices, n):
+    return n  # one past the last option
+
+
+def test_the_replay_refuses_an_illegal_answer_naming_the_strategy():
+    """The kernel's decisions replayed as plain Python refuse an illegal answer as the compiled kernel
+    does: the readable engine's StrategyError, naming the strategy."""
+    cheat = KernelStrategy("heuristic", token=past_the_last_token, name="cheat")
+    with pytest.raises(StrategyError, match=r"^strategy 'cheat': KernelStrategy decision token answered (\d+) "
+                                            r"\(legal: 0 to \d+\)$"):
+        kernel_decisions(cheat, 4, 1, 0)
 
 
 def test_check_twin_refuses_wrong_arguments():
