@@ -6,7 +6,10 @@ With ``n01`` games lost by the baseline and won by the cell, and ``n10`` the
 reverse, the paired difference in win rate is ``(n01 - n10) / n`` with
 standard error ``sqrt(n01 + n10 - (n01 - n10)**2 / n) / n`` (McNemar); the
 unpaired standard error ``sqrt(p1 (1 - p1) / n + p0 (1 - p0) / n)`` is shown
-beside it.
+beside it. The paired interval is Tango's score interval (:func:`tango_interval`),
+not the normal one ``diff +/- 1.96 se``: a reading that changes a handful of
+games in 20,000 gives a few discordant games, where the normal interval is
+overconfident (with none it has width 0).
 """
 
 from __future__ import annotations
@@ -61,8 +64,60 @@ def _variant_label(variant, skills=None):
         return variant
 
 
+def tango_interval(n01: int, n10: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Tango's score interval for the paired difference in win rate ``(n01 - n10) / n``.
+
+    Tango T. (1998), "Equivalence test and confidence interval for the difference in proportions
+    for the paired-sample design", Statistics in Medicine 17: 891-908. It holds every difference d
+    whose score statistic
+
+        (n01 - n10 - n d) / sqrt(n (2 q + d (1 - d)))
+
+    lies within +/- z, where q is the maximum-likelihood probability, given d, of a game won by
+    the baseline alone: the root of ``2n q^2 + (2n d - n01 - n10 - (n01 - n10) d) q - n10 d (1 - d)
+    = 0`` for which the cell-alone probability ``q + d`` is not negative. It needs only the
+    discordant counts; at ``d = 0`` the statistic is McNemar's ``(n01 - n10) / sqrt(n01 + n10)``.
+    The statistic falls as d grows, so each limit is found by bisection. With no discordant game
+    the interval is ``+/- z^2 / (n + z^2)``, not a point; with many it nears the normal interval.
+    Fagerland, Lydersen and Laake (2014, Statistics in Medicine 33: 2850-2875) recommend it.
+    """
+    if not (0 <= n01 and 0 <= n10 and n01 + n10 <= n):
+        raise ValueError(f"tango_interval: need 0 <= n01, n10 and n01 + n10 <= n, got {n01}, {n10}, {n}")
+    diff = (n01 - n10) / n
+
+    def score(d: float) -> float:
+        num = n01 - n10 - n * d
+        if num == 0:
+            return 0.0
+        b = (2 * n - n01 + n10) * d - n01 - n10  # 2n q^2 + b q + c = 0
+        c = -n10 * d * (1 - d)
+        root = math.sqrt(max(b * b - 8 * n * c, 0.0))
+        q = (root - b) / (4 * n) if b <= 0 else -2 * c / (b + root)  # the same root, without cancellation
+        var = n * (2 * q + d * (1 - d))
+        return num / math.sqrt(var) if var > 0 else math.copysign(math.inf, num)
+
+    def limit(lo: float, hi: float, target: float) -> float:  # score(lo) >= target > score(hi)
+        for _ in range(200):  # to the last bit: lo and hi adjacent doubles
+            mid = 0.5 * (lo + hi)
+            if mid in (lo, hi):
+                break
+            if score(mid) >= target:
+                lo = mid
+            else:
+                hi = mid
+        return 0.5 * (lo + hi)
+
+    low = -1.0 if diff == -1 else limit(-1.0, diff, z)
+    high = 1.0 if diff == 1 else limit(diff, 1.0, -z)
+    return min(low, diff), max(high, diff)
+
+
 def paired_stats(base_wins: np.ndarray, wins: np.ndarray) -> dict:
-    """Paired and unpaired differences of two aligned win vectors."""
+    """Paired and unpaired differences of two aligned win vectors.
+
+    ``paired_low``/``paired_high`` are Tango's 95% score interval (:func:`tango_interval`);
+    ``paired_se`` is the paired difference's (McNemar) standard error, beside the unpaired one.
+    """
     n = len(wins)
     if len(base_wins) != n:
         raise ValueError(f"cells have different game counts ({len(base_wins)} vs {n}); they are not paired")
@@ -72,14 +127,15 @@ def paired_stats(base_wins: np.ndarray, wins: np.ndarray) -> dict:
     diff = (n01 - n10) / n
     se_p = math.sqrt(max(n01 + n10 - (n01 - n10) ** 2 / n, 0.0)) / n
     se_u = math.sqrt(p1 * (1 - p1) / n + p0 * (1 - p0) / n)
+    low, high = tango_interval(n01, n10, n)
     return {
         "games": n,
         "baseline_win_rate": float(p0),
         "win_rate": float(p1),
         "diff": diff,
         "paired_se": se_p,
-        "paired_low": diff - Z95 * se_p,
-        "paired_high": diff + Z95 * se_p,
+        "paired_low": low,
+        "paired_high": high,
         "unpaired_se": se_u,
         "unpaired_low": diff - Z95 * se_u,
         "unpaired_high": diff + Z95 * se_u,

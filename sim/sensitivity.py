@@ -3,9 +3,10 @@
 For every knob (a content-override path) and player count, the knob is moved
 one step down and one step up from the pack's value, and the games are played
 again with the same seeds (common random numbers). The paired difference in
-win rate against the unchanged pack, with its 95% interval (McNemar), is the
-knob's effect per step. A step the pack refuses (off the printed board or
-track) is reported as refused, with the reason, and plays nothing.
+win rate against the unchanged pack, with its 95% interval (Tango's score
+interval, as in ``compare``), is the knob's effect per step. A step the pack
+refuses (off the printed board or track) is reported as refused, with the
+reason, and plays nothing.
 
 A step's ``from`` and ``to`` are the values a game of that player count plays,
 which are not always the pack's: a player count's own ``lobo_start`` or
