@@ -185,14 +185,20 @@ def game_length_survival(summary: pl.DataFrame, path: Path) -> Path:
 
 
 def paired_differences(table: pl.DataFrame, path: Path, baseline: str) -> Path:
-    """Paired win-rate differences against the baseline, with paired and unpaired 95% intervals."""
+    """Paired win-rate differences against the baseline: paired and unpaired 95% intervals, and behind
+    the paired one its family-wise interval (Bonferroni over all the rows, see ``sim.compare``)."""
     rows = list(table.iter_rows(named=True))
     fig, ax = plt.subplots(figsize=(7.5, max(2.5, 0.4 * len(rows) + 1.2)))
     y = np.arange(len(rows))
     d = np.array([r["diff"] for r in rows]) * 100
+    if len(rows) > 1:
+        ax.errorbar(d, y + 0.12, xerr=[_bar(d, np.array([r["familywise_low"] for r in rows]) * 100),
+                                       _bar(np.array([r["familywise_high"] for r in rows]) * 100, d)],
+                    fmt="none", elinewidth=5, ecolor="#a5d8ff", zorder=1,
+                    label=f"paired, family-wise: all {len(rows)} hold together (95%)")
     ax.errorbar(d, y + 0.12, xerr=[_bar(d, np.array([r["paired_low"] for r in rows]) * 100),
                                    _bar(np.array([r["paired_high"] for r in rows]) * 100, d)],
-                fmt="o", capsize=3, label="paired (same games)")
+                fmt="o", capsize=3, zorder=2, label="paired (same games), 95% each")
     ax.errorbar(d, y - 0.12, xerr=[_bar(d, np.array([r["unpaired_low"] for r in rows]) * 100),
                                    _bar(np.array([r["unpaired_high"] for r in rows]) * 100, d)],
                 fmt="s", capsize=3, color="#aaa", label="unpaired")
@@ -200,7 +206,7 @@ def paired_differences(table: pl.DataFrame, path: Path, baseline: str) -> Path:
     ax.set_yticks(y)
     ax.set_yticklabels([r["cell"] for r in rows], fontsize=8)
     ax.set_xlabel(f"win rate minus baseline ({baseline}), percentage points")
-    ax.set_title("Paired differences (95% intervals)")
+    ax.set_title(f"Paired differences ({len(rows)} rows)" if len(rows) > 1 else "Paired difference (95% intervals)")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -357,15 +357,27 @@ def cmd_compare(args) -> int:
     if args.json:
         print(json.dumps(table.to_dicts(), indent=2))
         return 0
-    print(f"paired differences in win rate against baseline {label} (same games, 95% intervals)")
-    print(f"{'cell':<44}{'baseline':>9}{'cell':>8}{'diff':>8}  {'paired interval':<20}{'unpaired interval':<20}{'width':>6}")
+    rows = table.height
+    print(f"{rows} paired difference{'s' if rows > 1 else ''} in win rate against baseline {label} (same games)")
+    if rows > 1:
+        print(f"paired 95%: each row's interval on its own; of {rows} such intervals about {0.05 * rows:.1f} "
+              "exclude the true difference by chance alone")
+        print(f"family-wise: Bonferroni-widened ({100 - 5 / rows:.4g}% each), all {rows} hold together with at least "
+              "95% confidence: call a cell changed only where its family-wise interval excludes 0")
+    width = max(44, *(len(c) + 2 for c in table["cell"]))
+    print(f"{'cell':<{width}}{'baseline':>9}{'cell':>8}{'diff':>8}  {'paired 95%':<18}{'family-wise':<18}"
+          f"{'unpaired 95%':<18}{'width':>6}")
     for r in table.iter_rows(named=True):
-        paired = f"[{100 * r['paired_low']:+.2f}, {100 * r['paired_high']:+.2f}]"
-        unpaired = f"[{100 * r['unpaired_low']:+.2f}, {100 * r['unpaired_high']:+.2f}]"
-        print(f"{r['cell']:<44}{100 * r['baseline_win_rate']:>8.2f}%{100 * r['win_rate']:>7.2f}%"
-              f"{100 * r['diff']:>+8.2f}  {paired:<20}{unpaired:<20}{r['width_ratio']:>6.2f}")
+        paired, family, unpaired = (f"[{100 * r[k + '_low']:+.2f}, {100 * r[k + '_high']:+.2f}]"
+                                    for k in ("paired", "familywise", "unpaired"))
+        print(f"{r['cell']:<{width}}{100 * r['baseline_win_rate']:>8.2f}%{100 * r['win_rate']:>7.2f}%"
+              f"{100 * r['diff']:>+8.2f}  {paired:<18}{family:<18}{unpaired:<18}{r['width_ratio']:>6.2f}")
     print("baseline, cell: win rates (%); diff and intervals in points; width = paired / unpaired standard error "
           "(below 1: pairing narrowed the interval)")
+    excludes = {k: sum(r[k + "_low"] > 0 or r[k + "_high"] < 0 for r in table.iter_rows(named=True))
+                for k in ("paired", "familywise")}
+    print(f"intervals excluding 0: {excludes['paired']} of {rows} paired 95%, {excludes['familywise']} of {rows} "
+          "family-wise")
     print(f"chart: {chart}")
     return 0
 

@@ -10,6 +10,12 @@ beside it. The paired interval is Tango's score interval (:func:`tango_interval`
 not the normal one ``diff +/- 1.96 se``: a reading that changes a handful of
 games in 20,000 gives a few discordant games, where the normal interval is
 overconfident (with none it has width 0).
+
+Each such interval is 95% on its own. ``compare`` prints one per cell, often
+dozens, and a few of them exclude the true difference by chance alone (about
+1 in 20), so it also gives each row a *family-wise* interval: the same
+interval at Bonferroni's level ``1 - 0.05 / rows`` (:func:`family_z`), which
+holds for all the rows printed together with at least 95% confidence.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import polars as pl
@@ -112,6 +119,17 @@ def tango_interval(n01: int, n10: int, n: int, z: float = Z95) -> tuple[float, f
     return min(low, diff), max(high, diff)
 
 
+def family_z(rows: int, level: float = 0.95) -> float:
+    """The z of Bonferroni-widened intervals over ``rows`` intervals: each holds with probability
+    ``1 - (1 - level) / rows``, so all of them hold together with probability at least ``level``,
+    however they depend on each other (one row: the plain interval's z)."""
+    if rows < 1:
+        raise ValueError(f"family_z: need at least one row, got {rows}")
+    if rows == 1 and level == 0.95:
+        return Z95
+    return NormalDist().inv_cdf(1 - (1 - level) / (2 * rows))
+
+
 def paired_stats(base_wins: np.ndarray, wins: np.ndarray) -> dict:
     """Paired and unpaired differences of two aligned win vectors.
 
@@ -152,6 +170,10 @@ def _wins(row: dict) -> np.ndarray:
 def compare_run(run: Path | str, baseline: dict | None = None) -> tuple[pl.DataFrame, dict]:
     """Each cell's paired difference against its baseline partner (same other dimensions).
 
+    Besides :func:`paired_stats`' columns, each row has ``familywise_low``/``familywise_high``: its
+    paired interval at the Bonferroni level over all the rows (``family_size`` of them), which hold
+    together with at least 95% confidence.
+
     Refuses a folder without a complete run, or one played by other rules (see
     :func:`sim.study.check_current`).
     """
@@ -182,4 +204,8 @@ def compare_run(run: Path | str, baseline: dict | None = None) -> tuple[pl.DataF
                     **paired_stats(_wins(b), _wins(r))})
     if not out:
         raise ValueError(f"no cell pairs with the baseline {baseline}")
+    z = family_z(len(out))
+    for row in out:
+        row["familywise_low"], row["familywise_high"] = tango_interval(row["n01"], row["n10"], row["games"], z)
+        row["family_size"] = len(out)
     return pl.DataFrame(out), baseline

@@ -68,6 +68,29 @@ def test_compare_prints_both_absolute_win_rates_beside_the_difference(run, capsy
         assert fields[3] == f"{100 * (rate[cell] - rate[base]):+.2f}"
 
 
+def test_compare_says_how_many_intervals_it_prints_and_gives_family_wise_ones(run, capsys):
+    """Among many rows a 95% interval that excludes 0 can be chance: compare says how many intervals it prints
+    and gives each row its family-wise interval (Bonferroni over the rows) beside the paired one."""
+    from sim.compare import compare_run
+
+    _, report = run
+    assert main(["compare", str(report.out)]) == 0
+    out = capsys.readouterr().out
+    table, _ = compare_run(report.out)
+    assert table.height == 2 and (table["family_size"] == 2).all()
+    assert out.startswith("2 paired differences in win rate against baseline strategy=heuristic (same games)")
+    assert "of 2 such intervals about 0.1 exclude the true difference by chance alone" in out
+    assert "family-wise: Bonferroni-widened (97.5% each), all 2 hold together with at least 95% confidence" in out
+    for r in table.iter_rows(named=True):
+        (line,) = [x for x in out.splitlines() if x.startswith(r["cell"])]
+        paired, family = (f"[{100 * r[k + '_low']:+.2f}, {100 * r[k + '_high']:+.2f}]" for k in ("paired", "familywise"))
+        fields = line.split()
+        assert (" ".join(fields[4:6]), " ".join(fields[6:8])) == (paired, family), line
+    excl = {k: sum(r[k + "_low"] > 0 or r[k + "_high"] < 0 for r in table.iter_rows(named=True))
+            for k in ("paired", "familywise")}
+    assert f"intervals excluding 0: {excl['paired']} of 2 paired 95%, {excl['familywise']} of 2 family-wise" in out
+
+
 def test_summary_rounds_split_by_wins_add_up(run):
     _, report = run
     for r in read_summary(report.out).iter_rows(named=True):

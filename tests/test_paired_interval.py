@@ -1,15 +1,17 @@
 """The paired difference's interval (`compare`, `paired_stats`): Tango's score interval, checked
 against a published example, its own defining equation, the normal interval at large counts, and
-its coverage where only a few games differ (where the normal interval was overconfident)."""
+its coverage where only a few games differ (where the normal interval was overconfident); and the
+family-wise intervals `compare` prints beside it (Bonferroni over the rows)."""
 
 import math
 from functools import lru_cache
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import pytest
 
-from sim.compare import paired_stats, tango_interval
+from sim.compare import compare_run, family_z, paired_stats, tango_interval
 from sim.results import Z95
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -187,3 +189,43 @@ def test_readme_coverage_figures():
     assert four in text and one in text, (four, one)
     half = Z95**2 / (n + Z95**2)
     assert f"(±{100 * half:.2f} points over 20,000 games), not [0, 0]" in text
+
+
+def test_family_z_is_bonferronis():
+    assert family_z(1) == Z95
+    assert family_z(72) == pytest.approx(NormalDist().inv_cdf(1 - 0.05 / 144), rel=1e-15)
+    assert family_z(72) == pytest.approx(3.3918, abs=1e-4)
+    assert family_z(10, level=0.9) == pytest.approx(NormalDist().inv_cdf(1 - 0.1 / 20), rel=1e-15)
+    with pytest.raises(ValueError, match="family_z"):
+        family_z(0)
+
+
+def test_family_wise_intervals_hold_together():
+    """Families of 72 comparisons (as many as `compare results/rule_readings` prints), each with 0-20 games
+    expected to differ each way over 20,000: all 72 family-wise intervals hold their true differences in at
+    least 95% of families, less 3 standard errors of the share. The plain 95% intervals all hold in few."""
+    rng = np.random.default_rng(20261127)
+    n, rows, families = 20_000, 72, 2000
+    z = family_z(rows)
+    plain, wide = lru_cache(maxsize=None)(tango_interval), lru_cache(maxsize=None)(lambda a, b: tango_interval(a, b, n, z))
+    all_wide = all_plain = 0
+    for _ in range(families):
+        m = rng.uniform(0, 20, size=(rows, 2))
+        p = m / n
+        counts = [rng.multinomial(n, [p01, p10, 1 - p01 - p10]) for p01, p10 in p]
+        true = p[:, 0] - p[:, 1]
+        all_wide += all(lo <= t <= hi for t, (lo, hi) in zip(true, (wide(int(a), int(b)) for a, b, _ in counts)))
+        all_plain += all(lo <= t <= hi for t, (lo, hi) in zip(true, (plain(int(a), int(b), n) for a, b, _ in counts)))
+    assert all_wide / families >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / families)
+    assert all_plain / families < 0.25  # about 0.95 ** 72 = 2.5%: one row in 20 misses by chance
+
+
+def test_compare_gives_every_row_its_family_wise_interval():
+    """On the committed rule readings: 72 rows, each with its paired interval at Bonferroni's level over 72."""
+    table, _ = compare_run(ROOT / "results" / "rule_readings", {"setup": "default"})
+    assert table.height == 72 and (table["family_size"] == 72).all()
+    z = family_z(72)
+    for r in table.iter_rows(named=True):
+        low, high = tango_interval(r["n01"], r["n10"], r["games"], z)
+        assert (r["familywise_low"], r["familywise_high"]) == (low, high)
+        assert low < r["paired_low"] <= r["diff"] <= r["paired_high"] < high

@@ -112,7 +112,52 @@ def test_rule_readings_numbers_match_compare_on_the_committed_results():
     four = table.filter((pl.col("setup") == "consequences_in_encounters") & (pl.col("variant") == "standard")
                         & (pl.col("players") == 4)).row(0, named=True)
     assert (f"({100 * four['diff']:+.1f} [{100 * four['paired_low']:+.1f}, {100 * four['paired_high']:+.1f}] "
-            "at 4 players)") in text
+            f"at 4 players, family-wise [{100 * four['familywise_low']:+.1f}, {100 * four['familywise_high']:+.1f}])") in text
+
+
+def _excludes_zero(rows: pl.DataFrame, kind: str) -> pl.DataFrame:
+    return rows.filter((pl.col(f"{kind}_low") > 0) | (pl.col(f"{kind}_high") < 0))
+
+
+def test_rule_readings_cells_called_out_are_those_the_family_wise_intervals_call_out():
+    """The README calls a rule reading's change out only where its family-wise interval excludes 0, and names
+    the 95% intervals that exclude 0 alone as selected findings."""
+    from sim.compare import compare_run
+
+    text = _readme()
+    by_setup, _ = compare_run(ROOT / "results" / "rule_readings", {"setup": "default"})
+    by_variant, _ = compare_run(ROOT / "results" / "rule_readings", {"variant": "standard"})
+    assert f"`compare results/rule_readings` prints {by_setup.height} intervals ({by_variant.height} with " \
+           "`--baseline variant=standard`)" in text
+    assert f"(each {100 - 5 / by_setup.height:.2f}% with {by_setup.height} rows)" in text
+    assert len(_excludes_zero(by_variant, "familywise")) == by_variant.height == 42  # "fixed skills in all 42 rows"
+    called = _excludes_zero(by_setup, "familywise")
+    assert set(called["setup"]) == {"consequences_in_encounters"}  # "no other switch has such a row"
+    cons = by_setup.filter(pl.col("setup") == "consequences_in_encounters")
+    assert f"henchman consequences in {len(called)} of {len(cons)}" in text
+    assert f"; {len(called)} of the {len(cons)} family-wise intervals exclude 0 |" in text
+    for variant, words in (("standard", "points with picked skills"), ("fixed-skills", "with fixed skills")):
+        d = 100 * cons.filter(pl.col("variant") == variant)["diff"]
+        assert f"{d.min():+.1f} to {d.max():+.1f} {words}" in text
+
+    tokens = by_setup.filter(pl.col("setup") == "unlimited_skill_tokens")
+    assert _excludes_zero(tokens, "familywise").is_empty()
+    (five,) = _excludes_zero(tokens, "paired").iter_rows(named=True)
+    assert five["players"] == 5
+    assert (f"none measurable: every family-wise interval covers 0. One 95% interval of the {len(tokens)} excludes 0 "
+            f"(5 players: {100 * five['diff']:+.1f} [{100 * five['paired_low']:+.1f}, {100 * five['paired_high']:+.1f}], "
+            f"family-wise [{100 * five['familywise_low']:+.1f}, {100 * five['familywise_high']:+.1f}]; ") in text
+    assert "a selected finding whose size is likely overstated" in text
+
+    flip = by_setup.filter(pl.col("setup") == "flip_board_first")
+    assert len(flip) == 12 and (flip["diff"].abs() <= 0.0002 + 1e-12).all()  # "within 0.02 points"
+    (odd,) = _excludes_zero(flip, "paired").iter_rows(named=True)
+    assert (odd["players"], odd["variant"], odd["n01"], odd["n10"]) == (5, "fixed-skills", 4, 0)
+    assert _excludes_zero(flip, "familywise").is_empty()
+    assert "one 95% interval of the 12, 5 players with fixed skills, 4 games to none, excludes 0, no family-wise one" \
+        in text
+    lost = by_setup.filter(pl.col("setup") == "lost_intel_removed")
+    assert _excludes_zero(lost, "paired").is_empty() and (lost["diff"].abs() < 0.001).all()  # "within 0.1 points"
 
 
 def test_tuned_holdout_numbers_match_the_committed_tuned_file():
