@@ -6,7 +6,7 @@ A bands file (``experiments/bands.toml``)::
     seed = 7
     games = 40000         # games per cell: indices 0 .. games-1 of the seed
     batch = 10000         # games per kernel call (memory only; the result does not depend on it)
-    tolerance = 0.01      # a cell fails when its win rate moved more than this from its baseline
+    tolerance = 0.01      # a cell fails when its win rate moved more than this (or its noise floor, below)
 
     [[cell]]
     name = "3p-heuristic"
@@ -25,18 +25,28 @@ Two checks per cell:
 
 *Drift against the baseline.* ``baseline`` records how many of the same games
 (same seed, same game indices) the accepted version won. ``check`` plays those
-games again and fails the cell when ``|drift| > tolerance``, where ``drift =
+games again and fails the cell when ``|drift| > threshold``, where ``drift =
 (wins - baseline wins) / games``. With the same seed every game is replayed
 exactly, so the code and content the baseline was recorded with give drift 0
-exactly: the gate never flakes. How big a drift it catches
-(:func:`detectable_drift`): drift is the mean over games of ``won now - won
-then``; whatever the dependence between a game's two outcomes, that difference
-has a standard deviation ``s <= sd(now) + sd(then) <= 0.5 + sqrt(p (1 - p))``
-(``p`` the baseline win rate). So with ``n`` games and a true drift ``d``,
-``P(fail) >= P(drift > tolerance) = Phi((d - tolerance) sqrt(n) / s)``
-(normal approximation), which is at least 0.95 once ``d >= tolerance + 1.645 s
-/ sqrt(n)``. With 40,000 games and a tolerance of 1 point that is at most 1.82
-points for any win rate: a 2-point drift fails with probability >= 0.977.
+exactly: the gate never flakes.
+
+The threshold (:func:`fail_threshold`) is the tolerance, raised where needed
+so that a change with no real effect that replays different games (new random
+draws, independent of the old ones) fails the gate at most ``FALSE_ALARM``
+(0.5%) of the time over all the file's ``k`` cells together: such a change's
+drift is noise with standard deviation ``sqrt(2 p (1 - p) / n)`` (``p`` the
+baseline win rate, ``n`` games), so each cell's threshold is at least
+``z sqrt(2 p (1 - p) / n)`` with ``z`` the two-sided normal quantile at
+``FALSE_ALARM / k`` (Bonferroni, :func:`critical_z`). With 40,000 games that
+lifts a cell near 50% from 1 point to about 1.2 points; a 10% or 90% cell
+keeps the 1-point tolerance.
+
+How big a drift it catches (:func:`detectable_drift`): drift is the mean over
+games of ``won now - won then``; whatever the dependence between a game's two
+outcomes, that difference has a standard deviation ``s <= sd(now) + sd(then)
+<= 0.5 + sqrt(p (1 - p))``. So with a true drift ``d``, ``P(fail) >= P(drift >
+threshold) = Phi((d - threshold) sqrt(n) / s)`` (normal approximation), which
+is at least 0.95 once ``d >= threshold + 1.645 s / sqrt(n)``.
 
 *Bands.* A metric fails when its 95% interval lies entirely outside its band;
 an interval that straddles an edge passes with the verdict "edge".
@@ -75,6 +85,8 @@ class _M(BaseModel):
 
 
 POWER = 0.95  # the probability with which the printed smallest detectable drift fails the gate
+# The most often a change with no real effect (independent replays) fails the gate, over all of a file's cells.
+FALSE_ALARM = 0.005
 
 
 class CheckSection(_M):
@@ -166,6 +178,7 @@ class Drift:
     baseline: float  # the baseline's win rate
     value: float  # today's
     tolerance: float
+    threshold: float  # the cell fails beyond it: the tolerance, or the noise floor of fail_threshold
     detectable: float  # smallest true drift that fails with probability >= POWER
 
     @property
@@ -174,7 +187,7 @@ class Drift:
 
     @property
     def failed(self) -> bool:
-        return abs(self.drift) > self.tolerance
+        return abs(self.drift) > self.threshold
 
 
 @dataclass
@@ -192,25 +205,53 @@ class CellResult:
         return "outside" in self.verdicts.values() or (self.vs_baseline is not None and self.vs_baseline.failed)
 
 
-def detectable_drift(baseline_rate: float, games: int, tolerance: float, power: float = POWER) -> float:
+def critical_z(cells: int, level: float = FALSE_ALARM) -> float:
+    """The normal quantile one cell's two-sided test uses when ``cells`` cells share the false-alarm
+    rate ``level`` (Bonferroni: each cell gets ``level / cells``)."""
+    if isinstance(cells, bool) or not isinstance(cells, int) or cells < 1:
+        raise ValueError(f"cells must be a positive integer, got {cells!r}")
+    return NormalDist().inv_cdf(1 - level / (2 * cells))
+
+
+def fail_threshold(baseline_rate: float, games: int, tolerance: float, cells: int) -> float:
+    """The drift beyond which a cell fails: ``tolerance``, or more where needed so that a change with no
+    real effect replaying independent games (drift ~ N(0, 2 p (1 - p) / games)) fails the gate at most
+    ``FALSE_ALARM`` of the time over all ``cells`` cells of the file."""
+    p = min(max(baseline_rate, 0.0), 1.0)
+    return max(tolerance, critical_z(cells) * math.sqrt(2 * p * (1 - p) / games))
+
+
+def detectable_drift(baseline_rate: float, games: int, tolerance: float, cells: int, power: float = POWER) -> float:
     """The smallest true drift of a win rate that fails the gate with probability >= ``power``.
 
-    The gate fails when ``|mean(won now - won then)| > tolerance`` over ``games``
-    replayed games. The standard deviation of one game's difference is at most
+    The gate fails when ``|mean(won now - won then)| > threshold`` (:func:`fail_threshold`)
+    over ``games`` replayed games. The standard deviation of one game's difference is at most
     ``0.5 + sqrt(p (1 - p))`` for any dependence between its two outcomes
     (``sd(X - Y) <= sd(X) + sd(Y)``, ``sd(X) <= 0.5``), so a true drift ``d``
-    fails with probability at least ``Phi((d - tolerance) sqrt(games) / s)``.
+    fails with probability at least ``Phi((d - threshold) sqrt(games) / s)``.
     """
     p = min(max(baseline_rate, 0.0), 1.0)
     s = 0.5 + math.sqrt(p * (1 - p))
-    return tolerance + NormalDist().inv_cdf(power) * s / math.sqrt(games)
+    return fail_threshold(p, games, tolerance, cells) + NormalDist().inv_cdf(power) * s / math.sqrt(games)
 
 
-def power_at(drift: float, baseline_rate: float, games: int, tolerance: float) -> float:
+def power_at(drift: float, baseline_rate: float, games: int, tolerance: float, cells: int) -> float:
     """A lower bound on the probability that a true drift of ``drift`` fails the gate (see detectable_drift)."""
     p = min(max(baseline_rate, 0.0), 1.0)
     s = 0.5 + math.sqrt(p * (1 - p))
-    return NormalDist().cdf((abs(drift) - tolerance) * math.sqrt(games) / s)
+    return NormalDist().cdf((abs(drift) - fail_threshold(p, games, tolerance, cells)) * math.sqrt(games) / s)
+
+
+def false_alarm_rate(baseline_rates, games: int, tolerance: float) -> float:
+    """The probability that a change with no real effect, replaying independent games, fails a gate whose
+    cells have these baseline win rates (normal approximation; at most ``FALSE_ALARM``)."""
+    rates = list(baseline_rates)
+    passes = 1.0
+    for p in rates:
+        sd = math.sqrt(2 * p * (1 - p) / games)
+        if sd > 0:
+            passes *= 1 - 2 * NormalDist().cdf(-fail_threshold(p, games, tolerance, len(rates)) / sd)
+    return 1 - passes
 
 
 def load_bands(path: str | Path) -> tuple[BandsModel, Path]:
@@ -248,7 +289,8 @@ def judge(est: Estimate, band: tuple[float, float]) -> tuple[str, float]:
 
 
 def check_cell(cell: CellSection, check: CheckSection, content_path, source: str, extra: dict | None = None,
-               skills: str | None = None) -> CellResult:
+               skills: str | None = None, *, cells: int) -> CellResult:
+    """Play one cell; ``cells`` is how many cells the file gates, which sets the threshold (fail_threshold)."""
     from sim.content import ContentError
     from sim.content.overrides import load_with_overrides
     from sim.run import simulate_tally
@@ -275,7 +317,8 @@ def check_cell(cell: CellSection, check: CheckSection, content_path, source: str
     if cell.baseline is not None and (cell.baseline.seed, cell.baseline.games) == (check.seed, check.games):
         base = cell.baseline.wins / cell.baseline.games
         vs = Drift(base, est["win_rate"].value, check.tolerance,
-                   detectable_drift(base, check.games, check.tolerance))
+                   fail_threshold(base, check.games, check.tolerance, cells),
+                   detectable_drift(base, check.games, check.tolerance, cells))
     return CellResult(cell, tally.n, est, verdicts, drift, tally, vs)
 
 
@@ -368,7 +411,8 @@ def run_check(path: str | Path, content: str | Path | None = None, update: bool 
     validate_bands(model, p.name, content_path)
     if not update:
         check_baselines(model, p.name)
-    return [check_cell(c, model.check, content_path, p.name, overrides or {}, skills) for c in model.cell]
+    return [check_cell(c, model.check, content_path, p.name, overrides or {}, skills, cells=len(model.cell))
+            for c in model.cell]
 
 
 # ------------------------------------------------------------------ text: percent and points everywhere
@@ -391,7 +435,7 @@ def _interval(metric: str, lo: float, hi: float) -> str:
 def drift_verdict(r: CellResult) -> str:
     v = r.vs_baseline
     if v.failed:
-        return f"DRIFTED {fmt_diff('win_rate', v.drift)} (tolerance {fmt_diff('win_rate', v.tolerance, False)})"
+        return f"DRIFTED {fmt_diff('win_rate', v.drift)} (threshold {fmt_diff('win_rate', v.threshold, False)})"
     return "ok"
 
 
@@ -410,15 +454,20 @@ def report_table(results: list[CellResult]) -> str:
     if with_base:
         r0 = with_base[0]
         lines.append(f"win rate against the stored baseline: the same {r0.games} games replayed; a cell fails when "
-                     f"its win rate moved more than {fmt_diff('win_rate', r0.vs_baseline.tolerance, False)}")
-        lines.append(f"{'cell':<26}{'baseline':>9}{'now':>9}{'drift':>15}   {'fails 95% from':<16}verdict")
+                     f"its win rate moved more than its threshold: the tolerance "
+                     f"({fmt_diff('win_rate', r0.vs_baseline.tolerance, False)}), raised where needed so that a "
+                     f"change with no real effect fails at most {FALSE_ALARM:.1%} of the time over all "
+                     f"{len(results)} cells")
+        lines.append(f"{'cell':<26}{'baseline':>9}{'now':>9}{'drift':>15}   {'threshold':<14}{'fails 95% from':<16}"
+                     "verdict")
         for r in with_base:
             v = r.vs_baseline
             lines.append(f"{r.cell.name:<26}{fmt_value('win_rate', v.baseline):>9}{fmt_value('win_rate', v.value):>9}"
-                         f"{fmt_diff('win_rate', v.drift):>15}   {fmt_diff('win_rate', v.detectable, False):<16}"
-                         f"{drift_verdict(r)}")
+                         f"{fmt_diff('win_rate', v.drift):>15}   {fmt_diff('win_rate', v.threshold, False):<14}"
+                         f"{fmt_diff('win_rate', v.detectable, False):<16}{drift_verdict(r)}")
         lines.append(f"('fails 95% from': the smallest true drift that fails the gate with probability >= {POWER:.0%}, "
-                     "whatever the pairing of old and new games)")
+                     "whatever the pairing of old and new games; 'no real effect': new random draws, independent "
+                     "of the old ones)")
         lines.append("")
     lines.append("bands (a metric fails when its 95% interval lies entirely outside its band)")
     lines.append(f"{'cell':<26}{'metric':<18}{'band':<28}{'estimate':>12}  {'95% interval':<28}{'games':>6}  verdict")
@@ -438,7 +487,7 @@ def failure_lines(results: list[CellResult]) -> list[str]:
         if v is not None and v.failed:
             out.append(f"FAIL {r.cell.name}: win_rate {fmt_value('win_rate', v.value)} drifted "
                        f"{fmt_diff('win_rate', v.drift)} from the baseline {fmt_value('win_rate', v.baseline)} "
-                       f"on the same {r.games} games (tolerance {fmt_diff('win_rate', v.tolerance, False)})")
+                       f"on the same {r.games} games (threshold {fmt_diff('win_rate', v.threshold, False)})")
         for m, verdict in r.verdicts.items():
             if verdict == "outside":
                 e, band = r.estimates[m], r.cell.bands()[m]
@@ -457,7 +506,7 @@ def as_json(results: list[CellResult]) -> list[dict]:
         if v is not None:
             out.append({"cell": r.cell.name, "check": "baseline", "metric": "win_rate", "baseline": v.baseline,
                         "estimate": v.value, "drift": v.drift, "tolerance": v.tolerance,
-                        "detectable_drift": v.detectable, "games": r.games,
+                        "threshold": v.threshold, "detectable_drift": v.detectable, "games": r.games,
                         "verdict": "drifted" if v.failed else "ok"})
         for m, band in r.cell.bands().items():
             e = r.estimates[m]
