@@ -21,7 +21,7 @@ A bands file (``experiments/bands.toml``)::
     share_loss_lobo = [0.3, 0.6]     #   mean_turns or share_<outcome>
     baseline = { seed = 7, games = 40000, wins = 14930 }   # written by --update
 
-Two checks per cell:
+Two checks per cell, and a notice:
 
 *Drift against the baseline.* ``baseline`` records how many of the same games
 (same seed, same game indices) the accepted version won. ``check`` plays those
@@ -48,6 +48,19 @@ outcomes, that difference has a standard deviation ``s <= sd(now) + sd(then)
 threshold) = Phi((d - threshold) sqrt(n) / s)`` (normal approximation), which
 is at least 0.95 once ``d >= threshold + 1.645 s / sqrt(n)``.
 
+*Drifts inside the threshold.* The threshold is the pass/fail rule, but a
+drift inside it can still be real: the same games replayed, a content change
+that moves a 45% cell by half a point changes few games' results, and mostly
+in one direction. ``check --update`` also records the baseline's win bit per
+game beside the bands file (``bands.wins`` for ``bands.toml``,
+:func:`wins_path`), and ``check`` pairs them with today's games: with ``a``
+games won now and lost then and ``b`` the reverse, McNemar's ``z = (a - b) /
+sqrt(a + b)`` tests whether the drift is more than noise. A cell that passes
+with ``|z|`` beyond :func:`critical_z` (the same family-wise 0.5% over the
+file's cells as the threshold) gets a NOTICE naming the real drift; a cell
+that passes with a drift not 0 whose baseline games are not recorded gets a
+NOTICE saying its significance is not tested (:meth:`Drift.notice`).
+
 *Bands.* A metric fails when its 95% interval lies entirely outside its band;
 an interval that straddles an edge passes with the verdict "edge".
 
@@ -57,7 +70,9 @@ Text output gives rates in percent and differences in points everywhere
 
 from __future__ import annotations
 
+import base64
 import difflib
+import json
 import math
 import tomllib
 from dataclasses import dataclass
@@ -65,11 +80,12 @@ from pathlib import Path
 from statistics import NormalDist
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from sim.results import Z95, wilson_interval
 from sim.rules.state import OUTCOME_NAMES, Settings
-from sim.tally import Tally
+from sim.tally import Tally, TallyError, pack_wins, unpack_wins
 from sim.tomlfile import Number
 
 METRICS = ("win_rate", "mean_turns") + tuple(f"share_{o}" for o in OUTCOME_NAMES.values())
@@ -180,6 +196,10 @@ class Drift:
     tolerance: float
     threshold: float  # the cell fails beyond it: the tolerance, or the noise floor of fail_threshold
     detectable: float  # smallest true drift that fails with probability >= POWER
+    cells: int  # how many cells the file gates: the family the threshold and the significance test share
+    # (games won now and lost then, games lost now and won then), or None when the baseline's games are not recorded
+    changed: tuple[int, int] | None = None
+    unpaired: str | None = None  # why ``changed`` is None
 
     @property
     def drift(self) -> float:
@@ -188,6 +208,32 @@ class Drift:
     @property
     def failed(self) -> bool:
         return abs(self.drift) > self.threshold
+
+    @property
+    def z(self) -> float | None:
+        """McNemar's statistic of the paired games (0 when no game changed result), or None unpaired."""
+        if self.changed is None:
+            return None
+        up, down = self.changed
+        return (up - down) / math.sqrt(up + down) if up + down else 0.0
+
+    @property
+    def significant(self) -> bool | None:
+        """Whether the drift is more than noise at the gate's family-wise FALSE_ALARM (None: not tested)."""
+        z = self.z
+        return None if z is None else abs(z) > critical_z(self.cells)
+
+    @property
+    def notice(self) -> Literal["significant", "untested"] | None:
+        """What a passing cell's drift needs said: ``significant`` (a real drift inside the threshold),
+        ``untested`` (a drift not 0 whose baseline games are not recorded), or None."""
+        if self.failed:
+            return None
+        if self.significant:
+            return "significant"
+        if self.changed is None and self.drift != 0:
+            return "untested"
+        return None
 
 
 @dataclass
@@ -289,8 +335,10 @@ def judge(est: Estimate, band: tuple[float, float]) -> tuple[str, float]:
 
 
 def check_cell(cell: CellSection, check: CheckSection, content_path, source: str, extra: dict | None = None,
-               skills: str | None = None, *, cells: int) -> CellResult:
-    """Play one cell; ``cells`` is how many cells the file gates, which sets the threshold (fail_threshold)."""
+               skills: str | None = None, *, cells: int, record: WinsRecord | str | None = None) -> CellResult:
+    """Play one cell; ``cells`` is how many cells the file gates, which sets the threshold (fail_threshold)
+    and the significance test; ``record`` is the baseline's games (:func:`read_wins`), or why they are not
+    recorded."""
     from sim.content import ContentError
     from sim.content.overrides import load_with_overrides
     from sim.run import simulate_tally
@@ -308,7 +356,7 @@ def check_cell(cell: CellSection, check: CheckSection, content_path, source: str
                            seed=check.seed, variant=Settings.with_skills(cell.variant, skills or cell.skills),
                            engine=cell.engine,
                            characters=None if cell.characters == "default" else cell.characters,
-                           content=content, batch=check.batch)
+                           content=content, batch=check.batch, keep_bits=True)
     est = estimates_of(tally)
     verdicts, drift = {}, {}
     for m, band in cell.bands().items():
@@ -316,9 +364,15 @@ def check_cell(cell: CellSection, check: CheckSection, content_path, source: str
     vs = None
     if cell.baseline is not None and (cell.baseline.seed, cell.baseline.games) == (check.seed, check.games):
         base = cell.baseline.wins / cell.baseline.games
+        changed, unpaired = None, record if isinstance(record, str) else "no record of the baseline's games"
+        if isinstance(record, WinsRecord):
+            unpaired = record.mismatch(cell.baseline)
+            if unpaired is None:
+                then, now = record.bits, tally.win_vector()
+                changed = (int(np.sum(now & ~then)), int(np.sum(then & ~now)))
         vs = Drift(base, est["win_rate"].value, check.tolerance,
                    fail_threshold(base, check.games, check.tolerance, cells),
-                   detectable_drift(base, check.games, check.tolerance, cells))
+                   detectable_drift(base, check.games, check.tolerance, cells), cells, changed, unpaired)
     return CellResult(cell, tally.n, est, verdicts, drift, tally, vs)
 
 
@@ -399,6 +453,79 @@ def check_baselines(model: BandsModel, file: str) -> None:
                              f"and {c.games} games; record a new one with `smersh-sim check {file} --update`")
 
 
+# ------------------------------------------------------------------ the baseline's games (bands.wins)
+WINS_HEADER = (
+    "# The baselines' games for smersh-sim check: written by `check --update` beside the bands file; do not edit.\n"
+    "# One line per cell: its name (a JSON string), seed, games, wins, then one win bit per game in game order\n"
+    "# (numpy packbits) in base64, tab-separated. check pairs them with today's games to test whether a drift\n"
+    "# inside the threshold is real.\n"
+)
+
+
+@dataclass
+class WinsRecord:
+    """One cell's baseline games: which of them the accepted version won."""
+
+    seed: int
+    games: int
+    wins: int
+    bits: np.ndarray  # bool, one per game
+
+    def mismatch(self, baseline: Baseline) -> str | None:
+        """Why this record is not of ``baseline``'s games (None when it is)."""
+        if (self.seed, self.games, self.wins) == (baseline.seed, baseline.games, baseline.wins):
+            return None
+        return (f"the recorded games (seed {self.seed}, {self.games} games, {self.wins} won) are not the "
+                f"baseline's (seed {baseline.seed}, {baseline.games} games, {baseline.wins} won)")
+
+
+def wins_path(bands: str | Path) -> Path:
+    """Where a bands file's baseline games are recorded: ``bands.wins`` beside ``bands.toml``."""
+    p = Path(bands)
+    return p.with_name(p.name + ".wins") if p.suffix == ".wins" else p.with_suffix(".wins")
+
+
+def read_wins(path: str | Path) -> dict[str, WinsRecord]:
+    """The records of a wins file, by cell name; a malformed file raises BandsError naming the line."""
+    p = Path(path)
+    out: dict[str, WinsRecord] = {}
+    for i, line in enumerate(p.read_text().splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        where = f"line {i}"
+        try:
+            name, end = json.JSONDecoder().raw_decode(line)
+            fields = line[end:].split("\t")
+            if not isinstance(name, str) or len(fields) != 5 or fields[0] != "":
+                raise ValueError
+            seed, games, wins = (int(f) for f in fields[1:4])
+            raw = base64.b64decode(fields[4], validate=True)
+        except ValueError:
+            raise BandsError(p.name, where, "not a record (a JSON name, then seed, games, wins and base64 win bits, "
+                                            "tab-separated); record them again with `check --update`") from None
+        if name in out:
+            raise BandsError(p.name, where, f"a second record of {name!r}")
+        try:
+            if games < 1 or seed < 0:
+                raise TallyError(f"seed {seed} and games {games}")
+            bits = unpack_wins(raw, games)
+        except TallyError as e:
+            raise BandsError(p.name, where, f"{name!r}: {e}") from None
+        if int(bits.sum()) != wins:
+            raise BandsError(p.name, where, f"{name!r}: {int(bits.sum())} win bits set, but the record says {wins} wins")
+        out[name] = WinsRecord(seed, games, wins, bits)
+    return out
+
+
+def wins_text(check: CheckSection, results: list[CellResult]) -> str:
+    """The wins file of ``results`` (games played with ``check``'s seed and count)."""
+    lines = [WINS_HEADER]
+    for r in results:
+        bits = base64.b64encode(pack_wins(r.tally.win_vector())).decode("ascii")
+        lines.append(f"{json.dumps(r.cell.name)}\t{check.seed}\t{check.games}\t{r.tally.wins}\t{bits}\n")
+    return "".join(lines)
+
+
 def run_check(path: str | Path, content: str | Path | None = None, update: bool = False,
               overrides: dict | None = None, skills: str | None = None) -> list[CellResult]:
     """Play every cell; with ``update`` (recording new baselines) the stored baselines are not required.
@@ -409,10 +536,17 @@ def run_check(path: str | Path, content: str | Path | None = None, update: bool 
     model, p = load_bands(path)
     content_path = content or (None if model.check.content is None else (p.parent / model.check.content).resolve())
     validate_bands(model, p.name, content_path)
+    records: dict[str, WinsRecord | str] = {}
     if not update:
         check_baselines(model, p.name)
-    return [check_cell(c, model.check, content_path, p.name, overrides or {}, skills, cells=len(model.cell))
-            for c in model.cell]
+        w = wins_path(p)
+        if w.exists():
+            found = read_wins(w)
+            records = {c.name: found.get(c.name, f"{w.name} holds no record of this cell") for c in model.cell}
+        else:
+            records = {c.name: f"{w.name} does not exist" for c in model.cell}
+    return [check_cell(c, model.check, content_path, p.name, overrides or {}, skills, cells=len(model.cell),
+                       record=records.get(c.name)) for c in model.cell]
 
 
 # ------------------------------------------------------------------ text: percent and points everywhere
@@ -436,7 +570,7 @@ def drift_verdict(r: CellResult) -> str:
     v = r.vs_baseline
     if v.failed:
         return f"DRIFTED {fmt_diff('win_rate', v.drift)} (threshold {fmt_diff('win_rate', v.threshold, False)})"
-    return "ok"
+    return "ok, NOTICE" if v.notice else "ok"
 
 
 def band_verdict(r: CellResult, metric: str) -> str:
@@ -456,18 +590,20 @@ def report_table(results: list[CellResult]) -> str:
         lines.append(f"win rate against the stored baseline: the same {r0.games} games replayed; a cell fails when "
                      f"its win rate moved more than its threshold: the tolerance "
                      f"({fmt_diff('win_rate', r0.vs_baseline.tolerance, False)}), raised where needed so that a "
-                     f"change with no real effect fails at most {FALSE_ALARM:.1%} of the time over all "
-                     f"{len(results)} cells")
-        lines.append(f"{'cell':<26}{'baseline':>9}{'now':>9}{'drift':>15}   {'threshold':<14}{'fails 95% from':<16}"
-                     "verdict")
+                     f"change with no real effect fails at most {FALSE_ALARM:.1%} of the time over "
+                     f"{_cells(r0.vs_baseline.cells, 'all ')}")
+        lines.append(f"{'cell':<26}{'baseline':>9}{'now':>9}{'drift':>15}{'z':>7}   {'threshold':<14}"
+                     f"{'fails 95% from':<16}verdict")
         for r in with_base:
             v = r.vs_baseline
+            z = "-" if v.z is None else f"{v.z:+.1f}"
             lines.append(f"{r.cell.name:<26}{fmt_value('win_rate', v.baseline):>9}{fmt_value('win_rate', v.value):>9}"
-                         f"{fmt_diff('win_rate', v.drift):>15}   {fmt_diff('win_rate', v.threshold, False):<14}"
+                         f"{fmt_diff('win_rate', v.drift):>15}{z:>7}   {fmt_diff('win_rate', v.threshold, False):<14}"
                          f"{fmt_diff('win_rate', v.detectable, False):<16}{drift_verdict(r)}")
-        lines.append(f"('fails 95% from': the smallest true drift that fails the gate with probability >= {POWER:.0%}, "
-                     "whatever the pairing of old and new games; 'no real effect': new random draws, independent "
-                     "of the old ones)")
+        lines.append(f"('z': the drift over its noise on the paired games, a real drift beyond +/-"
+                     f"{critical_z(r0.vs_baseline.cells):.2f}; 'fails 95% from': the smallest true drift that fails "
+                     f"the gate with probability >= {POWER:.0%}, whatever the pairing of old and new games; "
+                     "'no real effect': new random draws, independent of the old ones)")
         lines.append("")
     lines.append("bands (a metric fails when its 95% interval lies entirely outside its band)")
     lines.append(f"{'cell':<26}{'metric':<18}{'band':<28}{'estimate':>12}  {'95% interval':<28}{'games':>6}  verdict")
@@ -477,6 +613,31 @@ def report_table(results: list[CellResult]) -> str:
             lines.append(f"{r.cell.name:<26}{m:<18}{_interval(m, *band):<28}{fmt_value(m, e.value):>12}  "
                          f"{_interval(m, e.low, e.high):<28}{r.games:>6}  {band_verdict(r, m)}")
     return "\n".join(lines)
+
+
+def _cells(n: int, all_: str = "") -> str:
+    return "its 1 cell" if n == 1 and all_ else "1 cell" if n == 1 else f"{all_}{n} cells"
+
+
+def notice_text(r: CellResult) -> str | None:
+    """The NOTICE of a cell that passed with a drift that is real, or not tested (see Drift.notice)."""
+    v = r.vs_baseline
+    kind = None if v is None else v.notice
+    if kind is None:
+        return None
+    inside = f"inside its {fmt_diff('win_rate', v.threshold, False).replace(' points', '-point')} threshold"
+    if kind == "significant":
+        a, b = v.changed
+        return (f"NOTICE {r.cell.name}: real drift {fmt_diff('win_rate', v.drift)} (z {v.z:+.1f} on the same "
+                f"{r.games} games: {a} won now and lost then, {b} the reverse; significant at the gate's "
+                f"{FALSE_ALARM:.1%} false-alarm level over {_cells(v.cells)}), {inside}: it passes, but it is real")
+    return (f"NOTICE {r.cell.name}: drift {fmt_diff('win_rate', v.drift)}, {inside}, is not tested for "
+            f"significance: {v.unpaired} (record the baseline's games with `check --update`)")
+
+
+def notice_lines(results: list[CellResult]) -> list[str]:
+    """One line per cell that passed with a real drift, or a drift whose significance is not tested."""
+    return [t for t in map(notice_text, results) if t is not None]
 
 
 def failure_lines(results: list[CellResult]) -> list[str]:
@@ -507,7 +668,11 @@ def as_json(results: list[CellResult]) -> list[dict]:
             out.append({"cell": r.cell.name, "check": "baseline", "metric": "win_rate", "baseline": v.baseline,
                         "estimate": v.value, "drift": v.drift, "tolerance": v.tolerance,
                         "threshold": v.threshold, "detectable_drift": v.detectable, "games": r.games,
-                        "verdict": "drifted" if v.failed else "ok"})
+                        "won_now_lost_then": None if v.changed is None else v.changed[0],
+                        "lost_now_won_then": None if v.changed is None else v.changed[1],
+                        "z": v.z, "critical_z": critical_z(v.cells), "significant": v.significant,
+                        "unpaired": v.unpaired, "verdict": "drifted" if v.failed else "ok",
+                        "notice": notice_text(r)})
         for m, band in r.cell.bands().items():
             e = r.estimates[m]
             out.append({"cell": r.cell.name, "check": "band", "metric": m, "band": list(band), "estimate": e.value,
@@ -583,7 +748,9 @@ def updated_text(path: Path, results: list[CellResult], margin: float) -> str:
 
 
 def update_bands(path: str | Path, results: list[CellResult], margin: float) -> str:
-    """Rewrite the bands file around today's estimates and baselines; returns the unified diff shown to the user.
+    """Rewrite the bands file around today's estimates and baselines, and record today's games as the
+    baselines' in the wins file beside it (:func:`wins_path`); returns the unified diff shown to the user
+    (and a line naming the wins file when it changed).
 
     The new text is read back and checked before it replaces the file: every
     cell must hold today's baseline, or nothing is written.
@@ -610,8 +777,17 @@ def update_bands(path: str | Path, results: list[CellResult], margin: float) -> 
         tmp.unlink()
         raise
     diff = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"{p.name} (before)", f"{p.name} (after)"))
+    w = wins_path(p)
+    wins_new = wins_text(model.check, results)
+    wins_changed = not w.exists() or w.read_text() != wins_new
+    if wins_changed:
+        wtmp = w.with_name(w.name + ".tmp")
+        wtmp.write_text(wins_new)
     if new != old:
         tmp.replace(p)
     else:
         tmp.unlink()
+    if wins_changed:
+        wtmp.replace(w)
+        diff += f"recorded the baselines' games of {len(results)} cells in {w.name} (commit it with {p.name})\n"
     return diff

@@ -383,7 +383,15 @@ def cmd_compare(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from sim.bands import BandsError, as_json, failure_lines, report_table, run_check, update_bands
+    from sim.bands import (
+        BandsError,
+        as_json,
+        failure_lines,
+        notice_lines,
+        report_table,
+        run_check,
+        update_bands,
+    )
 
     if args.content is not None:
         _load_content(args.content)
@@ -404,15 +412,17 @@ def cmd_check(args) -> int:
     except BandsError as e:
         raise SystemExit(f"bands error: {e}") from None
     failed = [r for r in results if r.failed]
+    notices = notice_lines(results)
     if args.json:
-        print(json.dumps({"passed": not failed, "cells": as_json(results)}, indent=2))
+        print(json.dumps({"passed": not failed, "notices": notices, "cells": as_json(results)}, indent=2))
     else:
         print(report_table(results))
         print()
-        for line in failure_lines(results):
+        for line in notices + failure_lines(results):
             print(line)
         if not failed:
-            print(f"all {len(results)} cells passed: no drift beyond its threshold, every metric inside its band")
+            print(f"all {len(results)} cells passed: no drift beyond its threshold, every metric inside its band"
+                  + (f" ({len(notices)} NOTICE{'S' if len(notices) > 1 else ''} above)" if notices else ""))
     return 1 if failed else 0
 
 

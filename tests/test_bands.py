@@ -2,6 +2,7 @@
 
 import contextlib
 import io
+import json
 import math
 import re
 import shutil
@@ -15,14 +16,18 @@ import pytest
 from sim.bands import (
     FALSE_ALARM,
     BandsError,
+    Drift,
     critical_z,
     detectable_drift,
     fail_threshold,
     false_alarm_rate,
     load_bands,
+    notice_text,
     power_at,
+    read_wins,
     run_check,
     update_bands,
+    wins_path,
 )
 from sim.cli import main
 from sim.content import DEFAULT_PACK
@@ -111,8 +116,10 @@ def test_default_pack_passes_the_shipped_gate_with_zero_drift(default_gate):
     model, _ = load_bands(BANDS)
     assert f"all {len(model.cell)} cells passed" in out and len(model.cell) == 10
     for c in model.cell:
-        assert re.search(rf"^{re.escape(c.name)} +\S+% +\S+% +\+0\.00 points +\S+ points +\S+ points +ok$", out,
-                         re.M), c.name
+        # z +0.0: bands.wins holds this baseline's games, and today's are the same
+        assert re.search(rf"^{re.escape(c.name)} +\S+% +\S+% +\+0\.00 points +\+0\.0 +\S+ points +\S+ points +ok$",
+                         out, re.M), c.name
+    assert "NOTICE" not in out
 
 
 def test_the_shipped_cells_are_the_readme_s():
@@ -124,8 +131,22 @@ def test_the_shipped_cells_are_the_readme_s():
     assert cells == sorted([("heuristic", "standard", n) for n in range(1, 7)] + [("bold", "standard", 4)]
                            + [("heuristic", "dirty-lobo", 3), ("tuned", "standard", 2), ("tuned", "standard", 4)])
     readme = " ".join((ROOT / "README.md").read_text().split())
+    assert set(read_wins(wins_path(BANDS))) == {c.name for c in model.cell}
+    assert f"(one line per cell, {round(wins_path(BANDS).stat().st_size / 1000)} KB in all;" in readme
     assert ("The shipped file gates `heuristic` at every player count (1-6), `bold` at 4 players, the `dirty-lobo` "
             "variant at 3 and `tuned` at 2 and 4.") in readme
+
+
+def test_a_real_drift_inside_the_threshold_is_a_notice_of_the_shipped_gate():
+    """The README's NOTICE: consequences in encounters moves 1p-heuristic by about half a point, a change the
+    threshold lets pass and McNemar's z on the paired games says is real."""
+    change = "henchmen.readings.consequences_in_encounters=true"
+    rc, out = _cli(["check", BANDS, "--set", change])
+    readme = (ROOT / "README.md").read_text()
+    assert f"`--set '{change}'`:" in " ".join(readme.split())
+    line = next(x for x in out.splitlines() if x.startswith("NOTICE 1p-heuristic: "))
+    assert f"\n{line}\n" in readme
+    assert rc == 1 and "FAIL 3p-heuristic: win_rate" in out  # elsewhere it drifts beyond the threshold
 
 
 def test_drift_pack_fails_the_shipped_gate(drift_gate):
@@ -196,6 +217,25 @@ def test_a_change_with_no_real_effect_fails_the_shipped_gate_at_most_the_stated_
     assert failed_by_tolerance.mean() > FALSE_ALARM + 3 * se  # what the threshold is for
 
 
+def test_a_change_with_no_real_effect_gets_a_notice_at_most_the_stated_rate():
+    """McNemar's z on simulated paired games with no true drift (each changed game as likely to go either way):
+    the share of gate runs in which any cell's |z| passes critical_z is at most FALSE_ALARM, with many changed
+    games (independent replays) or few."""
+    rates, n = _shipped_rates()
+    k = len(rates)
+    rng = np.random.default_rng(20261128)
+    reps = 400_000
+    se = math.sqrt(FALSE_ALARM * (1 - FALSE_ALARM) / reps)
+    for changed in ("independent", 60):
+        noticed = np.zeros(reps, bool)
+        for p in rates:
+            m = rng.binomial(n, 2 * p * (1 - p), reps) if changed == "independent" else np.full(reps, changed)
+            up = rng.binomial(m, 0.5)
+            z = (2 * up - m) / np.sqrt(np.maximum(m, 1))
+            noticed |= np.abs(z) > critical_z(k)
+        assert noticed.mean() <= FALSE_ALARM + 3 * se, (changed, noticed.mean())
+
+
 def test_the_threshold_follows_the_number_of_cells():
     """Bonferroni over the file's cells: more cells, each tested at a stricter level, so that the
     family-wise false-alarm rate stays at FALSE_ALARM; the tolerance is the floor."""
@@ -256,6 +296,131 @@ def test_update_rebaselines_and_prints_the_diff(tmp_path, packs):
     assert _cli(["check", path])[0] == 1  # the default pack now drifted from the new baseline
     rc, again = _cli(["check", path, "--content", packs["lobo2"], "--update", "--margin", "0.03"])
     assert rc == 0 and again.strip() == "bands and baselines unchanged"
+
+
+# ---------------------------------------------------------------- drifts inside the threshold
+def _drift(up: int, down: int | None, n: int = 40_000, base_wins: int = 18_205, cells: int = 10) -> Drift:
+    """A constructed comparison: ``up`` games won now and lost then, ``down`` the reverse (None: unpaired)."""
+    base = base_wins / n
+    value = (base_wins + up - (down or 0)) / n
+    return Drift(base, value, 0.01, fail_threshold(base, n, 0.01, cells), detectable_drift(base, n, 0.01, cells),
+                 cells, None if down is None else (up, down), "bands.wins does not exist" if down is None else None)
+
+
+def test_the_notice_decision():
+    """A cell that passes gets a NOTICE when its paired drift is beyond the gate's family-wise critical value
+    (McNemar's z), or when it drifted and its baseline games are not recorded; never when it failed."""
+    z10 = critical_z(10)
+    real = _drift(1140, 910)  # +0.57 points, z = 230 / sqrt(2050) = 5.08: the audit's 1p consequences change
+    assert real.z == pytest.approx(230 / math.sqrt(2050)) and not real.failed and real.significant
+    assert real.notice == "significant"
+    noise = _drift(1020, 990)  # +0.08 points, z = 0.67
+    assert not noise.significant and noise.notice is None
+    assert _drift(100, 0).notice == "significant"  # 100 games more won, none fewer: z 10
+    assert _drift(100, None).notice == "untested"  # the same drift, its games not recorded
+    # either side of the critical value: the same +40-game drift spread over m and m + 2 changed games
+    m = max(k for k in range(40, 400, 2) if 40 / math.sqrt(k) > z10)
+    assert _drift((m + 40) // 2, (m - 40) // 2).notice == "significant"
+    assert _drift((m + 42) // 2, (m - 38) // 2).notice is None
+    assert _drift(0, 0).notice is None and _drift(0, 0).z == 0.0  # no game changed result
+    assert _drift(0, None, base_wins=18_205).notice is None  # drift 0 exactly: nothing to say
+    big = _drift(3000, 2400)  # +1.5 points: fails, the FAIL line says it
+    assert big.failed and big.significant and big.notice is None
+    # fewer cells, a looser critical value: the family-wise level is what it is about
+    assert critical_z(1) < z10 and _drift((m + 42) // 2, (m - 38) // 2, cells=1).notice == "significant"
+
+
+def _result(v: Drift, name: str = "1p-heuristic"):
+    from sim.bands import CellResult, CellSection
+
+    cell = CellSection(name=name, players=1, win_rate=(0.0, 1.0))
+    return CellResult(cell, 40_000, {}, {}, {}, None, v)
+
+
+def test_notice_lines_say_how_real_the_drift_is():
+    t = notice_text(_result(_drift(1140, 910)))
+    assert t == ("NOTICE 1p-heuristic: real drift +0.57 points (z +5.1 on the same 40000 games: 1140 won now and lost "
+                 "then, 910 the reverse; significant at the gate's 0.5% false-alarm level over 10 cells), inside its "
+                 "1.23-point threshold: it passes, but it is real")
+    t = notice_text(_result(_drift(230, None)))
+    assert t == ("NOTICE 1p-heuristic: drift +0.57 points, inside its 1.23-point threshold, is not tested for "
+                 "significance: bands.wins does not exist (record the baseline's games with `check --update`)")
+    assert notice_text(_result(_drift(1020, 990))) is None
+
+
+def test_a_real_content_change_inside_the_threshold_gets_a_notice(tmp_path):
+    """henchmen.readings.consequences_in_encounters = true moves the 3-player heuristic cell by about 2 points
+    on its 4,000 games (z about 4): inside this small file's threshold (about 3.1 points: the noise of 4,000
+    games), so it passes, and the NOTICE says the drift is real, in text and --json."""
+    path = bands_file(tmp_path)
+    assert wins_path(path).exists() and set(read_wins(wins_path(path))) == {"3p-heuristic"}
+    change = ["--set", "henchmen.readings.consequences_in_encounters=true"]
+    rc, out = _cli(["check", path, *change])
+    assert rc == 0, out
+    m = re.search(r"^NOTICE 3p-heuristic: real drift \+(\d\.\d\d) points \(z \+(\d\.\d) on the same 4000 games: "
+                  r"(\d+) won now and lost then, (\d+) the reverse; significant at the gate's 0\.5% false-alarm level "
+                  r"over 1 cell\), inside its (\d\.\d\d)-point threshold: it passes, but it is real$", out, re.M)
+    assert m, out
+    assert 1.0 < float(m[1]) < float(m[5]) and float(m[2]) > critical_z(1)
+    assert float(m[1]) == pytest.approx((int(m[3]) - int(m[4])) / 40, abs=0.006)
+    assert re.search(r"^3p-heuristic +\S+% +\S+% +\+\d\.\d\d points +\+\d\.\d +\S+ points +\S+ points +ok, NOTICE$",
+                     out, re.M), out
+    assert "all 1 cells passed: no drift beyond its threshold, every metric inside its band (1 NOTICE above)" in out
+    rc, js = _cli(["check", path, *change, "--json"])
+    doc = json.loads(js)
+    (rec,) = [r for r in doc["cells"] if r["check"] == "baseline"]
+    assert rc == 0 and doc["passed"] and doc["notices"] == [m[0]] and rec["notice"] == m[0]
+    assert rec["significant"] is True and rec["verdict"] == "ok" and rec["z"] == pytest.approx(float(m[2]), abs=0.05)
+    assert (rec["won_now_lost_then"], rec["lost_now_won_then"]) == (int(m[3]), int(m[4]))
+    # unchanged: z 0, no notice
+    rc, out = _cli(["check", path])
+    assert rc == 0 and "NOTICE" not in out and re.search(r"^3p-heuristic .* \+0\.00 points +\+0\.0 ", out, re.M)
+    # without the recorded games the drift is still named, as not tested
+    wins_path(path).unlink()
+    rc, out = _cli(["check", path, *change])
+    assert rc == 0 and re.search(r"^NOTICE 3p-heuristic: drift \+\d\.\d\d points, inside its \d\.\d\d-point "
+                                 r"threshold, is not tested for significance: bands\.wins does not exist", out, re.M)
+    assert re.search(r"^3p-heuristic +\S+% +\S+% +\+\d\.\d\d points +- ", out, re.M), out
+
+
+def test_baseline_games_of_other_games_are_not_paired(tmp_path):
+    assert wins_path("x/bands.toml") == Path("x/bands.wins")
+    assert wins_path("x/odd.wins") == Path("x/odd.wins.wins")  # never the bands file itself
+    path = bands_file(tmp_path)
+    w = wins_path(path)
+    good = w.read_text()
+    wins = load_bands(path)[0].cell[0].baseline.wins
+    path.write_text(path.read_text().replace(f"wins = {wins} }}", f"wins = {wins - 1} }}"))  # edited by hand
+    rc, out = _cli(["check", path])  # drift +1 game: not tested, and says why
+    assert rc == 0 and re.search(r"^NOTICE 3p-heuristic: drift \+0\.0\d points, .* not tested for significance: the "
+                                 rf"recorded games \(seed 7, 4000 games, {wins} won\) are not the baseline's "
+                                 rf"\(seed 7, 4000 games, {wins - 1} won\)", out, re.M), out
+    w.write_text(good.replace('"3p-heuristic"', '"other"'))
+    rc, out = _cli(["check", path, "--set", "henchmen.readings.consequences_in_encounters=true"])
+    assert rc == 0 and "is not tested for significance: bands.wins holds no record of this cell" in out, out
+
+
+def test_a_damaged_wins_file_is_refused_before_any_game(tmp_path, monkeypatch):
+    path = bands_file(tmp_path)
+    w = wins_path(path)
+    good = w.read_text()
+    line = good.splitlines()[-1]
+    name, seed, games, wins, bits = line.split("\t")
+
+    def no_games(**kw):
+        raise AssertionError("played games before validating the wins file")
+
+    monkeypatch.setattr("sim.run.simulate_tally", no_games)
+    for bad, why in (
+        (good.replace(line, line[:-8]), r"win bits hold \d+ bytes, 4000 games need 500"),
+        (good.replace(line, "\t".join([name, seed, games, str(int(wins) + 1), bits])), r"win bits set, but the record"),
+        (good + line + "\n", r"a second record of '3p-heuristic'"),
+        (good.replace(line, line.replace("\t", " ")), r"not a record"),
+        (good.replace(line, line[:-4] + "!!!!"), r"not a record"),
+    ):
+        w.write_text(bad)
+        with pytest.raises(SystemExit, match=rf"bands error: bands.wins: line \d+: .*{why}"):
+            _cli(["check", path])
 
 
 def test_update_records_a_missing_baseline(tmp_path):
