@@ -364,3 +364,14 @@ def test_the_dask_readiness_limit_is_the_runner_s():
     assert with_scheduler == [name for name, opts in options.items() if "--ready-timeout" in opts]
     named = ", ".join(f"`{n}`" for n in with_scheduler[:-1]) + f" and `{with_scheduler[-1]}`"
     assert f"`--ready-timeout SECONDS` changes that limit (on {named}, with `--scheduler`;" in _readme()
+
+
+def test_sensitivity_quote_matches_the_committed_results():
+    """The 2-player -1 card step the README quotes, and how many intervals it was picked from."""
+    text = _readme()
+    t = pl.read_csv(ROOT / "results" / "sensitivity" / "sensitivity.csv").filter(pl.col("refused").is_null())
+    r = t.filter((pl.col("knob") == "setup.player_count[players=2].villain_counts.minus_one")
+                 & (pl.col("step") == 1)).row(0, named=True)
+    assert (f"one more -1 card makes the game *harder* ({100 * r['diff']:.2f} points "
+            f"[{100 * r['diff_low']:.2f}, {100 * r['diff_high']:.2f}])") in text
+    assert f"That interval is one of the {len(t)} the run prints" in text
