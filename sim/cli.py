@@ -421,7 +421,7 @@ def cmd_check(args) -> int:
         for line in notices + failure_lines(results):
             print(line)
         if not failed:
-            print(f"all {len(results)} cells passed: no drift beyond its threshold, every metric inside its band"
+            print(f"all {len(results)} cells passed: no drift beyond the tolerance, every metric inside its band"
                   + (f" ({len(notices)} NOTICE{'S' if len(notices) > 1 else ''} above)" if notices else ""))
     return 1 if failed else 0
 
