@@ -209,7 +209,7 @@ def paired_differences(table: pl.DataFrame, path: Path, baseline: str) -> Path:
     ax.set_title(f"Paired differences ({len(rows)} rows)" if len(rows) > 1 else "Paired difference (95% intervals)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")  # long cell names: the x label is wider than the axes
     plt.close(fig)
     return path
 
