@@ -828,6 +828,16 @@ def test_a_registration_with_numba_by_the_users_code_is_refused(user_code, kind)
     found by a type, a function or a name, never through the globals the key follows: an edited
     implementation would keep the key, and the old cached pairing would play. It is refused, named."""
     module, source = _low_level(kind)
+    if kind == "@infer_global":  # typing of the user's own function: it counts where the code calls it
+        m = user_code({f"{module}.py": source,
+                       "ks_low_tok.py": _decision(f"from {module} import limit", "limit() > 0")}, "ks_low_tok")
+        KernelStrategy("heuristic", token=m.tok)  # never called: it cannot reach the pairing
+        m = user_code({"ks_low_tok2.py": _decision(f"from {module} import ks_stub", "ks_stub() is None")},
+                      "ks_low_tok2")
+        with pytest.raises(ValueError, match=rf"{module}\.ks_stub is an @overload stub, a @register_jitable "
+                                             "function or a function typed by @infer_global"):
+            KernelStrategy("heuristic", token=m.tok)
+        return
     m = user_code({f"{module}.py": source, "ks_low_tok.py": _decision(f"from {module} import limit", "limit() > 0")},
                   "ks_low_tok")
     name = LOW_LEVEL[kind][1]
@@ -1093,3 +1103,50 @@ def test_a_strategy_on_an_object_base_is_named_by_the_object_s_name():
     s = KernelStrategy(HeuristicStrategy(name="steady", pool_target=3), token=shy_token)
     assert s.name == "steady+token"
     assert KernelStrategy("bold", token=shy_token).name == "bold+token"
+
+
+FALSE_REFUSALS = r'''
+import sys
+from numba import njit
+from numba.extending import register_jitable
+from sim.kernel.custom import KernelStrategy, pairing_key
+
+@njit
+def tok(view, choices, n):
+    if max(view.resolve(view.seat), 0) >= 2:  # reads the builtin max
+        return view.base_token(choices, n)
+    return view.base_token(choices, n)
+
+before = pairing_key({"token": tok})
+import pandas.core._numba.extensions  # noqa: E402,F401  pandas' @overload_method(SeriesType, "max"), ...
+KernelStrategy("heuristic", token=tok)
+with_pandas = pairing_key({"token": tok})
+
+@register_jitable  # a notebook cell's helper (this script is __main__, as a notebook is), never called by tok
+def clamp(x, lo, hi):
+    return min(max(x, lo), hi)
+
+KernelStrategy("heuristic", token=tok, name="again")
+import pandas
+print(before != with_pandas, pandas.__version__)
+'''
+
+
+def test_an_installed_package_s_or_an_unused_helper_s_registration_is_not_refused(tmp_path):
+    """pandas' numba extension registers an @overload_method named max (on its Series type): a decision that
+    calls the builtin max was refused, blaming pandas; and a @register_jitable helper the decision never
+    calls, in the same __main__ module, refused every KernelStrategy of a notebook. An installed package's
+    registration that a name the code reads finds is not refused but enters the key, with its version."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "false_refusals.py"
+    script.write_text(FALSE_REFUSALS)
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, str(script)], cwd=root, capture_output=True, text=True, timeout=600,
+                         env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    import pandas
+
+    assert out.stdout.split() == ["True", pandas.__version__]

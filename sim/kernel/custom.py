@@ -108,6 +108,21 @@ def _library(module: str | None) -> bool:
     return bool(module) and module.partition(".")[0] in _LIBRARIES
 
 
+def _installed(module: str | None) -> bool:
+    """Whether ``module`` comes from a package installed into Python's site-packages (pandas, a numba
+    extension...), not from your own code: such code changes only with its package's version."""
+    top = sys.modules.get(module.partition(".")[0]) if isinstance(module, str) else None
+    path = getattr(top, "__file__", None)
+    if not path:
+        return False
+    import site
+    import sysconfig
+
+    roots = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")} | set(site.getsitepackages())
+    path = os.path.realpath(path)
+    return any(path.startswith(os.path.realpath(r) + os.sep) for r in roots)
+
+
 def _library_version(module: str) -> str:
     """The version of ``module``'s package (Python's for the standard library)."""
     top = sys.modules.get(module.partition(".")[0])
@@ -146,7 +161,8 @@ def _fingerprint(obj, h, seen: set, attrs: set | None = None) -> None:
         raise _unreadable(obj, _NUMBA_KINDS.get(type(obj).__name__, f"a numba {type(obj).__name__}"))
     elif isinstance(obj, types.FunctionType):
         if not _outside(obj.__module__) and _numba_typed(obj):
-            raise _unreadable(obj, "an @overload stub or a @register_jitable function")
+            raise _unreadable(obj, "an @overload stub, a @register_jitable function or a function typed by "
+                                   "@infer_global")
         _fingerprint_function(obj, h, seen)
     elif isinstance(obj, types.ModuleType):
         h.update(b"M" + obj.__name__.encode())
@@ -262,7 +278,7 @@ def _walked(module, seen: set) -> None:
         seen.add(("module", module))
 
 
-def _refuse_registered(seen: set) -> None:
+def _refuse_registered(seen: set) -> list[str]:
     """Refuse what your code registered with numba, which finds it in its registries (by a function, a
     type, an attribute's name), never through the globals the key follows: whatever a module of yours
     that the key's walk (``seen``) met registered (typing templates of ``@infer``, ``@infer_getattr``,
@@ -271,13 +287,23 @@ def _refuse_registered(seen: set) -> None:
     ``@box`` or ``@unbox``, an ``@overload``...), and, wherever it was registered, what numba finds by
     a name your code reads: an ``@overload`` of a library's function (``np.busday_count(...)``), an
     ``@overload_method``, ``@overload_attribute`` or ``@overload_classmethod`` (``choices.limit()``,
-    ``view.limit``), an attribute's typing or lowering (an ``@overload`` of your own stub is refused
-    where the walk meets the stub)."""
+    ``view.limit``), an attribute's typing or lowering (an ``@overload`` of your own stub, or a
+    ``@register_jitable`` function, is refused where the walk meets it, so one your code never calls
+    is not refused here). A registration made wholly by a package installed into site-packages (pandas'
+    ``@overload_method`` of its Series' ``max``, a numba extension library) is not yours: where a
+    name your code reads finds it, its package is returned, for the key to hold that package's version."""
     modules = {x[1] for x in seen if isinstance(x, tuple) and x[0] == "module"}
     names = {x[1] for x in seen if isinstance(x, tuple) and x[0] == "name"}
-    for obj, kind, where, found_by in _registered():
-        if where & modules or found_by & names:
+    packages = set()
+    for obj, kind, where, found_by, own_key in _registered():
+        mine = {m for m in where if not _installed(m)}
+        if not mine:
+            if found_by & names:
+                packages |= {m.partition(".")[0] for m in where}
+            continue
+        if found_by & names or (mine & modules and not own_key):
             raise _unreadable(obj, kind)
+    return sorted(packages)
 
 
 # numba's registries of typing and lowering are lists that only grow: the list, and how much of it was
@@ -346,6 +372,7 @@ def _remember(decorator: str, entry, out: list) -> None:
         if any(getattr(p, "__qualname__", "").startswith(maker + ".") for p in parts):
             decorator = f"@{maker}" if maker == "type_callable" else maker
     obj, kind = yours[0], f"registered with numba by {decorator}"
+    own_key = _yours(key)  # made for a function of yours, which the walk meets where your code calls it
     for template in templates:
         if FunctionTemplate in template.__mro__:
             names |= _name_of(getattr(template, "key", None))
@@ -362,9 +389,11 @@ def _remember(decorator: str, entry, out: list) -> None:
             key = template.key
             where = getattr(key, "__module__", None)
             obj, kind = f, f"an @overload of {where + '.' if where else ''}{getattr(key, '__name__', key)}"
+            own_key = own_key or _yours(key)
         else:  # numba's own wrapper of your function
             obj, kind = template.key, "a @register_jitable function"
-    out.append((obj, kind, frozenset(p.__module__ for p in yours), frozenset(names)))
+            own_key = own_key or _yours(template.key)
+    out.append((obj, kind, frozenset(p.__module__ for p in yours), frozenset(names), own_key))
 
 
 def _name_of(key) -> set:
@@ -474,7 +503,9 @@ def pairing_key(decisions: dict) -> str:
     for name in sorted(decisions):
         h.update(b"D" + name.encode())
         _fingerprint(decisions[name], h, seen)
-    _refuse_registered(seen)
+    for package in _refuse_registered(seen):  # installed packages' numba registrations your code reaches
+        top = sys.modules.get(package)
+        h.update(f"P{package}={getattr(top, '__version__', None)!r}".encode())
     return h.hexdigest()
 
 
