@@ -255,6 +255,25 @@ def test_reroll_answers_a_rolled_die_or_minus_one(ctx):
 
 
 @njit
+def reroll_unsigned(view, successes, henchman, no_advance, dice, faces, n):
+    return np.uint64(dice[0]) - np.uint64(dice[1])  # 0 - 1: 2**64 - 1, which as an int64 is -1 ("no reroll")
+
+
+def test_an_unsigned_answer_is_checked_before_it_becomes_an_int64(ctx):
+    """np.uint64(2**64 - 1) wrapped to -1 in the compiled check and played as "no reroll", where the readable
+    engine and check_twin's replay refuse it."""
+    from sim.kernel.custom import _adapter
+
+    f = _adapter("reroll", reroll_unsigned)
+    dice, faces = np.zeros(8, np.int64), np.zeros(8, np.int64)
+    dice[:2] = 2, 0
+    assert f(ctx, 0, 1, -1, False, dice, faces, 3) == 2
+    dice[:2] = 0, 1
+    with pytest.raises(ValueError, match=r"decision reroll answered 18446744073709551615 \(legal: -1 to 2\)"):
+        f(ctx, 0, 1, -1, False, dice, faces, 3)
+
+
+@njit
 def auto_pass_number(view, skill, henchman, no_advance):
     return skill
 

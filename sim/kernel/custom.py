@@ -669,6 +669,17 @@ def _ranged_typer(kinds):
     ``kinds``, refused whatever its value for any other type."""
     def typer(code, answer, lo, hi):
         """The check for the answer's numba type."""
+        if isinstance(answer, nbtypes.Integer) and not answer.signed and answer.bitwidth >= 64:
+            def impl_unsigned(code, answer, lo, hi):
+                """The answer, checked in range before it becomes an int64 (2**64 - 1 would wrap to -1)."""
+                if answer > np.uint64(9223372036854775807):
+                    _refuse_range(code, answer, lo, hi)
+                a = np.int64(answer)
+                if a < lo or a > hi:
+                    _refuse_range(code, a, lo, hi)
+                return a
+
+            return impl_unsigned
         if isinstance(answer, kinds):
             def impl(code, answer, lo, hi):
                 """The answer, checked in range."""
