@@ -479,7 +479,12 @@ def read_wins(path: str | Path) -> dict[str, WinsRecord]:
     """The records of a wins file, by cell name; a malformed file raises BandsError naming the line."""
     p = Path(path)
     out: dict[str, WinsRecord] = {}
-    for i, line in enumerate(p.read_text().splitlines(), 1):
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise BandsError(p.name, f"byte {e.start}", "not UTF-8 text: record the baselines' games again with "
+                                                    "`check --update`") from None
+    for i, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
         where = f"line {i}"
@@ -615,8 +620,8 @@ def notice_text(r: CellResult) -> str | None:
     if kind == "significant":
         a, b = v.changed
         return (f"NOTICE {r.cell.name}: real drift {fmt_diff('win_rate', v.drift)} (z {v.z:+.1f} on the same "
-                f"{r.games} games: {a} won now and lost then, {b} the reverse; significant at the gate's "
-                f"{FALSE_ALARM:.1%} false-alarm level over {_cells(v.cells)}), {inside}: it passes, but it is real")
+                f"{r.games} games: {a} won now and lost then, {b} the reverse; significant at the notices' "
+                f"family-wise {FALSE_ALARM:.1%} level over {_cells(v.cells)}), {inside}: it passes, but it is real")
     return (f"NOTICE {r.cell.name}: drift {fmt_diff('win_rate', v.drift)}, {inside}, is not tested for "
             f"significance: {v.unpaired} (record the baseline's games with `check --update`)")
 

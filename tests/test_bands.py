@@ -336,7 +336,7 @@ def _result(v: Drift, name: str = "1p-heuristic"):
 def test_notice_lines_say_how_real_the_drift_is():
     t = notice_text(_result(_drift(1140, 910)))
     assert t == ("NOTICE 1p-heuristic: real drift +0.57 points (z +5.1 on the same 40000 games: 1140 won now and lost "
-                 "then, 910 the reverse; significant at the gate's 0.5% false-alarm level over 10 cells), inside the "
+                 "then, 910 the reverse; significant at the notices' family-wise 0.5% level over 10 cells), inside the "
                  "1.00-point tolerance: it passes, but it is real")
     t = notice_text(_result(_drift(230, None)))
     assert t == ("NOTICE 1p-heuristic: drift +0.57 points, inside the 1.00-point tolerance, is not tested for "
@@ -359,7 +359,7 @@ def test_a_real_content_change_inside_the_tolerance_gets_a_notice(tmp_path):
     rc, out = _cli(["check", path, *change])
     assert rc == 0, out
     m = re.search(r"^NOTICE 3p-heuristic: real drift \+(\d\.\d\d) points \(z \+(\d\.\d) on the same 4000 games: "
-                  r"(\d+) won now and lost then, (\d+) the reverse; significant at the gate's 0\.5% false-alarm level "
+                  r"(\d+) won now and lost then, (\d+) the reverse; significant at the notices' family-wise 0\.5% level "
                   r"over 1 cell\), inside the (\d\.\d\d)-point tolerance: it passes, but it is real$", out, re.M)
     assert m, out
     assert 1.0 < float(m[1]) < float(m[5]) and float(m[2]) > critical_z(1)
@@ -422,6 +422,23 @@ def test_a_damaged_wins_file_is_refused_before_any_game(tmp_path, monkeypatch):
         w.write_text(bad)
         with pytest.raises(SystemExit, match=rf"bands error: bands.wins: line \d+: .*{why}"):
             _cli(["check", path])
+    w.write_text(good, encoding="utf-16")  # saved in another encoding: a traceback (UnicodeDecodeError) before
+    with pytest.raises(SystemExit, match=r"bands error: bands.wins: byte 0: not UTF-8 text"):
+        _cli(["check", path])
+
+
+def test_the_committed_wins_file_is_what_update_writes():
+    """bands.wins as `check --update` writes it (its header included): an update that changes no game then
+    rewrites nothing."""
+    from sim.bands import WINS_HEADER, read_wins
+
+    w = wins_path(BANDS)
+    text = w.read_text(encoding="utf-8")
+    assert text.startswith(WINS_HEADER)
+    body = text[len(WINS_HEADER):].splitlines()
+    model, _ = load_bands(BANDS)
+    assert [json.loads(line.split("\t")[0]) for line in body] == [c.name for c in model.cell]
+    assert set(read_wins(w)) == {c.name for c in model.cell}
 
 
 def test_update_records_a_missing_baseline(tmp_path):
