@@ -780,5 +780,5 @@ def update_bands(path: str | Path, results: list[CellResult], margin: float) -> 
         tmp.unlink()
     if wins_changed:
         wtmp.replace(w)
-        diff += f"recorded the baselines' games of {len(results)} cells in {w.name} (commit it with {p.name})\n"
+        diff += f"recorded the baselines' games of {_cells(len(results))} in {w.name} (commit it with {p.name})\n"
     return diff

@@ -421,7 +421,8 @@ def cmd_check(args) -> int:
         for line in notices + failure_lines(results):
             print(line)
         if not failed:
-            print(f"all {len(results)} cells passed: no drift beyond the tolerance, every metric inside its band"
+            who = "the 1 cell" if len(results) == 1 else f"all {len(results)} cells"
+            print(f"{who} passed: no drift beyond the tolerance, every metric inside its band"
                   + (f" ({len(notices)} NOTICE{'S' if len(notices) > 1 else ''} above)" if notices else ""))
     return 1 if failed else 0
 

@@ -366,7 +366,7 @@ def test_a_real_content_change_inside_the_tolerance_gets_a_notice(tmp_path):
     assert float(m[1]) == pytest.approx((int(m[3]) - int(m[4])) / 40, abs=0.006)
     assert re.search(r"^3p-heuristic +\S+% +\S+% +\+\d\.\d\d points +\+\d\.\d +\S+ points +ok, NOTICE$",
                      out, re.M), out
-    assert "all 1 cells passed: no drift beyond the tolerance, every metric inside its band (1 NOTICE above)" in out
+    assert "the 1 cell passed: no drift beyond the tolerance, every metric inside its band (1 NOTICE above)" in out
     rc, js = _cli(["check", path, *change, "--json"])
     doc = json.loads(js)
     (rec,) = [r for r in doc["cells"] if r["check"] == "baseline"]
