@@ -44,6 +44,7 @@ played, with the readable engine's :class:`~sim.rules.errors.StrategyError` (a
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 import importlib
 import inspect
@@ -108,19 +109,22 @@ def _library(module: str | None) -> bool:
     return bool(module) and module.partition(".")[0] in _LIBRARIES
 
 
+@functools.cache
+def _site_roots() -> tuple[str, ...]:
+    """Python's site-packages folders, resolved (each ending in a separator)."""
+    import site
+    import sysconfig
+
+    roots = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")} | set(site.getsitepackages())
+    return tuple(os.path.realpath(r) + os.sep for r in roots)
+
+
 def _installed(module: str | None) -> bool:
     """Whether ``module`` comes from a package installed into Python's site-packages (pandas, a numba
     extension...), not from your own code: such code changes only with its package's version."""
     top = sys.modules.get(module.partition(".")[0]) if isinstance(module, str) else None
     path = getattr(top, "__file__", None)
-    if not path:
-        return False
-    import site
-    import sysconfig
-
-    roots = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")} | set(site.getsitepackages())
-    path = os.path.realpath(path)
-    return any(path.startswith(os.path.realpath(r) + os.sep) for r in roots)
+    return bool(path) and os.path.realpath(path).startswith(_site_roots())
 
 
 def _library_version(module: str) -> str:
