@@ -328,8 +328,8 @@ def judge(est: Estimate, band: tuple[float, float]) -> tuple[str, float]:
 
 def check_cell(cell: CellSection, check: CheckSection, content_path, source: str, extra: dict | None = None,
                skills: str | None = None, *, cells: int, record: WinsRecord | str | None = None) -> CellResult:
-    """Play one cell; ``cells`` is how many cells the file gates, which sets the significance test; ``record`` is the baseline's games (:func:`read_wins`), or why they are not
-    recorded."""
+    """Play one cell; ``cells`` is how many cells the file gates, which sets the significance test;
+    ``record`` is the baseline's games (:func:`read_wins`), or why they are not recorded."""
     from sim.content import ContentError
     from sim.content.overrides import load_with_overrides
     from sim.run import simulate_tally
@@ -606,8 +606,8 @@ def report_table(results: list[CellResult]) -> str:
     return "\n".join(lines)
 
 
-def _cells(n: int, all_: str = "") -> str:
-    return "its 1 cell" if n == 1 and all_ else "1 cell" if n == 1 else f"{all_}{n} cells"
+def _cells(n: int) -> str:
+    return "1 cell" if n == 1 else f"{n} cells"
 
 
 def notice_text(r: CellResult) -> str | None:
