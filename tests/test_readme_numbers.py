@@ -361,3 +361,34 @@ def test_sensitivity_quote_matches_the_committed_results():
     assert (f"one more -1 card makes the game *harder* ({100 * r['diff']:.2f} points "
             f"[{100 * r['diff_low']:.2f}, {100 * r['diff_high']:.2f}])") in text
     assert f"That interval is one of the {len(t)} the run prints" in text
+
+
+def test_sensitivity_quote_holds_on_the_fresh_games_the_readme_names():
+    """The two checks on fresh games the README gives for the selected 2-player -1 card step."""
+    from sim.sensitivity import sensitivity
+
+    text = _readme()
+    knob = "setup.player_count[players=2].villain_counts.minus_one"
+    for seed, words in ((2, "of seed 2 gave {} points"), (3, "of seed 3 {}")):
+        t = sensitivity([2], [knob], games=20_000, seed=seed)
+        r = t.filter(pl.col("step") == 1).row(0, named=True)
+        shown = words.format(f"{100 * r['diff']:.2f}") + f" [{100 * r['diff_low']:.2f}, {100 * r['diff_high']:.2f}]"
+        assert r["diff_high"] < 0 and shown in text, shown
+
+
+def test_tune_strategy_trial_counts_the_readme_compares():
+    """'with 100 trials the 1-player search stopped at 69% where 300 found 84%': the 300-trial figure is the
+    committed file's, the 100-trial one a search of the same seed and games."""
+    import tomllib
+
+    from sim import tune_strategy as TS
+
+    text = _readme()
+    tuned = tomllib.loads((ROOT / "strategies" / "tuned.toml").read_text())
+    meta, one = tuned["meta"], tuned["players"]["1"]
+    assert (one["trials"], one["found_at"]) == (300, 1)
+    _params, rate, trials = TS.search_players(1, budget=100 * meta["trial_games"], trial_games=meta["trial_games"],
+                                              seed=meta["seed"])
+    assert trials == 100
+    assert (f"with 100 trials the 1-player search stopped at {100 * rate:.0f}% where 300 found "
+            f"{100 * one['search_win_rate']:.0f}%") in text
