@@ -26,7 +26,8 @@ class Strategy:
 
     # set-up
     def setup_level2_henchmen(self, view: PlayerView, k: int) -> list[int]:
-        """``k`` different henchmen to start at level 2: a list, a tuple or a 1-d numpy integer array."""
+        """``k`` different henchmen to start at level 2: a list, a tuple or a 1-d numpy integer array of
+        integers (Python's or numpy's; True and False are refused)."""
         raise NotImplementedError
 
     def setup_extras(self, view: PlayerView, n: int, max_un: int) -> int:

@@ -305,6 +305,14 @@ def test_wrongly_typed_level_two_choice_is_a_strategy_error(answer):
         new_game(1, strategies=[s])
 
 
+@pytest.mark.parametrize("answer", [[True, 0], [0, np.True_], (False, 1), [1.0, 0], [0, np.float64(1)]])
+def test_a_level_two_henchman_must_be_an_integer(answer):
+    """True and False are no henchmen (``[True, 0]`` was read as henchmen 1 and 0), nor is a float."""
+    s = Scripted().push("setup_level2_henchmen", answer)
+    with pytest.raises(StrategyError, match=r"^strategy 'scripted' chose henchmen .* for level 2 \(need 2\)$"):
+        new_game(1, strategies=[s])
+
+
 @pytest.mark.parametrize("answer, shown", [
     (np.array([[0, 1]]), r"\[\[0, 1\]\] for level 2 as a 2-d int64 array"),
     (np.array([0.0, 1.0]), r"\[0.0, 1.0\] for level 2 as a 1-d float64 array"),

@@ -14,7 +14,7 @@ from sim.content import constants as K
 from sim.rng import FATE, SETUP, VILLAIN, Streams
 from sim.rules.decks import draw_card, draw_token
 from sim.rules.encounters import advanced_available, draw_top_secret, gain_un
-from sim.rules.errors import RuleError, StrategyError, is_index, is_index_array
+from sim.rules.errors import RuleError, StrategyError, is_index, is_index_array, is_integer
 from sim.rules.missions import deal_missions
 from sim.rules.state import SUPPLY, Deck, GameState, Player, Settings
 from sim.rules.villain import name
@@ -189,7 +189,7 @@ def setup_game(c: Content, s: Settings, strategies: list, seed: int, game: int, 
         if (
             not isinstance(chosen, (list, tuple))
             or len(set(chosen)) != k
-            or not all(is_index(h) and 0 <= h < len(g.henchman_level) for h in chosen)
+            or not all(is_integer(h) and 0 <= h < len(g.henchman_level) for h in chosen)  # True is no henchman
         ):
             raise StrategyError(f"strategy {strat.name!r} chose henchmen {chosen!r} for level 2 (need {k})")
         chosen = [int(h) for h in chosen]
