@@ -335,6 +335,98 @@ def test_setup_level2_henchmen_writes_k_different_henchmen(ctx):
             _adapter("setup_level2_henchmen", user)(ctx, 1, 2, out)
 
 
+# out is an int64 array: numba stores a float written into it as its integer part and True as 1,
+# so each of these would play a henchman it never wrote (the readable engine refuses 0.5 and True)
+@njit
+def level2_halves(view, players, k, out):
+    for i in range(k):
+        out[i] = (2 * i + 1) / 2  # 0.5, 1.5: henchmen 0 and 1 once stored
+
+
+@njit
+def level2_flags(view, players, k, out):
+    out[0] = players > 0  # True: henchman 1 once stored
+    out[1] = 0
+
+
+@njit
+def fill_with(a, x):
+    a[:] = x
+
+
+@njit
+def level2_helper_fills(view, players, k, out):
+    view.base_setup_level2_henchmen(players, k, out)
+    fill_with(out[1:], 2.7)  # a slice of out, written by a helper
+
+
+@njit
+def level2_flat(view, players, k, out):
+    view.base_setup_level2_henchmen(players, k, out)
+    out.flat[0] = np.float32(3.0)
+
+
+@njit
+def level2_fill(view, players, k, out):
+    out.reshape((k,)).fill(True)
+
+
+@njit
+def level2_integers(view, players, k, out):
+    view.base_setup_level2_henchmen(players, k, out)
+    out[0] = np.uint8(out[0])  # numpy integers of any width, literals, integer arithmetic: integers
+    out[1] = np.int32(out[1]) + 0
+    out[k - 1] += np.int64(0)
+    out[0], out[1] = out[1] // 1, out[0] * 1  # the base's two henchmen, swapped
+
+
+# user function -> what it writes
+NON_INTEGER_WRITES = {level2_halves: "float64", level2_flags: "bool", level2_helper_fills: "float64",
+                      level2_flat: "float32", level2_fill: "bool"}
+
+
+def test_a_float_or_a_bool_written_into_out_is_refused_before_any_game(ctx):
+    """``out[i] = 2.7`` played henchman 2, ``out[i] = True`` henchman 1. The pairing refuses the decision
+    when numba types it, before the decision is ever asked, naming the function and the line."""
+    from sim.kernel.custom import _adapter
+
+    out = np.zeros(2, np.int64)
+    for user, what in NON_INTEGER_WRITES.items():
+        writer = "fill_with" if user is level2_helper_fills else user.py_func.__name__
+        with pytest.raises(ValueError, match=rf"^KernelStrategy decision setup_level2_henchmen wrote an? {what} into out "
+                                             rf"\({writer} at test_kernel_custom\.py:\d+\), not an integer \(the "
+                                             r"kernel would silently store it as int64\)$"):
+            _adapter("setup_level2_henchmen", user)(ctx, 1, 2, out)
+    _adapter("setup_level2_henchmen", level2_base)(ctx, 1, 2, out)
+    base = out.copy()
+    _adapter("setup_level2_henchmen", level2_integers)(ctx, 1, 2, out)
+    assert out.tolist() == base[::-1].tolist()
+
+
+@njit
+def token_rewrites_choices(view, choices, n):
+    choices[0] = choices[n - 1] + 0.5  # the kernel plays choices[i] after the answer
+    return 0
+
+
+@njit
+def move_rewrites_moves(view, moves, n):
+    moves[0, 0] = moves[0, 0] > 0
+    return 0
+
+
+def test_a_float_or_a_bool_written_into_the_options_is_refused(ctx):
+    """The options (``choices``, ``moves``, ...) are the kernel's int64 arrays too, read again after the
+    answer: a non-integer written into one is refused as in ``out``."""
+    from sim.kernel.custom import _adapter
+
+    with pytest.raises(ValueError, match=r"^KernelStrategy decision token wrote a float64 into choices "
+                                         r"\(token_rewrites_choices at test_kernel_custom\.py:\d+\)"):
+        _adapter("token", token_rewrites_choices)(ctx, 0, np.zeros(4, np.int64), 3)
+    with pytest.raises(ValueError, match=r"^KernelStrategy decision move wrote a bool into moves \(move_"):
+        _adapter("move", move_rewrites_moves)(ctx, 0, np.zeros((4, 3), np.int64), 3)
+
+
 @njit
 def gamble_as_told(view, ranks, suits, free):
     return ranks[0], suits[0] == 1  # (mask, spend): what the test put in the hand
@@ -498,6 +590,26 @@ def test_the_plain_python_adapters_refuse_the_same_answers():
                                                                      np.array([2, 0, 0, 0, 0]), 1)
     assert plain.value(_adapter("reroll", reroll_first))(plain_ctx, 0, 1, -1, False, np.array([-1, 0]),
                                                          np.zeros(2, np.int64), 2) == -1
+
+
+class Flags(HeuristicStrategy):
+    """The readable twin of ``level2_flags``."""
+
+    def setup_level2_henchmen(self, view, k):
+        return [view.n_players > 0, 0]
+
+
+@pytest.mark.slow
+def test_both_engines_refuse_a_bool_among_the_level_two_henchmen():
+    """The readable engine read ``[True, 0]`` as henchmen 1 and 0 and the kernel stored ``out[0] = True``
+    as 1: both refuse it now, the kernel whatever the player count (the pairing is refused, never cached)."""
+    with pytest.raises(StrategyError, match=r"^strategy 'flags' chose henchmen \[True, 0\] for level 2 \(need 2\)$"):
+        sim.simulate(players=1, games=5, seed=1, strategy=Flags(name="flags"), engine="reference")
+    ks = KernelStrategy("heuristic", setup_level2_henchmen=level2_flags, name="flags")
+    for players in (1, 4):  # 4 players: no henchman starts at level 2, the decision is never asked
+        with pytest.raises(StrategyError, match=r"^strategy 'flags': KernelStrategy decision setup_level2_henchmen "
+                                                r"wrote a bool into out \(level2_flags at "):
+            sim.simulate(players=players, games=5, seed=1, strategy=ks)
 
 
 # --- what the pairing key covers: each case is two versions of the user's modules, imported afresh -----

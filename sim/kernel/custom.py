@@ -38,7 +38,13 @@ alike, ``True`` or ``False`` where it asks for exactly that (``use_auto_pass``,
 ``status_top_secret``, a gamble's ``spend``), ``k`` different henchmen written to
 ``out[:k]`` by ``setup_level2_henchmen``. An illegal answer stops the run, never
 played, with the readable engine's :class:`~sim.rules.errors.StrategyError` (a
-``ValueError``) naming the strategy, the decision and the answer.
+``ValueError``) naming the strategy, the decision and the answer. ``out`` and the
+options a decision is handed (``choices``, ``moves``, ``dice``...) are int64 arrays,
+into which numba would silently store a float as its integer part and ``True`` or
+``False`` as 1 or 0: a decision that writes a float, a complex number or a bool into
+one of them (itself, or in an ``@njit`` helper it hands the array to) is refused when
+the pairing is compiled, before any game, by the same error naming the function and
+the line (``wrote a float64 into out``).
 """
 
 from __future__ import annotations
@@ -772,6 +778,161 @@ def _check_henchmen(code, out, k, n_h):
                 _refuse_henchmen(code, i, h, k, n_h)
 
 
+# --- what a decision writes into the arrays it is handed ------------------------------------------
+# ``setup_level2_henchmen`` answers in ``out``, and the other decisions' options (``choices``,
+# ``moves``, ``dice``...) are the kernel's own int64 arrays, which it reads again after the answer.
+# numba stores a float written into one as its integer part, and True or False as 1 or 0, silently:
+# ``out[0] = 2.7`` would play henchman 2, where the readable engine refuses 2.7 (and True). So a
+# decision that writes a float, a complex number or a bool into one of them (directly, through a
+# slice, a reshape, ``.flat`` or ``.fill``, or in an @njit helper it hands the array to) is refused
+# when numba types it for the pairing, before any game; a pairing so refused is never cached.
+def _write_refusal(name: str, param: str, what: str, dtype, where: str) -> ValueError:
+    """The refusal of decision ``name`` writing a value described by ``what`` into its ``param``."""
+    article = "an" if what[:1] in "aeiou" else "a"
+    return ValueError(f"{REFUSED}{name} wrote {article} {what} into {param} ({where}), not an integer "
+                      f"(the kernel would silently store it as {dtype})")
+
+
+def _non_integer_type(t) -> str | None:
+    """What a value of numba type ``t`` is, where it is a float, a complex or a bool (or an array or a
+    tuple of them); None for an integer, or a type this check leaves to numba."""
+    if isinstance(t, nbtypes.Optional):
+        return _non_integer_type(t.type)
+    if isinstance(t, (nbtypes.Boolean, nbtypes.Float, nbtypes.Complex)):
+        return str(nbtypes.unliteral(t))
+    if isinstance(t, nbtypes.Array):
+        inner = _non_integer_type(t.dtype)
+        return None if inner is None else f"array of {inner}"
+    if isinstance(t, nbtypes.BaseTuple):
+        return next((w for w in map(_non_integer_type, t.types) if w is not None), None)
+    return None
+
+
+def _integer_dtype(t):
+    """The dtype of the integer array behind numba type ``t`` (an array, its ``.flat``), else None."""
+    if isinstance(t, nbtypes.NumpyFlatType):
+        t = t.array_type
+    if isinstance(t, nbtypes.Array) and isinstance(t.dtype, nbtypes.Integer):
+        return t.dtype
+    return None
+
+
+def _typed_code(d, argtypes: tuple):
+    """numba's typed code of dispatcher ``d`` called with ``argtypes`` (typed now if it was not), or None
+    (where numba cannot type the call, its own error, raised where the adapter calls it, says why)."""
+    from numba.core.errors import TypingError
+
+    try:
+        sig = d.typingctx.resolve_function_type(nbtypes.Dispatcher(d), argtypes, {})
+    except TypingError:
+        return None
+    cres = d.overloads.get(tuple(sig.args)) if sig is not None else None
+    if cres is None:
+        return None
+    if cres.type_annotation is None:  # loaded from numba's cache of it: type a copy that is not cached
+        copy = type(d)(py_func=d.py_func, locals=dict(d.locals), targetoptions=dict(d.targetoptions),
+                       pipeline_class=d._compiler.pipeline_class)
+        copy.compile(tuple(sig.args))
+        cres = copy.overloads[tuple(sig.args)]
+    return cres.type_annotation
+
+
+def _method_name(fnty) -> str:
+    """The name of the method a bound function type calls (``fill`` of ``out.fill``)."""
+    key = fnty.typing_key
+    return key[-1] if isinstance(key, tuple) else str(key).rpartition(".")[2]
+
+
+def _non_integer_write(d, argtypes: tuple, params: dict, seen: set):
+    """The first write of a float, complex or bool into one of ``params`` (argument index -> the
+    decision's name for it) by dispatcher ``d`` called with ``argtypes``, or by an @njit function it
+    hands one to: (param, what was written, the array's dtype, where), or None."""
+    import operator
+
+    from numba.core import ir
+
+    if (id(d), argtypes, tuple(sorted(params.items()))) in seen:
+        return None
+    seen.add((id(d), argtypes, tuple(sorted(params.items()))))
+    typed = _typed_code(d, argtypes)
+    if typed is None:
+        return None
+    typemap, calltypes = typed.typemap, typed.calltypes
+    body = [inst for block in typed.blocks.values() for inst in block.body]
+    held: dict[str, str] = {}  # variable -> the argument whose array it holds (a view, a tuple of it...)
+    for inst in body:
+        if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Arg) and inst.value.index in params:
+            held[inst.target.name] = params[inst.value.index]
+    changed = True
+    while changed:  # whatever is made from such a variable and is no number may hold the array too
+        changed = False
+        for inst in body:
+            if not isinstance(inst, ir.Assign) or inst.target.name in held:
+                continue
+            t = typemap.get(inst.target.name)
+            if t is None or isinstance(t, (nbtypes.Number, nbtypes.Boolean, nbtypes.NoneType)):
+                continue
+            value = inst.value
+            for v in [value] if isinstance(value, ir.Var) else value.list_vars() if isinstance(value, ir.Expr) else ():
+                if v.name in held:
+                    held[inst.target.name] = held[v.name]
+                    changed = True
+                    break
+
+    def bad(param, target, value, loc):
+        """The write of ``value`` into ``target`` (types) if it is refused."""
+        dtype, what = _integer_dtype(target), _non_integer_type(value)
+        if dtype is None or what is None:
+            return None
+        return param, what, dtype, f"{d.py_func.__qualname__} at {loc.short()}"
+
+    for inst in body:
+        found = None
+        if isinstance(inst, (ir.SetItem, ir.StaticSetItem)) and inst.target.name in held:
+            found = bad(held[inst.target.name], typemap[inst.target.name], typemap[inst.value.name], inst.loc)
+        elif isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr):
+            e = inst.value
+            if e.op == "inplace_binop" and e.lhs.name in held:
+                found = bad(held[e.lhs.name], typemap[e.lhs.name], typemap[e.rhs.name], inst.loc)
+            elif e.op == "call":
+                fnty, args = typemap[e.func.name], list(e.args)
+                if (isinstance(fnty, nbtypes.BoundFunction) and e.func.name in held and _method_name(fnty) == "fill"
+                        and len(args) == 1):
+                    found = bad(held[e.func.name], fnty.this, typemap[args[0].name], inst.loc)
+                elif (isinstance(fnty, nbtypes.Function) and fnty.typing_key is operator.setitem
+                      and len(args) == 3 and args[0].name in held):
+                    found = bad(held[args[0].name], typemap[args[0].name], typemap[args[2].name], inst.loc)
+                elif isinstance(fnty, nbtypes.Dispatcher) and calltypes.get(e) is not None:
+                    sig = calltypes[e]
+                    names = list(inspect.signature(fnty.dispatcher.py_func).parameters)
+                    given = {i: v for i, v in enumerate(args)}
+                    given.update({names.index(k): v for k, v in e.kws if k in names})
+                    handed = {i: held[v.name] for i, v in given.items() if v.name in held and i < len(sig.args)}
+                    if handed:
+                        found = _non_integer_write(fnty.dispatcher, tuple(sig.args), handed, seen)
+        if found:
+            return found
+    return None
+
+
+def _check_writes(code, user, args):
+    """Plain Python: nothing to check here."""
+
+
+@overload(_check_writes, prefer_literal=True)
+def _check_writes_nb(code, user, args):
+    """Refuse, as the pairing types it, a decision ``user`` called with ``args`` (the view and its
+    options) that writes a float, complex or bool into one of its array options."""
+    if isinstance(code, nbtypes.IntegerLiteral) and isinstance(user, nbtypes.Dispatcher):
+        name = DECISIONS[code.literal_value]
+        arrays = {i: SIGNATURES[name][i - 1] for i, t in enumerate(args.types)
+                  if i and isinstance(t, nbtypes.Array) and isinstance(t.dtype, nbtypes.Integer)}
+        found = _non_integer_write(user.dispatcher, tuple(args.types), arrays, set()) if arrays else None
+        if found:
+            raise _write_refusal(name, *found)
+    return lambda code, user, args: None
+
+
 # decision -> the check of the answer ``a`` (as the readable engine checks it), as adapter source.
 # The other decisions are yes-or-no questions whose answer the readable engine reads as true or
 # false, whatever it is (``if strategy.rest(view): ...``): the kernel reads it so too.
@@ -798,6 +959,7 @@ def _adapter(name: str, user):
                f"        out[i] = -1\n"
                f"    v = _view(ctx, 0)\n"
                f"    _user(v, {', '.join(args)})\n"
+               f"    _check_writes({code}, _user, (v, {', '.join(args)}))\n"
                f"    _check_henchmen({code}, out, k, v.n_henchmen)\n")
     else:
         a = "".join(f", {x}" for x in args)
@@ -805,9 +967,11 @@ def _adapter(name: str, user):
         src = (f"def {name}(ctx, seat{a}):\n"
                f"    v = _view(ctx, seat)\n"
                f"    a = _user(v{a})\n"
+               f"    _check_writes({code}, _user, (v{a},))\n"
                f"    return {check}\n")
     env = {"_user": user, "_view": make_view, "_index_answer": _index_answer, "_int_answer": _int_answer,
-           "_flag_answer": _flag_answer, "_gamble_answer": _gamble_answer, "_check_henchmen": _check_henchmen}
+           "_flag_answer": _flag_answer, "_gamble_answer": _gamble_answer, "_check_henchmen": _check_henchmen,
+           "_check_writes": _check_writes}
     exec(src, env)  # noqa: S102 - a fixed template: numba needs the arguments spelled out
     return njit(**{**KERNEL_OPTIONS, "cache": False})(env[name])
 
