@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim.kernel.custom import DECISIONS, KERNEL_MODULES, KernelStrategy, _adapter
+from sim.kernel.custom import DECISIONS, KERNEL_MODULES, KernelStrategy, _adapter, _guard_writes
 
 _IGNORED_COLUMNS = ("strategy",)  # the two twins may carry different names
 
@@ -186,7 +186,8 @@ def kernel_decisions(kernel_strategy: KernelStrategy, players: int, seed: int, g
 
     The kernel's functions (and your decisions) run as plain Python here, from the
     same source as the compiled kernel, so that each answer can be logged. An illegal
-    answer stops it as it stops the kernel: a ``StrategyError`` naming the strategy.
+    answer stops it as it stops the kernel: a ``StrategyError`` naming the strategy (a
+    float or a bool written into ``out`` or into the options too, as the array is written).
     """
     from sim.content.constants import MAX_PLAYERS
     from sim.kernel import layout
@@ -216,7 +217,7 @@ def kernel_decisions(kernel_strategy: KernelStrategy, players: int, seed: int, g
     decide = types.SimpleNamespace(**{k: plain.value(v) for k, v in vars(builtin).items()})
     for name in DECISIONS:
         user = kernel_strategy.decisions.get(name)
-        fn = plain.value(_adapter(name, user)) if user is not None else getattr(decide, name)
+        fn = plain.decision(name, user) if user is not None else getattr(decide, name)
         setattr(decide, name, logger(name, fn))
     decide.direct_move = decide.list_the_moves  # list the moves and ask ``move``, as the readable engine does
     plain.replace_module(builtin, decide)
@@ -250,6 +251,13 @@ class _Plain:
         attributes = {name: view._python_attribute(self.value(fn), args)
                       for name, (fn, args) in {**view.VIEW_API, **view.BASE_API}.items()}
         self._special[id(view.make_view)] = type("PlainView", (view.KernelView,), attributes)
+
+    def decision(self, name: str, user):
+        """Your decision ``name``'s adapter, calling ``user`` with its integer array options guarded: a
+        float, complex or bool written into one is refused, as the compiled pairing refuses it."""
+        adapter = self.value(_adapter(name, user))
+        adapter.__globals__["_user"] = _guard_writes(name, adapter.__globals__["_user"])
+        return adapter
 
     def replace_module(self, module, namespace) -> None:
         self._modules[id(module)] = namespace

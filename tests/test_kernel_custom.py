@@ -380,9 +380,10 @@ def level2_integers(view, players, k, out):
     out[0], out[1] = out[1] // 1, out[0] * 1  # the base's two henchmen, swapped
 
 
-# user function -> what it writes
-NON_INTEGER_WRITES = {level2_halves: "float64", level2_flags: "bool", level2_helper_fills: "float64",
-                      level2_flat: "float32", level2_fill: "bool"}
+# user function -> (what it writes in compiled code, as plain Python)
+NON_INTEGER_WRITES = {level2_halves: ("float64", "float"), level2_flags: ("bool", "bool"),
+                      level2_helper_fills: ("float64", "float"), level2_flat: ("float32", "float32"),
+                      level2_fill: ("bool", "bool")}
 
 
 def test_a_float_or_a_bool_written_into_out_is_refused_before_any_game(ctx):
@@ -391,7 +392,7 @@ def test_a_float_or_a_bool_written_into_out_is_refused_before_any_game(ctx):
     from sim.kernel.custom import _adapter
 
     out = np.zeros(2, np.int64)
-    for user, what in NON_INTEGER_WRITES.items():
+    for user, (what, _) in NON_INTEGER_WRITES.items():
         writer = "fill_with" if user is level2_helper_fills else user.py_func.__name__
         with pytest.raises(ValueError, match=rf"^KernelStrategy decision setup_level2_henchmen wrote an? {what} into out "
                                              rf"\({writer} at test_kernel_custom\.py:\d+\), not an integer \(the "
@@ -568,18 +569,24 @@ def test_numpy_integer_answers_play_the_same_games_on_both_engines():
         assert got.equals(sim.simulate(players=players, games=60, seed=2, strategy="heuristic"))
 
 
-def test_the_plain_python_adapters_refuse_the_same_answers():
-    """``sim.twin`` replays a kernel strategy as plain Python: its adapters check the answers too."""
+def _plain_position():
+    """The position of :func:`_position` as the plain replay's context (``sim.twin``)."""
     from sim.content.constants import MAX_PLAYERS
-    from sim.kernel.custom import _adapter
     from sim.kernel.layout import Context
-    from sim.twin import _Plain
     from tests.kernel_support import content_and_pack, kernel_copy, reference_game
 
     g, _, cfg, sid, prm = reference_game(4, "heuristic", 3, 0)
     st, rs = kernel_copy(g)
-    plain_ctx = Context(content_and_pack()[1], cfg, st, rs, np.full(MAX_PLAYERS, sid, np.int64),
-                        np.ascontiguousarray(np.broadcast_to(prm, (MAX_PLAYERS, prm.shape[0]))))
+    return Context(content_and_pack()[1], cfg, st, rs, np.full(MAX_PLAYERS, sid, np.int64),
+                   np.ascontiguousarray(np.broadcast_to(prm, (MAX_PLAYERS, prm.shape[0]))))
+
+
+def test_the_plain_python_adapters_refuse_the_same_answers():
+    """``sim.twin`` replays a kernel strategy as plain Python: its adapters check the answers too."""
+    from sim.kernel.custom import _adapter
+    from sim.twin import _Plain
+
+    plain_ctx = _plain_position()
     plain = _Plain()
     with pytest.raises(ValueError, match=r"decision token answered a value of type float, not an integer"):
         plain.value(_adapter("token", one_and_a_half))(plain_ctx, 0, np.zeros(4, np.int64), 3)
@@ -590,6 +597,25 @@ def test_the_plain_python_adapters_refuse_the_same_answers():
                                                                      np.array([2, 0, 0, 0, 0]), 1)
     assert plain.value(_adapter("reroll", reroll_first))(plain_ctx, 0, 1, -1, False, np.array([-1, 0]),
                                                          np.zeros(2, np.int64), 2) == -1
+
+
+def test_the_plain_replay_refuses_the_same_writes():
+    """``sim.twin`` replays your decisions as plain Python, where numpy too would store 2.7 as 2: the
+    arrays it hands them refuse the same writes."""
+    from sim.twin import _Plain
+
+    plain_ctx = _plain_position()
+    for user, (_, what) in NON_INTEGER_WRITES.items():
+        with pytest.raises(ValueError, match=rf"^KernelStrategy decision setup_level2_henchmen wrote an? {what} into out "
+                                             r"\(\w+ at test_kernel_custom\.py:\d+\), not an integer"):
+            _Plain().decision("setup_level2_henchmen", user)(plain_ctx, 1, 2, np.zeros(2, np.int64))
+    with pytest.raises(ValueError, match=r"^KernelStrategy decision token wrote a float64 into choices "):
+        _Plain().decision("token", token_rewrites_choices)(plain_ctx, 0, np.zeros(4, np.int64), 3)
+    out = np.zeros(2, np.int64)
+    _Plain().decision("setup_level2_henchmen", level2_base)(plain_ctx, 1, 2, out)
+    base = out.copy()
+    _Plain().decision("setup_level2_henchmen", level2_integers)(plain_ctx, 1, 2, out)
+    assert out.tolist() == base[::-1].tolist()
 
 
 class Flags(HeuristicStrategy):

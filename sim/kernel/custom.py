@@ -785,7 +785,8 @@ def _check_henchmen(code, out, k, n_h):
 # ``out[0] = 2.7`` would play henchman 2, where the readable engine refuses 2.7 (and True). So a
 # decision that writes a float, a complex number or a bool into one of them (directly, through a
 # slice, a reshape, ``.flat`` or ``.fill``, or in an @njit helper it hands the array to) is refused
-# when numba types it for the pairing, before any game; a pairing so refused is never cached.
+# when numba types it for the pairing, before any game; a pairing so refused is never cached. Run
+# as plain Python (``sim.twin``), the arrays handed to the decision refuse such a write themselves.
 def _write_refusal(name: str, param: str, what: str, dtype, where: str) -> ValueError:
     """The refusal of decision ``name`` writing a value described by ``what`` into its ``param``."""
     article = "an" if what[:1] in "aeiou" else "a"
@@ -916,7 +917,8 @@ def _non_integer_write(d, argtypes: tuple, params: dict, seen: set):
 
 
 def _check_writes(code, user, args):
-    """Plain Python: nothing to check here."""
+    """Plain Python: nothing to check here (the plain replay hands the decision guarded arrays:
+    :class:`_WriteGuard`)."""
 
 
 @overload(_check_writes, prefer_literal=True)
@@ -931,6 +933,98 @@ def _check_writes_nb(code, user, args):
         if found:
             raise _write_refusal(name, *found)
     return lambda code, user, args: None
+
+
+def _plain_non_integer(value) -> str | None:
+    """What ``value`` is, where it is a float, a complex or a bool (or holds one); None otherwise."""
+    if isinstance(value, (bool, np.bool_, float, np.floating, complex, np.complexfloating)):
+        return type(value).__name__
+    if isinstance(value, np.ndarray):
+        return f"array of {value.dtype}" if value.dtype.kind in "bfc" else None
+    if isinstance(value, (list, tuple)):
+        return next((w for w in map(_plain_non_integer, value) if w is not None), None)
+    return None
+
+
+class _WriteGuard(np.ndarray):
+    """An integer array handed to a decision run as plain Python (``sim.twin``): writing a float, a
+    complex number or True or False into it (or into a view of it) is refused, as compiled."""
+
+    _decision: str | None = None
+    _param: str | None = None
+
+    def __array_finalize__(self, obj):
+        """A view of a guarded array is guarded too."""
+        self._decision = getattr(obj, "_decision", None)
+        self._param = getattr(obj, "_param", None)
+
+    def _check(self, value):
+        """Refuse ``value`` if it is no integer."""
+        what = _plain_non_integer(value)
+        if what is not None and self._decision is not None and np.issubdtype(self.dtype, np.integer):
+            import traceback
+
+            caller = traceback.extract_stack(limit=3)[0]
+            where = f"{caller.name} at {os.path.basename(caller.filename)}:{caller.lineno}"
+            raise _write_refusal(self._decision, self._param, what, self.dtype, where)
+
+    def __setitem__(self, index, value):
+        """Write ``value`` if it is an integer (or integers)."""
+        self._check(value)
+        super().__setitem__(index, value)
+
+    def fill(self, value):
+        """Fill with ``value`` if it is an integer."""
+        self._check(value)
+        super().fill(value)
+
+    @property
+    def flat(self):
+        """numpy's flat iterator, its writes checked."""
+        return _GuardedFlat(self)
+
+
+class _GuardedFlat:
+    """``guarded.flat``: numpy's flat iterator of a :class:`_WriteGuard`, whose writes are checked."""
+
+    def __init__(self, array: _WriteGuard):
+        """The iterator over ``array``."""
+        self._array, self._flat = array, np.ndarray.flat.__get__(array)
+
+    def __getitem__(self, index):
+        """numpy's read."""
+        return self._flat[index]
+
+    def __setitem__(self, index, value):
+        """numpy's write, if ``value`` is an integer (or integers)."""
+        self._array._check(value)
+        self._flat[index] = value
+
+    def __iter__(self):
+        """numpy's iteration."""
+        return iter(self._flat)
+
+    def __len__(self):
+        """numpy's length."""
+        return len(self._flat)
+
+
+def _guard_writes(name: str, f):
+    """Decision ``f(view, ...)`` (plain Python) called with its integer array options guarded
+    (:class:`_WriteGuard`), as the plain replay calls your decision ``name``."""
+    params = SIGNATURES[name]
+
+    def guarded(view, *args):
+        """``f`` called with the guarded arrays."""
+        handed = []
+        for param, a in zip(params, args):
+            if isinstance(a, np.ndarray) and np.issubdtype(a.dtype, np.integer):
+                a = a.view(_WriteGuard)
+                a._decision, a._param = name, param
+            handed.append(a)
+        return f(view, *handed)
+
+    return guarded
 
 
 # decision -> the check of the answer ``a`` (as the readable engine checks it), as adapter source.
