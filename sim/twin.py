@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim.kernel.custom import DECISIONS, KERNEL_MODULES, KernelStrategy, _adapter, _guard_writes
+from sim.kernel.custom import (
+    DECISIONS,
+    KERNEL_MODULES,
+    KernelStrategy,
+    _adapter,
+    _guard_writes,
+    _read_only,
+)
 
 _IGNORED_COLUMNS = ("strategy",)  # the two twins may carry different names
 
@@ -232,6 +239,11 @@ def kernel_decisions(kernel_strategy: KernelStrategy, players: int, seed: int, g
     return log
 
 
+def _same(value):
+    """Plain twin of the adapter's ``_read_only``: the value itself (``decision`` guards the arrays)."""
+    return value
+
+
 class _Plain:
     """Plain-Python clones of compiled functions, calling each other as plain Python."""
 
@@ -247,7 +259,8 @@ class _Plain:
                                             id(missions.as_view): np.lib.stride_tricks.as_strided,
                                             id(rng.fill_ahead_nb): rng.fill_ahead,
                                             id(decks.popcount): decks.popcount_plain,
-                                            id(decks.nth_bit): decks.nth_bit_plain}
+                                            id(decks.nth_bit): decks.nth_bit_plain,
+                                            id(_read_only): _same}
         attributes = {name: view._python_attribute(self.value(fn), args)
                       for name, (fn, args) in {**view.VIEW_API, **view.BASE_API}.items()}
         self._special[id(view.make_view)] = type("PlainView", (view.KernelView,), attributes)

@@ -416,16 +416,79 @@ def move_rewrites_moves(view, moves, n):
     return 0
 
 
-def test_a_float_or_a_bool_written_into_the_options_is_refused(ctx):
-    """The options (``choices``, ``moves``, ...) are the kernel's int64 arrays too, read again after the
-    answer: a non-integer written into one is refused as in ``out``."""
+@njit
+def _swap(a, i, j):
+    a[i], a[j] = a[j], a[i]
+
+
+@njit
+def token_swaps_choices(view, choices, n):
+    _swap(choices, 0, n - 1)  # an integer write, in a helper: the game would play the swapped options
+    return 0
+
+
+@njit
+def reroll_rewrites_dice(view, successes, henchman, no_advance, dice, faces, n):
+    faces[:n] = 5  # "rolled" every die to its best face
+    return -1
+
+
+def test_any_write_into_the_options_is_refused(ctx):
+    """The options (``choices``, ``moves``, ``faces``...) are the kernel's own int64 arrays, read again
+    after the answer (the readable engine hands a copy): a decision that writes into one, an integer
+    as much as a float, is refused as the pairing is typed, naming the function and the line."""
     from sim.kernel.custom import _adapter
 
-    with pytest.raises(ValueError, match=r"^KernelStrategy decision token wrote a float64 into choices "
-                                         r"\(token_rewrites_choices at test_kernel_custom\.py:\d+\)"):
+    tail = r"\), which it may only read \(the kernel plays on from its options after the answer\)$"
+    with pytest.raises(ValueError, match=r"^KernelStrategy decision token wrote into choices "
+                                         r"\(token_rewrites_choices at test_kernel_custom\.py:\d+" + tail):
         _adapter("token", token_rewrites_choices)(ctx, 0, np.zeros(4, np.int64), 3)
-    with pytest.raises(ValueError, match=r"^KernelStrategy decision move wrote a bool into moves \(move_"):
+    with pytest.raises(ValueError, match=r"^KernelStrategy decision move wrote into moves \(move_rewrites_moves"):
         _adapter("move", move_rewrites_moves)(ctx, 0, np.zeros((4, 3), np.int64), 3)
+    with pytest.raises(ValueError, match=r"^KernelStrategy decision token wrote into choices \(_swap at " + "test_kernel_custom"):
+        _adapter("token", token_swaps_choices)(ctx, 0, np.arange(4, dtype=np.int64), 3)
+    with pytest.raises(ValueError, match=r"^KernelStrategy decision reroll wrote into faces \(reroll_rewrites_dice at"):
+        _adapter("reroll", reroll_rewrites_dice)(ctx, 0, 2, -1, False, np.zeros(4, np.int64), np.zeros(4, np.int64), 2)
+
+
+@pytest.mark.slow
+def test_every_built_in_decision_reads_its_options_read_only():
+    """Each decision handed options delegates them to its built-in (``view.base_<name>``), which now sees
+    read-only arrays: every one still compiles and the games are the base strategy's, 1-6 players."""
+    from sim.kernel.custom import SIGNATURES
+
+    arrays = ("skills", "moves", "choices", "opts", "dice", "ranks")
+    names = [n for n, args in SIGNATURES.items() if set(args) & set(arrays)]
+    assert len(names) == 10
+    src = "".join(f"@njit\ndef {n}(view, {', '.join(SIGNATURES[n])}):\n"
+                  f"    return view.base_{n}({', '.join(SIGNATURES[n])})\n" for n in names)
+    env = {"njit": njit}
+    exec(src, env)  # noqa: S102
+    ks = KernelStrategy("heuristic", name="delegate", **{n: env[n] for n in names})
+    for players in range(1, 7):
+        got = sim.simulate(players=players, games=300, seed=3, strategy=ks).drop("strategy")
+        assert got.equals(sim.simulate(players=players, games=300, seed=3, strategy="heuristic").drop("strategy"))
+
+
+def test_the_options_are_read_only_arrays_however_the_decision_reaches_them(ctx):
+    """Behind the typed check, the adapter hands the options over as numba's read-only arrays: a write
+    that the check cannot follow (here: through a tuple's star-args) still does not compile."""
+    from numba.core.errors import TypingError
+
+    from sim.kernel.custom import _adapter
+
+    @njit
+    def put(a, i):
+        a[i] = 0
+
+    @njit
+    def token_star(view, choices, n):
+        args = (choices, 0)
+        put(*args)
+        return 0
+
+    with pytest.raises((TypingError, ValueError), match=r"readonly array|may only read"):
+        _adapter("token", token_star)(ctx, 0, np.arange(4, dtype=np.int64), 3)
 
 
 @njit
@@ -599,6 +662,11 @@ def test_the_plain_python_adapters_refuse_the_same_answers():
                                                          np.zeros(2, np.int64), 2) == -1
 
 
+def token_copies_into_choices(view, choices, n):
+    np.copyto(choices, 0)
+    return 0
+
+
 def test_the_plain_replay_refuses_the_same_writes():
     """``sim.twin`` replays your decisions as plain Python, where numpy too would store 2.7 as 2: the
     arrays it hands them refuse the same writes."""
@@ -609,8 +677,14 @@ def test_the_plain_replay_refuses_the_same_writes():
         with pytest.raises(ValueError, match=rf"^KernelStrategy decision setup_level2_henchmen wrote an? {what} into out "
                                              r"\(\w+ at test_kernel_custom\.py:\d+\), not an integer"):
             _Plain().decision("setup_level2_henchmen", user)(plain_ctx, 1, 2, np.zeros(2, np.int64))
-    with pytest.raises(ValueError, match=r"^KernelStrategy decision token wrote a float64 into choices "):
-        _Plain().decision("token", token_rewrites_choices)(plain_ctx, 0, np.zeros(4, np.int64), 3)
+    for user in (token_rewrites_choices, token_swaps_choices):  # any write into an option, as compiled
+        choices = np.arange(4, dtype=np.int64)
+        with pytest.raises(ValueError, match=r"^KernelStrategy decision token wrote into choices \(\w+ at "
+                                             r"test_kernel_custom\.py:\d+\), which it may only read"):
+            _Plain().decision("token", user)(plain_ctx, 0, choices, 3)
+        assert choices.tolist() == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="read-only"):  # numpy's own writers too
+        _Plain().decision("token", token_copies_into_choices)(plain_ctx, 0, np.arange(4, dtype=np.int64), 3)
     out = np.zeros(2, np.int64)
     _Plain().decision("setup_level2_henchmen", level2_base)(plain_ctx, 1, 2, out)
     base = out.copy()

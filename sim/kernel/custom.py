@@ -38,13 +38,15 @@ alike, ``True`` or ``False`` where it asks for exactly that (``use_auto_pass``,
 ``status_top_secret``, a gamble's ``spend``), ``k`` different henchmen written to
 ``out[:k]`` by ``setup_level2_henchmen``. An illegal answer stops the run, never
 played, with the readable engine's :class:`~sim.rules.errors.StrategyError` (a
-``ValueError``) naming the strategy, the decision and the answer. ``out`` and the
-options a decision is handed (``choices``, ``moves``, ``dice``...) are int64 arrays,
-into which numba would silently store a float as its integer part and ``True`` or
-``False`` as 1 or 0: a decision that writes a float, a complex number or a bool into
-one of them (itself, or in an ``@njit`` helper it hands the array to) is refused when
-the pairing is compiled, before any game, by the same error naming the function and
-the line (``wrote a float64 into out``).
+``ValueError``) naming the strategy, the decision and the answer. ``out`` is an int64
+array, into which numba would silently store a float as its integer part and ``True``
+or ``False`` as 1 or 0: a decision that writes a float, a complex number or a bool
+into it (itself, or in an ``@njit`` helper it hands the array to) is refused when the
+pairing is compiled, before any game, by the same error naming the function and the
+line (``wrote a float64 into out``). The options a decision is handed (``choices``,
+``moves``, ``dice``...) are the kernel's own arrays, which it plays on from after the
+answer: they are read only, and a decision that writes into one at all is refused
+so too (``wrote into choices (...), which it may only read``).
 """
 
 from __future__ import annotations
@@ -61,8 +63,9 @@ import types
 import numpy as np
 from numba import types as nbtypes
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLocator
+from numba.core.imputils import impl_ret_borrowed
 from numba.core.registry import CPUDispatcher
-from numba.extending import overload
+from numba.extending import intrinsic, overload
 
 from sim._cache import HASHED_MODULES
 from sim.content.constants import RESOLVE_EXCHANGE
@@ -779,19 +782,48 @@ def _check_henchmen(code, out, k, n_h):
 
 
 # --- what a decision writes into the arrays it is handed ------------------------------------------
-# ``setup_level2_henchmen`` answers in ``out``, and the other decisions' options (``choices``,
-# ``moves``, ``dice``...) are the kernel's own int64 arrays, which it reads again after the answer.
-# numba stores a float written into one as its integer part, and True or False as 1 or 0, silently:
-# ``out[0] = 2.7`` would play henchman 2, where the readable engine refuses 2.7 (and True). So a
-# decision that writes a float, a complex number or a bool into one of them (directly, through a
-# slice, a reshape, ``.flat`` or ``.fill``, or in an @njit helper it hands the array to) is refused
-# when numba types it for the pairing, before any game; a pairing so refused is never cached. Run
-# as plain Python (``sim.twin``), the arrays handed to the decision refuse such a write themselves.
-def _write_refusal(name: str, param: str, what: str, dtype, where: str) -> ValueError:
-    """The refusal of decision ``name`` writing a value described by ``what`` into its ``param``."""
+# ``setup_level2_henchmen`` answers in ``out``; numba stores a float written into it as its integer
+# part, and True or False as 1 or 0, silently: ``out[0] = 2.7`` would play henchman 2, where the
+# readable engine refuses 2.7 (and True). The other decisions' options (``choices``, ``moves``,
+# ``dice``...) are the kernel's own int64 arrays, which it reads again after the answer (where the
+# readable engine hands a copy): a write into one would change the game. So a decision that writes
+# into its options at all, or a float, a complex number or a bool into ``out`` (directly, through a
+# slice, a reshape, ``.flat`` or ``.fill``, or in an @njit helper it hands the array to), is refused
+# when numba types it for the pairing, before any game; a pairing so refused is never cached. The
+# options are also handed over as numba's read-only arrays (:func:`_read_only`), which no code can
+# write, however it reaches them. Run as plain Python (``sim.twin``), the arrays handed to the
+# decision refuse such writes themselves.
+ANSWER_ARRAY = "out"  # the one array a decision writes (its answer); every other array is read only
+
+
+def _write_refusal(name: str, param: str, what: str | None, dtype, where: str) -> ValueError:
+    """The refusal of decision ``name`` writing into its ``param``: a value described by ``what`` into
+    ``out``, or anything (``what`` None) into one of its options."""
+    if what is None:
+        return ValueError(f"{REFUSED}{name} wrote into {param} ({where}), which it may only read (the kernel "
+                          f"plays on from its options after the answer)")
     article = "an" if what[:1] in "aeiou" else "a"
     return ValueError(f"{REFUSED}{name} wrote {article} {what} into {param} ({where}), not an integer "
                       f"(the kernel would silently store it as {dtype})")
+
+
+@intrinsic
+def _read_only(typingctx, a):
+    """``a`` as a read-only array (numba then refuses to compile any write into it); other values as
+    they are. The same data, no copy. (Compiled only: the plain replay, ``sim.twin``, hands the value
+    itself to a decision, whose arrays it guards: :func:`_guard_writes`.)"""
+    if isinstance(a, nbtypes.Array) and a.mutable:
+        def codegen(context, builder, sig, args):
+            """The array itself."""
+            return impl_ret_borrowed(context, builder, sig.return_type, args[0])
+
+        return a.copy(readonly=True)(a), codegen
+
+    def same(context, builder, sig, args):
+        """The value itself."""
+        return impl_ret_borrowed(context, builder, sig.return_type, args[0])
+
+    return a(a), same
 
 
 def _non_integer_type(t) -> str | None:
@@ -844,10 +876,11 @@ def _method_name(fnty) -> str:
     return key[-1] if isinstance(key, tuple) else str(key).rpartition(".")[2]
 
 
-def _non_integer_write(d, argtypes: tuple, params: dict, seen: set):
-    """The first write of a float, complex or bool into one of ``params`` (argument index -> the
-    decision's name for it) by dispatcher ``d`` called with ``argtypes``, or by an @njit function it
-    hands one to: (param, what was written, the array's dtype, where), or None."""
+def _illegal_write(d, argtypes: tuple, params: dict, seen: set):
+    """The first write into one of ``params`` (argument index -> the decision's name for it) by
+    dispatcher ``d`` called with ``argtypes``, or by an @njit function it hands one to, that is refused:
+    any write into an option, a float, complex or bool into ``out``. (param, what was written (None
+    for an option), the array's dtype, where), or None."""
     import operator
 
     from numba.core import ir
@@ -882,10 +915,13 @@ def _non_integer_write(d, argtypes: tuple, params: dict, seen: set):
 
     def bad(param, target, value, loc):
         """The write of ``value`` into ``target`` (types) if it is refused."""
+        where = f"{d.py_func.__qualname__} at {loc.short()}"
+        if param != ANSWER_ARRAY:
+            return param, None, None, where
         dtype, what = _integer_dtype(target), _non_integer_type(value)
         if dtype is None or what is None:
             return None
-        return param, what, dtype, f"{d.py_func.__qualname__} at {loc.short()}"
+        return param, what, dtype, where
 
     for inst in body:
         found = None
@@ -910,7 +946,7 @@ def _non_integer_write(d, argtypes: tuple, params: dict, seen: set):
                     given.update({names.index(k): v for k, v in e.kws if k in names})
                     handed = {i: held[v.name] for i, v in given.items() if v.name in held and i < len(sig.args)}
                     if handed:
-                        found = _non_integer_write(fnty.dispatcher, tuple(sig.args), handed, seen)
+                        found = _illegal_write(fnty.dispatcher, tuple(sig.args), handed, seen)
         if found:
             return found
     return None
@@ -924,12 +960,11 @@ def _check_writes(code, user, args):
 @overload(_check_writes, prefer_literal=True)
 def _check_writes_nb(code, user, args):
     """Refuse, as the pairing types it, a decision ``user`` called with ``args`` (the view and its
-    options) that writes a float, complex or bool into one of its array options."""
+    options) that writes into one of its array options, or a float, complex or bool into ``out``."""
     if isinstance(code, nbtypes.IntegerLiteral) and isinstance(user, nbtypes.Dispatcher):
         name = DECISIONS[code.literal_value]
-        arrays = {i: SIGNATURES[name][i - 1] for i, t in enumerate(args.types)
-                  if i and isinstance(t, nbtypes.Array) and isinstance(t.dtype, nbtypes.Integer)}
-        found = _non_integer_write(user.dispatcher, tuple(args.types), arrays, set()) if arrays else None
+        arrays = {i: SIGNATURES[name][i - 1] for i, t in enumerate(args.types) if i and isinstance(t, nbtypes.Array)}
+        found = _illegal_write(user.dispatcher, tuple(args.types), arrays, set()) if arrays else None
         if found:
             raise _write_refusal(name, *found)
     return lambda code, user, args: None
@@ -947,8 +982,9 @@ def _plain_non_integer(value) -> str | None:
 
 
 class _WriteGuard(np.ndarray):
-    """An integer array handed to a decision run as plain Python (``sim.twin``): writing a float, a
-    complex number or True or False into it (or into a view of it) is refused, as compiled."""
+    """An array handed to a decision run as plain Python (``sim.twin``): any write into an option, and
+    a float, a complex number or True or False written into ``out`` (or into a view of either), is
+    refused, as compiled."""
 
     _decision: str | None = None
     _param: str | None = None
@@ -959,9 +995,11 @@ class _WriteGuard(np.ndarray):
         self._param = getattr(obj, "_param", None)
 
     def _check(self, value):
-        """Refuse ``value`` if it is no integer."""
-        what = _plain_non_integer(value)
-        if what is not None and self._decision is not None and np.issubdtype(self.dtype, np.integer):
+        """Refuse the write of ``value``: into an option at all, into ``out`` if it is no integer."""
+        if self._decision is None:
+            return
+        what = _plain_non_integer(value) if self._param == ANSWER_ARRAY else None
+        if self._param != ANSWER_ARRAY or (what is not None and np.issubdtype(self.dtype, np.integer)):
             import traceback
 
             caller = traceback.extract_stack(limit=3)[0]
@@ -1010,17 +1048,19 @@ class _GuardedFlat:
 
 
 def _guard_writes(name: str, f):
-    """Decision ``f(view, ...)`` (plain Python) called with its integer array options guarded
-    (:class:`_WriteGuard`), as the plain replay calls your decision ``name``."""
+    """Decision ``f(view, ...)`` (plain Python) called with its arrays guarded (:class:`_WriteGuard`;
+    the options read-only), as the plain replay calls your decision ``name``."""
     params = SIGNATURES[name]
 
     def guarded(view, *args):
         """``f`` called with the guarded arrays."""
         handed = []
         for param, a in zip(params, args):
-            if isinstance(a, np.ndarray) and np.issubdtype(a.dtype, np.integer):
+            if isinstance(a, np.ndarray):
                 a = a.view(_WriteGuard)
                 a._decision, a._param = name, param
+                if param != ANSWER_ARRAY:  # numpy's own writers (np.copyto...) refuse too
+                    a.flags.writeable = False
             handed.append(a)
         return f(view, *handed)
 
@@ -1052,20 +1092,21 @@ def _adapter(name: str, user):
                f"    for i in range(k):\n"
                f"        out[i] = -1\n"
                f"    v = _view(ctx, 0)\n"
-               f"    _user(v, {', '.join(args)})\n"
                f"    _check_writes({code}, _user, (v, {', '.join(args)}))\n"
+               f"    _user(v, {', '.join(args)})\n"
                f"    _check_henchmen({code}, out, k, v.n_henchmen)\n")
     else:
         a = "".join(f", {x}" for x in args)
         check = _CHECKS.get(name, "a").format(code=code)
+        handed = "".join(f", _read_only({x})" for x in args)  # the options: read only
         src = (f"def {name}(ctx, seat{a}):\n"
                f"    v = _view(ctx, seat)\n"
-               f"    a = _user(v{a})\n"
                f"    _check_writes({code}, _user, (v{a},))\n"
+               f"    a = _user(v{handed})\n"
                f"    return {check}\n")
     env = {"_user": user, "_view": make_view, "_index_answer": _index_answer, "_int_answer": _int_answer,
            "_flag_answer": _flag_answer, "_gamble_answer": _gamble_answer, "_check_henchmen": _check_henchmen,
-           "_check_writes": _check_writes}
+           "_check_writes": _check_writes, "_read_only": _read_only}
     exec(src, env)  # noqa: S102 - a fixed template: numba needs the arguments spelled out
     return njit(**{**KERNEL_OPTIONS, "cache": False})(env[name])
 
