@@ -316,15 +316,21 @@ def luck_shares(rec: dict, path: Path) -> Path:
     """One player count's luck report: each source group's share of outcome variance, and win rate by strategy."""
     shares = rec["shares"]
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [3, 2]})
+    # a group whose re-drawing changed no game has no share: no bar, a grey note says why
+    measured = [s for s in shares if s["share"] is not None]
     names = [s["group"] for s in shares] + ["no single source"]
-    vals = [100 * s["share"] for s in shares] + [100 * rec["rest"]]
-    lo = [100 * (s["share"] - s["low"]) for s in shares] + [0.0]
-    hi = [100 * (s["high"] - s["share"]) for s in shares] + [0.0]
-    y = np.arange(len(names))
-    ax.barh(y, vals, xerr=[np.maximum(lo, 0), np.maximum(hi, 0)], color=["tab:blue"] * len(shares) + ["tab:grey"],
+    y = np.array([i for i, s in enumerate(shares) if s["share"] is not None] + [len(shares)])
+    vals = [100 * s["share"] for s in measured] + [100 * rec["rest"]]
+    lo = [100 * (s["share"] - s["low"]) for s in measured] + [0.0]
+    hi = [100 * (s["high"] - s["share"]) for s in measured] + [0.0]
+    ax.barh(y, vals, xerr=[np.maximum(lo, 0), np.maximum(hi, 0)], color=["tab:blue"] * len(measured) + ["tab:grey"],
             capsize=2)
-    ax.set_yticks(y)
+    ax.set_yticks(np.arange(len(names)))
     ax.set_yticklabels(names, fontsize=8)
+    for i, (label, s) in enumerate(zip(ax.get_yticklabels(), shares)):
+        if s["share"] is None:
+            label.set_color("grey")
+            ax.text(0, i, f"  {s['not_measured']}", va="center", fontsize=7, color="grey")
     ax.invert_yaxis()
     ax.axvline(0, color="black", lw=0.8)
     ax.set_xlabel("share of the outcome's variance (%), 95% interval")

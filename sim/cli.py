@@ -667,7 +667,10 @@ def cmd_luck(args) -> int:
               f"{100 * rec['win_rate']:.2f}% ({rec['pairs']:,} pairs of games per source; share of the outcome's "
               "variance, 95% interval)")
         for sh in rec["shares"]:
-            print(f"  {sh['group']:<18}{100 * sh['share']:>7.2f}%  [{100 * sh['low']:.2f}%, {100 * sh['high']:.2f}%]")
+            if sh["share"] is None:
+                print(f"  {sh['group']:<18}{'-':>7}   {sh['not_measured']}")
+            else:
+                print(f"  {sh['group']:<18}{100 * sh['share']:>7.2f}%  [{100 * sh['low']:.2f}%, {100 * sh['high']:.2f}%]")
         print(f"  {'no single source':<18}{100 * rec['rest']:>7.2f}%  (sources together)")
         sk = rec["skill"]
         rates = ", ".join(f"{k}{_params_label(v['params'])} {100 * v['win_rate']:.1f}%"

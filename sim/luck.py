@@ -20,6 +20,17 @@ The outcome ``Y`` is the win (0/1), so the estimator depends on the four counts
 of (``Y_A``, ``Y_B``) pairs only, and a 95% interval comes from a parametric
 bootstrap of those counts.
 
+Sources that were never drawn. A source the games never draw from (the set-up
+stream when every game plays the default line-up, the strategy stream of a
+strategy that decides without dice) decides nothing, but its ``B`` games are
+still independent of the ``A`` games, so the estimator would return noise that
+looks like a measured share near zero. So ``N`` games ``C_i`` are played with
+every stream from game ``N + i``: ``B_i`` and ``C_i`` differ in group ``k``'s
+draws only, and the number of games whose record (every field of the game's
+row) differs is how many games re-drawing the group changed. A group that
+changed none is reported as not measured (no share, no interval), and the rest
+leaves it out: its true share is 0.
+
 Skill: decisions are deterministic given the draws, so they do not appear as a
 source. How much they matter shows as the spread of win rates across
 strategies on the same games; :func:`skill_spread` reports each strategy's win
@@ -55,19 +66,30 @@ class LuckError(ValueError):
     """Bad arguments to the luck report."""
 
 
-# play(n, offsets[N_SOURCES]) -> wins[n] (0/1): games 0..n-1, source s of game g drawing from game g + offsets[s]
-Play = Callable[[int, np.ndarray], np.ndarray]
+# play(n, offsets[N_SOURCES]) -> wins[n] (0/1), or (wins[n], records[n, ...]): games 0..n-1, source s of game g
+# drawing from game g + offsets[s]. records (the kernel's rows) tell whether re-drawing a source changed a game;
+# without them only the win is compared.
+Play = Callable[[int, np.ndarray], "np.ndarray | tuple[np.ndarray, np.ndarray]"]
 
 
 @dataclass(frozen=True)
 class Share:
-    """One group's first-order share of outcome variance, with its 95% bootstrap interval."""
+    """One group's first-order share of outcome variance, with its 95% bootstrap interval.
+
+    ``changed``: how many of the ``pairs`` games re-drawing the group changed. Where it is 0
+    nothing was measured, and ``share``, ``low`` and ``high`` are None.
+    """
 
     group: str
-    share: float
-    low: float
-    high: float
+    share: float | None
+    low: float | None
+    high: float | None
     pairs: int
+    changed: int | None = None
+
+    @property
+    def measured(self) -> bool:
+        return self.share is not None
 
 
 def _janon(n11: np.ndarray, n10: np.ndarray, n01: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -82,7 +104,7 @@ def _janon(n11: np.ndarray, n10: np.ndarray, n01: np.ndarray, n: np.ndarray) -> 
         return np.where(var > 0, (cross - m * m) / var, np.nan)
 
 
-def share_of(ya: np.ndarray, yb: np.ndarray, group: str, seed: int) -> Share:
+def share_of(ya: np.ndarray, yb: np.ndarray, group: str, seed: int, changed: int | None = None) -> Share:
     """The first-order share from paired outcomes, with a 95% interval from resampling the pair counts."""
     ya, yb = np.asarray(ya, bool), np.asarray(yb, bool)
     n = ya.size
@@ -93,7 +115,17 @@ def share_of(ya: np.ndarray, yb: np.ndarray, group: str, seed: int) -> Share:
     vals = _janon(boot[:, 0], boot[:, 1], boot[:, 2], n)
     vals = vals[np.isfinite(vals)]
     lo, hi = (np.quantile(vals, [0.025, 0.975]) if vals.size else (np.nan, np.nan))
-    return Share(group, est, float(lo), float(hi), n)
+    return Share(group, est, float(lo), float(hi), n, changed)
+
+
+def _played(play: Play, n: int, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(wins, records) of ``n`` games; a play that returns the wins alone is its own record."""
+    got = play(n, offsets)
+    wins, records = got if isinstance(got, tuple) else (got, got)
+    wins, records = np.asarray(wins, bool), np.asarray(records)
+    if wins.shape != (n,) or records.shape[:1] != (n,):
+        raise ValueError(f"play returned {wins.shape} wins and {records.shape} records for {n} games")
+    return wins, records.reshape(n, -1)
 
 
 def offsets_for(n: int, group: tuple[int, ...] | None) -> np.ndarray:
@@ -107,21 +139,27 @@ def offsets_for(n: int, group: tuple[int, ...] | None) -> np.ndarray:
 
 def first_order_shares(play: Play, n: int, groups: dict[str, tuple[int, ...]] | None = None,
                        seed: int = 1) -> tuple[list[Share], float]:
-    """Each group's first-order share over ``n`` pairs of games, and the win rate of the A games."""
+    """Each group's first-order share over ``n`` pairs of games, and the win rate of the A games.
+
+    A group whose re-drawing changed none of the ``n`` games (its ``B`` games are the ``C``
+    games, every stream from game ``n + i``) is not measured: its share is None and ``changed`` 0.
+    """
     if n < 2:
         raise LuckError(f"need at least 2 pairs of games, got {n}")
     groups = GROUPS if groups is None else groups
-    ya = np.asarray(play(n, offsets_for(n, None)), bool)
+    ya, _ = _played(play, n, offsets_for(n, None))
+    _, rc = _played(play, n, np.full(R.N_SOURCES, n, np.int64))
     out = []
     for name, group in groups.items():
-        yb = np.asarray(play(n, offsets_for(n, group)), bool)
-        out.append(share_of(ya, yb, name, seed))
+        yb, rb = _played(play, n, offsets_for(n, group))
+        changed = int(np.any(rb != rc, axis=1).sum())
+        out.append(share_of(ya, yb, name, seed, changed) if changed else Share(name, None, None, None, n, 0))
     return out, float(ya.mean())
 
 
 def kernel_play(players: int, strategy: str = "heuristic", params: dict | None = None, seed: int = 1,
                 content=None, threads: int | None = None) -> Play:
-    """A :data:`Play` on the kernel: the wins of games whose sources draw from the given game indices."""
+    """A :data:`Play` on the kernel: the wins and rows of games whose sources draw from the given game indices."""
     from sim.kernel import ROW_FIELDS, run_batch
     from sim.rules.state import Settings
     from sim.run import _kernel_strategy, resolve_content
@@ -131,9 +169,9 @@ def kernel_play(players: int, strategy: str = "heuristic", params: dict | None =
     strat = _kernel_strategy(strategy, params, players)  # tuned: the parameter set of this player count
     win = ROW_FIELDS.index("win")
 
-    def play(n: int, offsets: np.ndarray) -> np.ndarray:
+    def play(n: int, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rows = run_batch(c, settings, strat, seed, 0, n, threads=threads, source_offsets=offsets)
-        return rows[:, win] != 0
+        return rows[:, win] != 0, rows
 
     return play
 
@@ -199,16 +237,29 @@ def luck_table(players: list[int], *, strategy: str = "heuristic", params: dict 
     for p in players:
         shares, rate = first_order_shares(plays[p], games, seed=seed)
         if progress:
-            progress(f"{p} players: " + ", ".join(f"{s.group} {100 * s.share:.1f}%" for s in shares))
+            progress(f"{p} players: " + ", ".join(
+                f"{s.group} {100 * s.share:.1f}%" if s.measured else f"{s.group} not drawn" for s in shares))
         skill = skill_spread(p, ladder, games, seed=seed, content=c, studied=strategy, params=params)
         out.append({
             "players": p, "strategy": strategy, "params": dict(params or {}), "pairs": games, "win_rate": rate,
-            "shares": [{"group": s.group, "share": s.share, "low": s.low, "high": s.high} for s in shares],
-            "rest": 1.0 - sum(s.share for s in shares),
+            "shares": [_share_record(s) for s in shares],
+            "rest": 1.0 - sum(s.share for s in shares if s.measured),
             "skill": skill,
         })
-    return {"seed": seed, "method": "first-order pick-freeze shares (Janon), 95% bootstrap intervals",
+    return {"seed": seed, "method": "first-order pick-freeze shares (Janon), 95% bootstrap intervals; a source group "
+                                    "whose re-drawing changed none of the games is not measured (share null)",
             "players": out}
+
+
+def not_drawn_note(games: int) -> str:
+    """Why a group that changed no game has no share."""
+    return f"not drawn in these games: re-drawing it changed none of the {games:,} games"
+
+
+def _share_record(s: Share) -> dict:
+    """One group's entry in the report: ``not_measured`` says why its share is null, and is null where measured."""
+    return {"group": s.group, "share": s.share, "low": s.low, "high": s.high, "games_changed": s.changed,
+            "not_measured": None if s.measured else not_drawn_note(s.pairs)}
 
 
 def write_outputs(table: dict, out) -> list:
@@ -227,5 +278,5 @@ def write_outputs(table: dict, out) -> list:
     return files
 
 
-__all__ = ["GROUPS", "LuckError", "Share", "first_order_shares", "kernel_play", "luck_table", "offsets_for",
-           "share_of", "skill_spread", "write_outputs"]
+__all__ = ["GROUPS", "LuckError", "Share", "first_order_shares", "kernel_play", "luck_table", "not_drawn_note",
+           "offsets_for", "share_of", "skill_spread", "write_outputs"]

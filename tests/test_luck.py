@@ -37,9 +37,12 @@ def test_and_of_two_fair_coins_gives_a_third_each_and_a_third_together():
     for g in ("dice", "villain deck"):
         assert by[g].low <= 1 / 3 <= by[g].high, by[g]
         assert by[g].high - by[g].low < 0.03
-    for g in ("Fate deck", "encounter decks", "tokens", "gambles", "strategy"):
-        assert by[g].low <= 0.0 <= by[g].high, by[g]
-    rest = 1 - sum(s.share for s in shares)
+    for g in ("dice", "villain deck"):  # the win flips when the other coin is right and this one falls anew
+        assert by[g].changed == pytest.approx(N / 4, rel=0.03)
+    for g in set(L.GROUPS) - {"dice", "villain deck"}:  # never drawn: not measured, rather than noise near 0
+        assert (by[g].share, by[g].low, by[g].high, by[g].changed) == (None, None, None, 0), by[g]
+        assert not by[g].measured
+    rest = 1 - sum(s.share for s in shares if s.measured)
     assert rest == pytest.approx(1 / 3, abs=0.03)
 
 
@@ -47,7 +50,28 @@ def test_a_game_decided_by_the_dice_alone():
     shares, _ = L.first_order_shares(dice_only, N, seed=4)
     by = {s.group: s for s in shares}
     assert by["dice"].share == pytest.approx(1.0, abs=1e-12)
+    assert [s.group for s in shares if s.measured] == ["dice"]
+
+
+def test_a_source_drawn_without_changing_the_win_is_measured_from_the_records():
+    """Re-drawing a source that changes a game's record but not its win is measured (a share near 0), not skipped."""
+    def dice_win_villain_record(n, offsets):
+        wins = dice_only(n, offsets)
+        return wins, np.column_stack([wins, uniforms(n, offsets, R.VILLAIN)])
+
+    shares, _ = L.first_order_shares(dice_win_villain_record, 20_000, seed=4)
+    by = {s.group: s for s in shares}
+    assert by["villain deck"].measured and by["villain deck"].changed == 20_000
     assert by["villain deck"].low <= 0.0 <= by["villain deck"].high
+    assert by["Fate deck"].changed == 0 and not by["Fate deck"].measured
+
+
+def test_a_source_not_drawn_gives_the_same_number_as_any_other_not_drawn():
+    """Why such a share cannot be reported: its B games are the same games for every source not drawn."""
+    ya = dice_only(N, L.offsets_for(N, None))
+    fate = dice_only(N, L.offsets_for(N, L.GROUPS["Fate deck"]))
+    setup = dice_only(N, L.offsets_for(N, L.GROUPS["set-up"]))
+    assert np.array_equal(fate, setup) and not np.array_equal(fate, ya)
 
 
 def test_offsets_pair_only_the_held_group():
@@ -87,7 +111,8 @@ def test_too_few_pairs_is_refused():
 
 
 def test_luck_report_on_the_game(tmp_path, capsys):
-    """The CLI's report: a source the heuristic never draws from (its strategy stream) decides nothing."""
+    """The CLI's report: sources these games never draw from (set-up with the default line-up, the
+    heuristic's strategy stream) are reported as not measured, with no share and no interval."""
     import json
 
     from sim.cli import main
@@ -96,12 +121,31 @@ def test_luck_report_on_the_game(tmp_path, capsys):
                  "--out", str(tmp_path)]) == 0
     rec = json.loads(capsys.readouterr().out)["players"][0]
     by = {s["group"]: s for s in rec["shares"]}
-    assert by["strategy"]["low"] <= 0.0 <= by["strategy"]["high"]
+    for g in ("set-up", "strategy"):
+        assert (by[g]["share"], by[g]["low"], by[g]["high"], by[g]["games_changed"]) == (None, None, None, 0)
+        assert by[g]["not_measured"] == "not drawn in these games: re-drawing it changed none of the 3,000 games"
+    for g in set(by) - {"set-up", "strategy"}:  # every other source changes some of the games
+        assert by[g]["games_changed"] > 0 and by[g]["share"] is not None and by[g]["not_measured"] is None, g
     assert by["dice"]["low"] > 0.0  # the dice clearly matter
-    assert rec["rest"] == pytest.approx(1 - sum(s["share"] for s in rec["shares"]))
+    assert rec["rest"] == pytest.approx(1 - sum(s["share"] for s in rec["shares"] if s["share"] is not None))
+    saved = json.loads((tmp_path / "luck.json").read_text())["players"][0]
+    assert {s["group"]: s["share"] for s in saved["shares"]} == {g: s["share"] for g, s in by.items()}
     assert set(rec["skill"]["strategies"]) == {"bold", "heuristic"}
     assert rec["skill"]["strategies"]["heuristic"]["win_rate"] == pytest.approx(rec["win_rate"])
     assert (tmp_path / "luck_2p.png").exists() and (tmp_path / "luck.json").exists()
+
+
+def test_luck_text_says_which_sources_were_not_drawn(capsys):
+    from sim.cli import main
+
+    assert main(["luck", "--players", "4", "--games", "300", "--strategies", "heuristic"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for g in ("set-up", "strategy"):
+        (line,) = [x for x in lines if x.strip().startswith(g + " ")]
+        assert line.endswith("not drawn in these games: re-drawing it changed none of the 300 games"), line
+        assert "%" not in line
+    (dice,) = [x for x in lines if x.strip().startswith("dice ")]
+    assert "%  [" in dice
 
 
 def test_every_random_source_belongs_to_one_group():
@@ -151,7 +195,7 @@ def test_luck_plays_the_tuned_set_of_each_player_count(capsys):
     from strategies.tuned import tuned_params
 
     n = 300
-    wins = L.kernel_play(2, "tuned")(n, L.offsets_for(n, None))
+    wins, _ = L.kernel_play(2, "tuned")(n, L.offsets_for(n, None))
     tuned = sim.simulate(players=2, games=n, seed=1, strategy="heuristic", params=tuned_params(2))["win"].to_numpy()
     default = sim.simulate(players=2, games=n, seed=1)["win"].to_numpy()
     assert np.array_equal(wins, tuned.astype(bool))
