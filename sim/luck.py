@@ -18,7 +18,8 @@ use both samples. ``1 - sum(S_k)`` is the share no single source decides: the
 interplay of sources (a die roll that matters only after a given villain card).
 The outcome ``Y`` is the win (0/1), so the estimator depends on the four counts
 of (``Y_A``, ``Y_B``) pairs only, and a 95% interval comes from a parametric
-bootstrap of those counts.
+bootstrap of those counts (each group's resampling seeded from the seed and the
+group's name, so the intervals of two groups are not drawn alike).
 
 Sources that were never drawn. A source the games never draw from (the set-up
 stream when every game plays the default line-up, the strategy stream of a
@@ -39,6 +40,7 @@ rate and the share of outcome variance between strategies.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -104,13 +106,18 @@ def _janon(n11: np.ndarray, n10: np.ndarray, n01: np.ndarray, n: np.ndarray) -> 
         return np.where(var > 0, (cross - m * m) / var, np.nan)
 
 
+def bootstrap_key(group: str) -> int:
+    """A stable 64-bit key from a group's name: each group's bootstrap draws differ from every other's."""
+    return int.from_bytes(hashlib.sha256(group.encode()).digest()[:8], "little")
+
+
 def share_of(ya: np.ndarray, yb: np.ndarray, group: str, seed: int, changed: int | None = None) -> Share:
     """The first-order share from paired outcomes, with a 95% interval from resampling the pair counts."""
     ya, yb = np.asarray(ya, bool), np.asarray(yb, bool)
     n = ya.size
     counts = np.array([np.sum(ya & yb), np.sum(ya & ~yb), np.sum(~ya & yb), np.sum(~ya & ~yb)], dtype=np.int64)
     est = float(_janon(counts[0], counts[1], counts[2], n))
-    gen = np.random.default_rng([seed, len(group)])
+    gen = np.random.default_rng([seed, bootstrap_key(group)])
     boot = gen.multinomial(n, counts / n, size=BOOTSTRAP)
     vals = _janon(boot[:, 0], boot[:, 1], boot[:, 2], n)
     vals = vals[np.isfinite(vals)]
@@ -278,5 +285,5 @@ def write_outputs(table: dict, out) -> list:
     return files
 
 
-__all__ = ["GROUPS", "LuckError", "Share", "first_order_shares", "kernel_play", "luck_table", "not_drawn_note",
-           "offsets_for", "share_of", "skill_spread", "write_outputs"]
+__all__ = ["GROUPS", "LuckError", "Share", "bootstrap_key", "first_order_shares", "kernel_play", "luck_table",
+           "not_drawn_note", "offsets_for", "share_of", "skill_spread", "write_outputs"]

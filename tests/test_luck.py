@@ -105,6 +105,20 @@ def test_the_kernel_draws_each_source_from_its_offset_game():
         (run_batch(c, s, h, 5, 0, n)[:, ROW_FIELDS.index("win")] != 0).tolist()
 
 
+def test_each_group_resamples_with_its_own_draws():
+    """Two groups whose names have the same length get different bootstrap draws; one group always the same."""
+    gen = np.random.default_rng(0)
+    ya = gen.random(5000) < 0.4
+    yb = np.where(gen.random(5000) < 0.3, ya, gen.random(5000) < 0.4)
+    for a, b in (("tokens", "set-up"), ("encounter decks", "Top Secret deck")):
+        assert len(a) == len(b)
+        sa, sb = L.share_of(ya, yb, a, 1), L.share_of(ya, yb, b, 1)
+        assert sa.share == sb.share  # the same pairs: the same estimate
+        assert (sa.low, sa.high) != (sb.low, sb.high)  # but not the same resamples
+        assert (sa.low, sa.high) == (L.share_of(ya, yb, a, 1).low, L.share_of(ya, yb, a, 1).high)
+    assert L.bootstrap_key("dice") == L.bootstrap_key("dice") != L.bootstrap_key("Fate deck")
+
+
 def test_too_few_pairs_is_refused():
     with pytest.raises(L.LuckError):
         L.first_order_shares(dice_only, 1)
