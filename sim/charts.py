@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -312,17 +313,15 @@ def tornado(table: pl.DataFrame, path: Path, players: int) -> Path:
     return path
 
 
-def luck_shares(rec: dict, path: Path) -> Path:
-    """One player count's luck report: each source group's share of outcome variance, and win rate by strategy."""
+def _luck_share_bars(ax, rec: dict) -> None:
+    """Each group's share with its interval; a group whose re-drawing changed no game has no bar, a grey note why."""
     shares = rec["shares"]
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [3, 2]})
-    # a group whose re-drawing changed no game has no share: no bar, a grey note says why
     measured = [s for s in shares if s["share"] is not None]
     names = [s["group"] for s in shares] + ["no single source"]
     y = np.array([i for i, s in enumerate(shares) if s["share"] is not None] + [len(shares)])
     vals = [100 * s["share"] for s in measured] + [100 * rec["rest"]]
-    lo = [100 * (s["share"] - s["low"]) for s in measured] + [0.0]
-    hi = [100 * (s["high"] - s["share"]) for s in measured] + [0.0]
+    lo = [100 * (s["share"] - s["low"]) if s["low"] is not None else 0.0 for s in measured] + [0.0]
+    hi = [100 * (s["high"] - s["share"]) if s["high"] is not None else 0.0 for s in measured] + [0.0]
     ax.barh(y, vals, xerr=[np.maximum(lo, 0), np.maximum(hi, 0)], color=["tab:blue"] * len(measured) + ["tab:grey"],
             capsize=2)
     ax.set_yticks(np.arange(len(names)))
@@ -334,9 +333,21 @@ def luck_shares(rec: dict, path: Path) -> Path:
     ax.invert_yaxis()
     ax.axvline(0, color="black", lw=0.8)
     ax.set_xlabel("share of the outcome's variance (%), 95% interval")
+    ax.grid(axis="x", alpha=0.3)
+
+
+def luck_shares(rec: dict, path: Path) -> Path:
+    """One player count's luck report: each source group's share of outcome variance, and win rate by strategy."""
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [3, 2]})
     given = " (given params)" if rec.get("params") else ""
     ax.set_title(f"{rec['players']} players, {rec['strategy']}{given}: what each random source decides alone", fontsize=9)
-    ax.grid(axis="x", alpha=0.3)
+    if rec.get("not_measured"):  # a win rate of 0% or 100%: no shares, the panel says why
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.text(0.5, 0.5, "no shares:\n" + "\n".join(textwrap.wrap(rec["not_measured"], 50)), ha="center",
+                va="center", transform=ax.transAxes, fontsize=9, color="grey")
+    else:
+        _luck_share_bars(ax, rec)
     sk = rec["skill"]["strategies"]
     xs = np.arange(len(sk))
     p = np.array([v["win_rate"] for v in sk.values()]) * 100

@@ -660,18 +660,24 @@ def cmd_luck(args) -> int:
         raise SystemExit(f"error: {e}") from None
     files = L.write_outputs(table, Path(args.out)) if args.out else []
     if args.json:
-        print(json.dumps(table, indent=2))
+        print(json.dumps(table, indent=2, allow_nan=False))  # a share that was not measured is null, never NaN
         return 0
     for rec in table["players"]:
         print(f"{rec['players']} players, {args.strategy}{_params_label(params)}: win rate "
-              f"{100 * rec['win_rate']:.2f}% ({rec['pairs']:,} pairs of games per source; share of the outcome's "
-              "variance, 95% interval)")
-        for sh in rec["shares"]:
+              f"{100 * rec['win_rate']:.2f}% " + (f"({rec['pairs']:,} games)" if rec["not_measured"] else
+                                                  f"({rec['pairs']:,} pairs of games per source; share of the "
+                                                  "outcome's variance, 95% interval)"))
+        if rec["not_measured"]:  # a win rate of 0% or 100%: no shares at all
+            print(f"  no shares: {rec['not_measured']}")
+        for sh in [] if rec["not_measured"] else rec["shares"]:
             if sh["share"] is None:
                 print(f"  {sh['group']:<18}{'-':>7}   {sh['not_measured']}")
+            elif sh["low"] is None:
+                print(f"  {sh['group']:<18}{100 * sh['share']:>7.2f}%  (no interval: no resample varies)")
             else:
                 print(f"  {sh['group']:<18}{100 * sh['share']:>7.2f}%  [{100 * sh['low']:.2f}%, {100 * sh['high']:.2f}%]")
-        print(f"  {'no single source':<18}{100 * rec['rest']:>7.2f}%  (sources together)")
+        if rec["rest"] is not None:
+            print(f"  {'no single source':<18}{100 * rec['rest']:>7.2f}%  (sources together)")
         sk = rec["skill"]
         rates = ", ".join(f"{k}{_params_label(v['params'])} {100 * v['win_rate']:.1f}%"
                           for k, v in sk["strategies"].items())

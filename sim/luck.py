@@ -30,7 +30,9 @@ every stream from game ``N + i``: ``B_i`` and ``C_i`` differ in group ``k``'s
 draws only, and the number of games whose record (every field of the game's
 row) differs is how many games re-drawing the group changed. A group that
 changed none is reported as not measured (no share, no interval), and the rest
-leaves it out: its true share is 0.
+leaves it out: its true share is 0. Where every ``A`` game had the same outcome
+(a win rate of 0% or 100%) there is no variance to share out: no other game is
+played and no share is reported.
 
 Skill: decisions are deterministic given the draws, so they do not appear as a
 source. How much they matter shows as the spread of win rates across
@@ -79,7 +81,8 @@ class Share:
     """One group's first-order share of outcome variance, with its 95% bootstrap interval.
 
     ``changed``: how many of the ``pairs`` games re-drawing the group changed. Where it is 0
-    nothing was measured, and ``share``, ``low`` and ``high`` are None.
+    nothing was measured, and ``share``, ``low`` and ``high`` are None; so they are where the
+    outcome had no variance (``changed`` None: the games that would tell were not played).
     """
 
     group: str
@@ -112,7 +115,11 @@ def bootstrap_key(group: str) -> int:
 
 
 def share_of(ya: np.ndarray, yb: np.ndarray, group: str, seed: int, changed: int | None = None) -> Share:
-    """The first-order share from paired outcomes, with a 95% interval from resampling the pair counts."""
+    """The first-order share from paired outcomes, with a 95% interval from resampling the pair counts.
+
+    Never NaN: where the outcomes have no variance (all wins or all losses) the share and its
+    interval are None, and so is the interval where no resample has variance.
+    """
     ya, yb = np.asarray(ya, bool), np.asarray(yb, bool)
     n = ya.size
     counts = np.array([np.sum(ya & yb), np.sum(ya & ~yb), np.sum(~ya & yb), np.sum(~ya & ~yb)], dtype=np.int64)
@@ -121,7 +128,11 @@ def share_of(ya: np.ndarray, yb: np.ndarray, group: str, seed: int, changed: int
     boot = gen.multinomial(n, counts / n, size=BOOTSTRAP)
     vals = _janon(boot[:, 0], boot[:, 1], boot[:, 2], n)
     vals = vals[np.isfinite(vals)]
-    lo, hi = (np.quantile(vals, [0.025, 0.975]) if vals.size else (np.nan, np.nan))
+    if not np.isfinite(est):
+        return Share(group, None, None, None, n, changed)
+    if not vals.size:
+        return Share(group, est, None, None, n, changed)
+    lo, hi = np.quantile(vals, [0.025, 0.975])
     return Share(group, est, float(lo), float(hi), n, changed)
 
 
@@ -150,11 +161,14 @@ def first_order_shares(play: Play, n: int, groups: dict[str, tuple[int, ...]] | 
 
     A group whose re-drawing changed none of the ``n`` games (its ``B`` games are the ``C``
     games, every stream from game ``n + i``) is not measured: its share is None and ``changed`` 0.
+    Where the A games all won or all lost, no other game is played and no share is measured.
     """
     if n < 2:
         raise LuckError(f"need at least 2 pairs of games, got {n}")
     groups = GROUPS if groups is None else groups
     ya, _ = _played(play, n, offsets_for(n, None))
+    if ya.all() or not ya.any():  # no variance to share out
+        return [Share(name, None, None, None, n) for name in groups], float(ya.mean())
     _, rc = _played(play, n, np.full(R.N_SOURCES, n, np.int64))
     out = []
     for name, group in groups.items():
@@ -243,14 +257,16 @@ def luck_table(players: list[int], *, strategy: str = "heuristic", params: dict 
     out = []
     for p in players:
         shares, rate = first_order_shares(plays[p], games, seed=seed)
+        flat = no_variance_note(rate, games) if rate in (0.0, 1.0) else None
         if progress:
-            progress(f"{p} players: " + ", ".join(
-                f"{s.group} {100 * s.share:.1f}%" if s.measured else f"{s.group} not drawn" for s in shares))
+            progress(f"{p} players: " + (flat or ", ".join(
+                f"{s.group} {100 * s.share:.1f}%" if s.measured else f"{s.group} not drawn" for s in shares)))
         skill = skill_spread(p, ladder, games, seed=seed, content=c, studied=strategy, params=params)
         out.append({
             "players": p, "strategy": strategy, "params": dict(params or {}), "pairs": games, "win_rate": rate,
-            "shares": [_share_record(s) for s in shares],
-            "rest": 1.0 - sum(s.share for s in shares if s.measured),
+            "not_measured": flat,
+            "shares": [_share_record(s, flat) for s in shares],
+            "rest": None if flat else 1.0 - sum(s.share for s in shares if s.measured),
             "skill": skill,
         })
     return {"seed": seed, "method": "first-order pick-freeze shares (Janon), 95% bootstrap intervals; a source group "
@@ -263,10 +279,17 @@ def not_drawn_note(games: int) -> str:
     return f"not drawn in these games: re-drawing it changed none of the {games:,} games"
 
 
-def _share_record(s: Share) -> dict:
+def no_variance_note(rate: float, games: int) -> str:
+    """Why a player count with a win rate of 0% or 100% has no shares."""
+    return (f"the win rate is {100 * rate:.0f}% (all {games:,} games {'won' if rate else 'lost'}): there is no "
+            "variance in the outcome to share out among the sources")
+
+
+def _share_record(s: Share, flat: str | None = None) -> dict:
     """One group's entry in the report: ``not_measured`` says why its share is null, and is null where measured."""
+    why = flat or (not_drawn_note(s.pairs) if s.changed == 0 else "no variance in the outcomes of these pairs")
     return {"group": s.group, "share": s.share, "low": s.low, "high": s.high, "games_changed": s.changed,
-            "not_measured": None if s.measured else not_drawn_note(s.pairs)}
+            "not_measured": None if s.measured else why}
 
 
 def write_outputs(table: dict, out) -> list:
@@ -279,11 +302,11 @@ def write_outputs(table: dict, out) -> list:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     files = [out / "luck.json"]
-    files[0].write_text(json.dumps(table, indent=2) + "\n")
+    files[0].write_text(json.dumps(table, indent=2, allow_nan=False) + "\n")  # null, never NaN
     for rec in table["players"]:
         files.append(luck_shares(rec, out / f"luck_{rec['players']}p.png"))
     return files
 
 
 __all__ = ["GROUPS", "LuckError", "Share", "bootstrap_key", "first_order_shares", "kernel_play", "luck_table",
-           "not_drawn_note", "offsets_for", "share_of", "skill_spread", "write_outputs"]
+           "no_variance_note", "not_drawn_note", "offsets_for", "share_of", "skill_spread", "write_outputs"]

@@ -119,6 +119,51 @@ def test_each_group_resamples_with_its_own_draws():
     assert L.bootstrap_key("dice") == L.bootstrap_key("dice") != L.bootstrap_key("Fate deck")
 
 
+def _strict_json(text: str):
+    """json.loads that refuses NaN and Infinity, as JavaScript and other strict parsers do."""
+    import json
+
+    return json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+
+
+def test_an_outcome_without_variance_measures_no_share():
+    """All games lost: nothing to share out, so no share, no interval, and no other game played (never NaN)."""
+    calls = []
+
+    def never(n, offsets):
+        calls.append(offsets)
+        return np.zeros(n, bool)
+
+    for play, rate in ((never, 0.0), (lambda n, o: np.ones(n, bool), 1.0)):
+        shares, p = L.first_order_shares(play, 1000, seed=1)
+        assert p == rate
+        assert all((s.share, s.low, s.high, s.changed, s.measured) == (None, None, None, None, False) for s in shares)
+    assert len(calls) == 1  # the A games only
+    flat = L.share_of(np.zeros(50, bool), np.zeros(50, bool), "dice", 1)
+    assert (flat.share, flat.low, flat.high) == (None, None, None)
+
+
+def test_luck_report_of_a_strategy_that_never_wins(tmp_path, capsys):
+    """The report says why in one line and writes strict JSON: null where nothing was measured, never NaN."""
+    from sim.cli import main
+
+    argv = ["luck", "--players", "1", "--strategy", "random", "--games", "500", "--strategies", "random,heuristic"]
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "nan" not in text.lower()
+    why = "the win rate is 0% (all 500 games lost): there is no variance in the outcome to share out among the sources"
+    assert text.count(why) == 1 and f"  no shares: {why}\n" in text
+    saved = _strict_json((tmp_path / "luck.json").read_text())
+    assert main([*argv, "--json"]) == 0
+    rec = _strict_json(capsys.readouterr().out)["players"][0]
+    assert rec == saved["players"][0]
+    assert (rec["win_rate"], rec["not_measured"], rec["rest"]) == (0.0, why, None)
+    for s in rec["shares"]:
+        assert (s["share"], s["low"], s["high"], s["games_changed"], s["not_measured"]) == (None, None, None, None, why)
+    assert rec["skill"]["strategies"]["random"]["win_rate"] == 0.0  # the spread across strategies is still there
+    assert (tmp_path / "luck_1p.png").exists()
+
+
 def test_too_few_pairs_is_refused():
     with pytest.raises(L.LuckError):
         L.first_order_shares(dice_only, 1)
@@ -141,6 +186,7 @@ def test_luck_report_on_the_game(tmp_path, capsys):
     for g in set(by) - {"set-up", "strategy"}:  # every other source changes some of the games
         assert by[g]["games_changed"] > 0 and by[g]["share"] is not None and by[g]["not_measured"] is None, g
     assert by["dice"]["low"] > 0.0  # the dice clearly matter
+    assert rec["not_measured"] is None
     assert rec["rest"] == pytest.approx(1 - sum(s["share"] for s in rec["shares"] if s["share"] is not None))
     saved = json.loads((tmp_path / "luck.json").read_text())["players"][0]
     assert {s["group"]: s["share"] for s in saved["shares"]} == {g: s["share"] for g, s in by.items()}
