@@ -336,11 +336,15 @@ def _luck_share_bars(ax, rec: dict) -> None:
     ax.grid(axis="x", alpha=0.3)
 
 
-def luck_shares(rec: dict, path: Path) -> Path:
-    """One player count's luck report: each source group's share of outcome variance, and win rate by strategy."""
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [3, 2]})
+def luck_figure(rec: dict):
+    """One player count's luck report: each source group's share of outcome variance, and win rate by strategy.
+
+    The layout is constrained and the titles are wrapped, so no title or label runs past the figure's edge.
+    """
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.4), gridspec_kw={"width_ratios": [3, 2]}, layout="constrained")
     given = " (given params)" if rec.get("params") else ""
-    ax.set_title(f"{rec['players']} players, {rec['strategy']}{given}: what each random source decides alone", fontsize=9)
+    ax.set_title(f"{rec['players']} players, {rec['strategy']}{given}:\nwhat each random source decides alone",
+                 fontsize=9)
     if rec.get("not_measured"):  # a win rate of 0% or 100%: no shares, the panel says why
         ax.set_xticks([])
         ax.set_yticks([])
@@ -358,10 +362,15 @@ def luck_shares(rec: dict, path: Path) -> Path:
     bx.set_xticklabels([k + (" (given params)" if v.get("params") else "") for k, v in sk.items()],
                        rotation=30, ha="right", fontsize=8)
     bx.set_ylabel("win rate (%)")
-    bx.set_title(f"decisions: win rate by strategy (between-strategy share "
-                 f"{100 * rec['skill']['between_share']:.1f}%)", fontsize=9)
+    bx.set_title(f"decisions: win rate by strategy\n(between-strategy share {100 * rec['skill']['between_share']:.1f}%)",
+                 fontsize=9)
     bx.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
+    return fig
+
+
+def luck_shares(rec: dict, path: Path) -> Path:
+    """:func:`luck_figure` saved to ``path``."""
+    fig = luck_figure(rec)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

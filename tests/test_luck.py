@@ -208,6 +208,47 @@ def test_luck_text_says_which_sources_were_not_drawn(capsys):
     assert "%  [" in dice
 
 
+def _outside_the_figure(fig) -> list[str]:
+    """Every text of the figure (titles, labels, tick labels, notes) that runs past the figure's edges."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    edge = fig.bbox
+    out = []
+    for ax in fig.axes:
+        texts = [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.get_xticklabels(), *ax.get_yticklabels(), *ax.texts]
+        for t in texts:
+            if not t.get_text() or not t.get_visible():
+                continue
+            bb = t.get_window_extent(renderer)
+            if bb.x0 < edge.x0 - 0.5 or bb.x1 > edge.x1 + 0.5 or bb.y0 < edge.y0 - 0.5 or bb.y1 > edge.y1 + 0.5:
+                out.append(t.get_text())
+    return out
+
+
+@pytest.mark.parametrize("params,strategy", [({}, "heuristic"), ({"pool_target": 9, "exchange_when": "never"}, "tuned")])
+def test_the_luck_chart_keeps_every_title_and_label_inside(params, strategy):
+    """The committed 2- and 4-player charts once cut off the right-hand title."""
+    import json
+    from pathlib import Path
+
+    import matplotlib.pyplot as plt
+
+    from sim.charts import luck_figure
+
+    table = json.loads((Path(__file__).resolve().parent.parent / "results" / "luck" / "luck.json").read_text())
+    for rec in table["players"]:
+        rec = dict(rec, params=params, strategy=strategy)
+        rec["skill"] = dict(rec["skill"], strategies={k + "_with_a_long_name": dict(v, params=params)
+                                                      for k, v in rec["skill"]["strategies"].items()})
+        flat = dict(rec, not_measured=L.no_variance_note(0.0, rec["pairs"]), rest=None)
+        for r in (rec, flat):
+            fig = luck_figure(r)
+            try:
+                assert _outside_the_figure(fig) == [], r["players"]
+            finally:
+                plt.close(fig)
+
+
 def test_every_random_source_belongs_to_one_group():
     """A source left out of every group would never be held: its share would hide in the rest."""
     from sim import rng as R
