@@ -42,6 +42,21 @@ def test_luck_numbers_match_the_committed_report():
     assert f"{round(100 * rec[4]['rest'])}% is decided by the sources together" in text
     two = {s["group"]: s for s in rec[2]["shares"]}
     assert f"With 2 players: dice {_pct(two['dice']['share'])}, encounter decks {_pct(two['encounter decks']['share'])}" in text
+    top = two["Top Secret deck"]
+    assert f"the Top Secret deck {_pct(top['share'])} [{100 * top['low']:.1f}, {100 * top['high']:.1f}]" in text
+    # the other sources the README names as drawn are those measured, each under a point with 0 in its interval
+    listed = re.search(r"every other source that was drawn \(([^)]*)\) less than one point", text).group(1)
+    listed = {g.strip().removeprefix("and ").removeprefix("the ") for g in listed.split(",")}
+    measured = {g for g, s in four.items() if s["share"] is not None} - {"dice", "encounter decks"}
+    assert listed == {g.removeprefix("the ") for g in measured}
+    for g in measured:
+        assert abs(four[g]["share"]) < 0.01 and four[g]["low"] <= 0 <= four[g]["high"], g
+    # the sources it says were not measured: no share at either player count, no game changed
+    for r in rec.values():
+        assert {s["group"] for s in r["shares"] if s["share"] is None} == {"set-up", "strategy"}
+        assert all(s["games_changed"] == 0 for s in r["shares"] if s["share"] is None)
+    assert "Two sources were not measured, because these games never draw from them: the set-up stream" in text
+    assert f"Re-drawing either changed none of the {rec[4]['pairs']:,} games" in text
     ladder = rec[4]["skill"]["strategies"]
     for name in ("bold", "heuristic", "cautious", "tuned"):
         assert f"{_pct(ladder[name]['win_rate'])} (`{name}`)" in text, name
