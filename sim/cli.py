@@ -293,6 +293,13 @@ def cmd_run(args) -> int:
         print(f"stopped after {len(report.computed)} new batch(es); run the same command again to resume")
         return 0
     print(f"{spec.name}: {len(report.computed)} batch(es) played, {len(report.skipped)} reused -> {report.out}")
+    engine = args.engine or spec.model.experiment.engine
+    if report.checked:
+        print(f"cross-check: {len(report.checked)} of them had been saved by another engine; replayed on the {engine} "
+              "engine, each gave the same results game for game")
+    if set(report.batch_engines) - {engine}:
+        print("batches by the engines that played them (the first saved the files, any later one replayed and "
+              "matched them): " + "; ".join(f"{label} {n}" for label, n in sorted(report.batch_engines.items())))
     for f in report.files:
         print(f"  {f}")
     from sim.study import read_summary

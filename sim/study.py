@@ -17,6 +17,15 @@ notice that says what changed. Beside each batch a record
 the sha256 of its files; a batch whose record is missing or does not match
 (copied from another cell or range, truncated, corrupt) is replayed, with a
 notice naming the file.
+
+The engine is not part of the key: the kernel and the reference engine play
+the very same games, so their batches are interchangeable. Each record names
+the engines that played its batch (``engines``: the first wrote its files,
+each later one replayed it and got the same tally and per-game table). A run
+on an engine its batch's record does not name replays the batch on that
+engine and checks the result against the saved files (a cross-check, see
+:func:`_cross_check`) before it uses them; ``provenance.json`` counts the
+batches by the engines that played them (``batch_engines``).
 """
 
 from __future__ import annotations
@@ -123,6 +132,9 @@ class RunReport:
     files: list[Path] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     replayed: list[tuple[str, int]] = field(default_factory=list)
+    # batches saved by another engine, replayed on this run's engine and found the same (also in computed)
+    checked: list[tuple[str, int]] = field(default_factory=list)
+    batch_engines: dict[str, int] = field(default_factory=dict)  # as provenance.json's batch_engines
 
 
 class StudyError(RuntimeError):
@@ -317,6 +329,23 @@ def _batch_state(paths: tuple[Path, Path, Path], expect: dict, write_games: bool
     return True, None
 
 
+def _record_engines(rec: Path) -> list[str]:
+    """The engines a usable batch's record names (the first wrote its files); empty when it names none."""
+    try:
+        engines = json.loads(rec.read_text()).get("engines")
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return []
+    return [e for e in engines if isinstance(e, str)] if isinstance(engines, list) else []
+
+
+def _engines_label(engines) -> str:
+    """``['kernel']`` -> ``the kernel engine``; ``['kernel', 'reference']`` -> ``the kernel and reference engines``."""
+    engines = list(engines)
+    if not engines:
+        return "an engine their record does not name (an older version saved them)"
+    return f"the {' and '.join(engines)} engine{'s' if len(engines) > 1 else ''}"
+
+
 def _verified_bytes(path: Path, rec: Path) -> bytes:
     """A batch file's bytes, checked again against its record as the run assembles (under the lock)."""
     try:
@@ -415,8 +444,9 @@ def play_batch(job: BatchJob, contents: dict, threads: int | None = None) -> pl.
 
 
 def _save_batch(df: pl.DataFrame, paths: tuple[Path, Path, Path], expect: dict, write_games: bool,
-                need: np.ndarray) -> None:
-    """Write one played batch: its games table (if kept), its tally, and last its record with checksums."""
+                need: np.ndarray, engine: str) -> None:
+    """Write one played batch: its games table (if kept), its tally, and last its record with checksums
+    and the engine that played it."""
     npz_path, games_path, rec_path = paths
     files = {}
     if write_games:
@@ -426,7 +456,51 @@ def _save_batch(df: pl.DataFrame, paths: tuple[Path, Path, Path], expect: dict, 
     data = _npz_bytes({**aggregate_batch(df, need), "batch": ident})
     atomic_write_bytes(npz_path, data)
     files[npz_path.name] = hashlib.sha256(data).hexdigest()
-    atomic_write_text(rec_path, dumps({**expect, "files": files}))
+    atomic_write_text(rec_path, dumps({**expect, "engines": [engine], "files": files}))
+
+
+def _cross_check(df: pl.DataFrame, job: BatchJob, paths: tuple[Path, Path, Path], write_games: bool,
+                 need: np.ndarray, played_by: list[str]) -> None:
+    """Check a batch just replayed on ``job.engine`` against the files another engine saved for it.
+
+    The same tally (every count, histogram and win bit) and, when the run keeps one, the same per-game
+    table: then ``job.engine`` joins the record's ``engines`` and the saved files stay as they are.
+    Otherwise a StudyError names what differs (and the first game that differs): the engines are meant
+    to play the very same games, so that is a bug; the saved files and their record are left untouched.
+    """
+    npz, games, rec = paths
+    old = dict(np.load(io.BytesIO(_verified_bytes(npz, rec))))
+    old.pop("batch", None)
+    new = aggregate_batch(df, need)
+    differ = []
+    arrays = sorted(k for k in set(old) | set(new)
+                    if k not in old or k not in new or old[k].dtype != new[k].dtype
+                    or not np.array_equal(old[k], new[k]))
+    if arrays:
+        differ.append(f"the tally's {', '.join(arrays)}")
+    if write_games:
+        saved = pl.read_parquet(io.BytesIO(_verified_bytes(games, rec)))
+        if not saved.equals(df):
+            differ.append(f"the per-game table{_first_difference(saved, df)}")
+    if differ:
+        raise StudyError(
+            f"the {job.engine} engine played {job} differently from {_engines_label(played_by)} that saved it in "
+            f"{rec.parent} (saved and replayed differ in {'; '.join(differ)}). Both engines are meant to play the very "
+            "same games, so this is a bug to report; the saved batch is left as it was (run with --engine "
+            f"{played_by[0] if played_by else 'kernel'} to use it, or give a new --out to keep both runs apart)")
+    record = json.loads(rec.read_text())
+    record["engines"] = played_by + [job.engine]
+    atomic_write_text(rec, dumps(record))
+
+
+def _first_difference(saved: pl.DataFrame, played: pl.DataFrame) -> str:
+    """``, first at game 7 in outcome, turns``: where two per-game tables first differ."""
+    if saved.schema != played.schema:
+        return f", its columns ({dict(saved.schema)} saved, {dict(played.schema)} played)"
+    for a, b in zip(saved.iter_rows(named=True), played.iter_rows(named=True)):
+        if a != b:
+            return f", first at game {b['game']} in {', '.join(c for c in a if a[c] != b[c])}"
+    return f", its length ({saved.height} games saved, {played.height} played)"
 
 
 def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, charts, runner=None) -> RunReport:
@@ -470,7 +544,8 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
             expect = {"cell": cell.id, "seed": spec.seed, "game0": game0, "games": size, "key": key["key"],
                       "content_hash": content.hash}
             usable, why = _batch_state(paths, expect, write_games)
-            if usable:
+            played_by = _record_engines(paths[2]) if usable else None
+            if usable and engine in played_by:
                 report.skipped.append((cell.id, b))
                 if bar:
                     bar.update(size)
@@ -480,21 +555,32 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
             if why:
                 _notice(report, f"{why}; replaying batch {b} of {cell.id}")
                 report.replayed.append((cell.id, b))
-            paths[2].unlink(missing_ok=True)
+            if played_by is None:
+                paths[2].unlink(missing_ok=True)
             job = BatchJob(cell, b, game0, size, base, tuple(sorted(params.items())), spec.seed, engine,
                            spec.model.experiment.skills)
-            todo.append((job, paths, expect))
+            todo.append((job, paths, expect, played_by))
     stopped = max_batches is not None and len(todo) + len(report.skipped) < total
-    saving = {job: (paths, expect) for job, paths, expect in todo}
+    saving = {job: (paths, expect, played_by) for job, paths, expect, played_by in todo}
+    checks = [played_by for _, _, _, played_by in todo if played_by is not None]
+    if checks:
+        others = sorted({e for p in checks for e in p})
+        _notice(report, f"{out}: {len(checks)} saved batch(es) were played by {_engines_label(others)}, "
+                        f"not the {engine}; replaying them on the {engine} engine to check that it plays the same "
+                        "games (give a new --out to play afresh instead)")
     try:
         with (runner if runner is not None else LocalRunner()) as r:
             if todo and runner is not None:
                 _notice(report, f"playing {len(todo)} batch(es) on {r.description}")
-            for job, df in r.run(play_batch, [job for job, _, _ in todo], shared=contents,
+            for job, df in r.run(play_batch, [job for job, _, _, _ in todo], shared=contents,
                                  modules=spec.module_strategies().values()):
-                paths, expect = saving[job]
-                _save_batch(df, paths, expect, write_games,
-                            contents[job.cell.setup].for_players(job.cell.players).lobo_intel_required)
+                paths, expect, played_by = saving[job]
+                need = contents[job.cell.setup].for_players(job.cell.players).lobo_intel_required
+                if played_by is None:
+                    _save_batch(df, paths, expect, write_games, need, engine)
+                else:
+                    _cross_check(df, job, paths, write_games, need, played_by)
+                    report.checked.append((job.cell.id, job.b))
                 report.computed.append((job.cell.id, job.b))
                 if bar:
                     bar.update(job.size)
@@ -503,7 +589,12 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
             bar.close()
     if stopped:
         return report
-    report.files = assemble(spec, out, state, cells, n_batches, contents, write_games, charts, key, engine)
+    for cell in cells:
+        for b in range(n_batches):
+            label = ",".join(_record_engines(_batch_paths(state / cell.id, b)[2])) or "unrecorded"
+            report.batch_engines[label] = report.batch_engines.get(label, 0) + 1
+    report.files = assemble(spec, out, state, cells, n_batches, contents, write_games, charts, key, engine,
+                            report.batch_engines)
     report.finished = True
     return report
 
@@ -523,13 +614,20 @@ def result_metadata(spec: Spec, contents: dict) -> dict:
     }
 
 
-def provenance(key: dict, engine: str) -> dict:
-    """What produced a run without deciding its numbers; kept out of the committed files."""
+def provenance(key: dict, engine: str, batch_engines: dict[str, int] | None = None) -> dict:
+    """What produced a run without deciding its numbers; kept out of the committed files.
+
+    ``engine`` is the engine of the run that assembled the files (every batch was played by it, then or
+    before); ``batch_engines`` counts the batches by the engines that played them, in the order they did
+    (``{"kernel,reference": 4}``: the kernel saved them, the reference engine replayed them and matched).
+    """
     return {"git_revision": git_revision(), "versions": package_versions(), "source_hash": key["source"],
-            "resume_key": key["key"], "engine": engine}
+            "resume_key": key["key"], "engine": engine,
+            "batch_engines": dict(sorted((batch_engines or {}).items()))}
 
 
-def assemble(spec, out: Path, state: Path, cells, n_batches, contents, write_games, charts, key, engine) -> list[Path]:
+def assemble(spec, out: Path, state: Path, cells, n_batches, contents, write_games, charts, key, engine,
+             batch_engines: dict[str, int] | None = None) -> list[Path]:
     """Build summary.parquet (and games.parquet, metadata.json, charts) from the batch files; the manifest last."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -584,7 +682,7 @@ def assemble(spec, out: Path, state: Path, cells, n_batches, contents, write_gam
     if charts:
         files.extend(study_charts(summary, out, spec))
     prov = out / PROVENANCE
-    atomic_write_text(prov, dumps(provenance(key, engine)))
+    atomic_write_text(prov, dumps(provenance(key, engine, batch_engines)))
     manifest = write_manifest(out, files, meta["key"])
     return files + [prov, manifest]
 

@@ -252,7 +252,9 @@ def test_metadata_readable_without_polars_or_pyarrow_metadata(spec, tmp_path):
     # the same from the helper, from each Parquet file, and beside a pandas frame
     meta = read_metadata(out)
     assert {k: v for k, v in meta.items() if k != "provenance"} == plain
-    assert set(meta["provenance"]) == {"git_revision", "versions", "source_hash", "resume_key", "engine"}
+    assert set(meta["provenance"]) == {"git_revision", "versions", "source_hash", "resume_key", "engine",
+                                       "batch_engines"}
+    assert meta["provenance"]["engine"] == "kernel" and meta["provenance"]["batch_engines"] == {"kernel": 6}
     # the packages that compile the kernel (numba, llvmlite) and run it, as a Dask worker compares them
     import llvmlite
     import numba

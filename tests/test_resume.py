@@ -284,6 +284,102 @@ def test_batch_record_names_cell_seed_and_game_range(clean):
     assert set(rec["files"]) == {"batch_000002.npz", "games_000002.parquet"}
 
 
+# ------------------------------------------------------------------ another engine
+def _records(state: Path) -> dict[str, dict]:
+    return {f"{r.parent.name}/{r.name}": json.loads(r.read_text()) for r in sorted(state.glob("*/batch_*.json"))}
+
+
+def test_a_run_on_another_engine_replays_and_checks_the_saved_batches(clean, tmp_path, capsys):
+    """The engine is not in the resume key (both engines play the same games), so a run with
+    --engine reference into a folder of kernel batches neither reuses them unchecked (and records
+    "reference") nor discards them: it replays each on the reference engine, checks it against the
+    saved files, and the records and provenance.json name both engines."""
+    from sim.cli import main
+
+    spec_file, out = clean
+    spec = load_spec(spec_file)
+    work = tmp_path / "out"
+    shutil.copytree(out, work)
+    state = work / ".state" / spec.hash[:16]
+    assert {r["engines"][0] for r in _records(state).values()} == {"kernel"}
+    assert main(["run", str(spec_file), "--out", str(work), "--engine", "reference", "--quiet"]) == 0
+    cap = capsys.readouterr()
+    assert "6 saved batch(es) were played by the kernel engine, not the reference; replaying them" in cap.err
+    assert f"two: 6 batch(es) played, 0 reused -> {work}" in cap.out
+    assert "cross-check: 6 of them had been saved by another engine; replayed on the reference engine, each gave " \
+           "the same results game for game" in cap.out
+    assert "kernel,reference 6" in cap.out
+    records = _records(state)
+    assert len(records) == 6 and all(r["engines"] == ["kernel", "reference"] for r in records.values())
+    prov = json.loads((work / "provenance.json").read_text())
+    assert prov["engine"] == "reference" and prov["batch_engines"] == {"kernel,reference": 6}
+    for name in ("summary.parquet", "games.parquet"):  # the saved files, as the kernel wrote them
+        assert (work / name).read_bytes() == (out / name).read_bytes(), name
+    # checked by both: reused by either from now on
+    for engine in ("reference", "kernel"):
+        again = run_study(spec, work, engine=engine, progress=False, charts=False)
+        assert again.computed == [] and again.checked == [] and len(again.skipped) == 6 and again.notices == []
+        assert json.loads((work / "provenance.json").read_text())["engine"] == engine
+    # a fresh folder records the one engine that played it
+    fresh = run_study(spec, tmp_path / "fresh", engine="reference", progress=False, charts=False)
+    assert fresh.checked == [] and fresh.batch_engines == {"reference": 6}
+    assert {tuple(r["engines"]) for r in _records(tmp_path / "fresh" / ".state" / spec.hash[:16]).values()} \
+        == {("reference",)}
+
+
+def _rewrite_consistently(state: Path, cell: str, b: int, change) -> None:
+    """Change a saved batch and its record's checksums together: files as a wrong engine would have saved them."""
+    from sim.manifest import dumps, file_sha256
+
+    rec_path = state / cell / f"batch_{b:06d}.json"
+    rec = json.loads(rec_path.read_text())
+    change(state / cell)
+    rec["files"] = {name: file_sha256(state / cell / name) for name in rec["files"]}
+    rec_path.write_text(dumps(rec))
+
+
+def _more_injuries(cdir: Path) -> None:
+    import numpy as np
+
+    from sim.tally import SUM_COLUMNS
+
+    arrays = dict(np.load(cdir / "batch_000001.npz"))
+    arrays["sums"][SUM_COLUMNS.index("injuries")] += 1
+    np.savez(cdir / "batch_000001.npz", **arrays)
+
+
+def _longer_game(cdir: Path) -> None:
+    path = cdir / "games_000001.parquet"
+    df = pl.read_parquet(path)
+    df = df.with_columns(pl.when(pl.col("game") == 20).then(pl.col("turns") + 1).otherwise(pl.col("turns"))
+                         .alias("turns"))
+    df.write_parquet(path)
+
+
+@pytest.mark.parametrize("change, says", [
+    (_more_injuries, "saved and replayed differ in the tally's sums)"),
+    (_longer_game, "saved and replayed differ in the per-game table, first at game 20 in turns)"),
+])
+def test_a_batch_another_engine_plays_differently_is_refused_and_left_as_saved(clean, tmp_path, change, says):
+    spec_file, out = clean
+    spec = load_spec(spec_file)
+    work = tmp_path / "out"
+    shutil.copytree(out, work)
+    state = work / ".state" / spec.hash[:16]
+    cell = "p3_heuristic_standard_default_default"
+    _rewrite_consistently(state, cell, 1, change)
+    saved = {f.name: f.read_bytes() for f in (state / cell).glob("*_000001.*")}
+    assert run_study(spec, work, progress=False, charts=False).skipped  # the kernel takes them as its own
+    with pytest.raises(sim.study.StudyError) as e:
+        run_study(spec, work, engine="reference", progress=False, charts=False)
+    msg = str(e.value)
+    assert msg.startswith(f"the reference engine played batch 1 of cell {cell} (games 16..31) differently from the "
+                          f"kernel engine that saved it in {state / cell} "), msg
+    assert says in msg and "this is a bug to report" in msg and "--engine kernel" in msg, msg
+    assert {f.name: f.read_bytes() for f in (state / cell).glob("*_000001.*")} == saved  # record included
+    assert (work / "manifest.json").exists()  # the complete run before it is still the folder's
+
+
 def test_edited_tuned_parameters_replay_the_tuned_cells_and_are_recorded(tmp_path, monkeypatch):
     """``tuned`` reads its parameters from strategies/tuned.toml: an edit of that file changes the
     games, so the batches must replay, and the metadata must say which parameters played."""
