@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from statistics import NormalDist
 
@@ -32,19 +33,38 @@ from sim.experiments import DIMENSIONS
 from sim.results import Z95
 from sim.tally import unpack_wins
 
+# a comma that starts the next DIMENSION=VALUE; any other comma is part of a value
+_NEXT_PAIR = re.compile(r",(?=\s*[A-Za-z_][A-Za-z0-9_-]*\s*=)")
+
 
 def parse_baseline(text: str | None) -> dict:
-    """``"strategy=heuristic,variant=standard"`` -> dict (player counts as ints)."""
+    """``"strategy=heuristic,variant=standard"`` -> dict (player counts as ints).
+
+    The text splits only at a comma followed by ``NAME=``, so a value may hold commas: a mixed team
+    (``strategy=heuristic,bold,cautious``, its seats in order), a combined variant
+    (``variant=dirty-lobo,dirty-location``) or a line-up (``characters=Calli Dagger,Nika Shizuka``).
+    Spaces around a value's commas are dropped (the cells label such values without them).
+    """
     out = {}
-    for part in (text or "").split(","):
+    for part in _NEXT_PAIR.split(text or ""):
         if not part.strip():
             continue
         if "=" not in part:
-            raise ValueError(f"--baseline expects DIMENSION=VALUE[,...], got {part!r}")
+            raise ValueError(f"--baseline expects DIMENSION=VALUE[,...], got {part.strip()!r}")
         k, v = (x.strip() for x in part.split("=", 1))
         if k not in DIMENSIONS:
             raise ValueError(f"--baseline: unknown dimension {k!r}; use {', '.join(DIMENSIONS)}")
-        out[k] = int(v) if k == "players" else v
+        if k in out:
+            raise ValueError(f"--baseline names {k} twice")
+        v = ",".join(w.strip() for w in v.split(","))
+        if not v or "" in v.split(","):
+            raise ValueError(f"--baseline {k}: empty value in {part.strip()!r}")
+        if k == "players":
+            try:
+                v = int(v)
+            except ValueError:
+                raise ValueError(f"--baseline players expects one player count, got {v!r}") from None
+        out[k] = v
     return out
 
 
@@ -163,6 +183,14 @@ def paired_stats(base_wins: np.ndarray, wins: np.ndarray) -> dict:
     }
 
 
+def _same_value(cell_value, given) -> bool:
+    """A baseline value names a cell's value: the same, but for spaces around the commas of a value
+    with several words (a mixed team, a combined variant, a line-up)."""
+    if isinstance(cell_value, str) and isinstance(given, str):
+        return ",".join(w.strip() for w in cell_value.split(",")) == ",".join(w.strip() for w in given.split(","))
+    return cell_value == given
+
+
 def _wins(row: dict) -> np.ndarray:
     return unpack_wins(row["win_bits"], row["games"])
 
@@ -173,6 +201,9 @@ def compare_run(run: Path | str, baseline: dict | None = None) -> tuple[pl.DataF
     Besides :func:`paired_stats`' columns, each row has ``familywise_low``/``familywise_high``: its
     paired interval at the Bonferroni level over all the rows (``family_size`` of them), which hold
     together with at least 95% confidence.
+
+    A baseline value may be written with spaces around its commas (``strategy=heuristic, bold``); the
+    returned baseline has each value as the cells write it.
 
     Refuses a folder without a complete run, or one played by other rules (see
     :func:`sim.study.check_current`).
@@ -189,8 +220,12 @@ def compare_run(run: Path | str, baseline: dict | None = None) -> tuple[pl.DataF
     summary = pl.read_parquet(path)
     rows = list(summary.iter_rows(named=True))
     for k, v in baseline.items():
-        if v not in {r[k] for r in rows}:
-            raise ValueError(f"baseline {k}={v!r} matches no cell (values: {sorted({str(r[k]) for r in rows})})")
+        values = sorted({r[k] for r in rows}, key=str)
+        match = [x for x in values if _same_value(x, v)]
+        if not match:
+            raise ValueError(f"baseline {k}={v!r} matches no cell; the cells' {k} values are "
+                             f"{', '.join(repr(x) for x in values)}")
+        baseline[k] = match[0]  # as the cells write it
     others = [d for d in DIMENSIONS if d not in baseline]
     base_of = {tuple(r[d] for d in others): r for r in rows if all(r[k] == v for k, v in baseline.items())}
     out = []
