@@ -189,6 +189,9 @@ def paired_differences(table: pl.DataFrame, path: Path, baseline: str) -> Path:
     """Paired win-rate differences against the baseline: paired and unpaired 95% intervals, and behind
     the paired one its family-wise interval (Bonferroni over all the rows, see ``sim.compare``)."""
     rows = list(table.iter_rows(named=True))
+    pairings = {r.get("pairing", "same games") for r in rows}
+    pairing = ("same games" if pairings <= {"same games"} else "by game index" if pairings == {"game index"}
+               else "same games, or by game index across player counts")
     fig, ax = plt.subplots(figsize=(7.5, max(2.5, 0.4 * len(rows) + 1.2)))
     y = np.arange(len(rows))
     d = np.array([r["diff"] for r in rows]) * 100
@@ -199,7 +202,7 @@ def paired_differences(table: pl.DataFrame, path: Path, baseline: str) -> Path:
                     label=f"paired, family-wise: all {len(rows)} hold together (95%)")
     ax.errorbar(d, y + 0.12, xerr=[_bar(d, np.array([r["paired_low"] for r in rows]) * 100),
                                    _bar(np.array([r["paired_high"] for r in rows]) * 100, d)],
-                fmt="o", capsize=3, zorder=2, label="paired (same games), 95% each")
+                fmt="o", capsize=3, zorder=2, label=f"paired ({pairing}), 95% each")
     ax.errorbar(d, y - 0.12, xerr=[_bar(d, np.array([r["unpaired_low"] for r in rows]) * 100),
                                    _bar(np.array([r["unpaired_high"] for r in rows]) * 100, d)],
                 fmt="s", capsize=3, color="#aaa", label="unpaired")

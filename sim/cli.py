@@ -353,7 +353,7 @@ def cmd_compare(args) -> int:
     from pathlib import Path
 
     from sim.charts import COMPARE_CHART, paired_differences
-    from sim.compare import compare_run, parse_baseline
+    from sim.compare import GAME_INDEX, compare_run, pairing_note, parse_baseline
 
     try:
         table, baseline = compare_run(args.run, parse_baseline(args.baseline))
@@ -365,7 +365,9 @@ def cmd_compare(args) -> int:
         print(json.dumps(table.to_dicts(), indent=2))
         return 0
     rows = table.height
-    print(f"{rows} paired difference{'s' if rows > 1 else ''} in win rate against baseline {label} (same games)")
+    pairings = set(table["pairing"])
+    print(f"{rows} paired difference{'s' if rows > 1 else ''} in win rate against baseline {label} "
+          f"({pairing_note(pairings)})")
     if rows > 1:
         print(f"paired 95%: each row's interval on its own; of {rows} such intervals about {0.05 * rows:.1f} "
               "exclude the true difference by chance alone")
@@ -374,13 +376,23 @@ def cmd_compare(args) -> int:
     width = max(44, *(len(c) + 2 for c in table["cell"]))
     print(f"{'cell':<{width}}{'baseline':>9}{'cell':>8}{'diff':>8}  {'paired 95%':<18}{'family-wise':<18}"
           f"{'unpaired 95%':<18}{'width':>6}")
+    pointless = 0
     for r in table.iter_rows(named=True):
         paired, family, unpaired = (f"[{100 * r[k + '_low']:+.2f}, {100 * r[k + '_high']:+.2f}]"
                                     for k in ("paired", "familywise", "unpaired"))
+        if r["width_ratio"] is None:  # both rates 0 or 1: the unpaired interval is a point
+            unpaired, ratio = "n/a", "-"
+            pointless += 1
+        else:
+            ratio = f"{r['width_ratio']:.2f}"
+        mark = " ~" if len(pairings) > 1 and r["pairing"] == GAME_INDEX else ""
         print(f"{r['cell']:<{width}}{100 * r['baseline_win_rate']:>8.2f}%{100 * r['win_rate']:>7.2f}%"
-              f"{100 * r['diff']:>+8.2f}  {paired:<18}{family:<18}{unpaired:<18}{r['width_ratio']:>6.2f}")
+              f"{100 * r['diff']:>+8.2f}  {paired:<18}{family:<18}{unpaired:<18}{ratio:>6}{mark}")
     print("baseline, cell: win rates (%); diff and intervals in points; width = paired / unpaired standard error "
           "(below 1: pairing narrowed the interval)")
+    if pointless:
+        print(f"unpaired n/a, width -: in {pointless} row{'s' if pointless > 1 else ''} each cell won none or all of "
+              "its games, so the unpaired normal interval has no width to compare (the paired one still has)")
     excludes = {k: sum(r[k + "_low"] > 0 or r[k + "_high"] < 0 for r in table.iter_rows(named=True))
                 for k in ("paired", "familywise")}
     print(f"intervals excluding 0: {excludes['paired']} of {rows} paired 95%, {excludes['familywise']} of {rows} "

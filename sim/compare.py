@@ -1,7 +1,12 @@
 """Paired comparisons under common random numbers.
 
 Every cell of a study plays the same game indices of the same seed, so two
-cells that differ only in strategy or setup can be compared game for game.
+cells that differ only in strategy, variant, line-up or setup play the same
+games (the same random draws for dice, shuffles and tokens; they part only
+where the difference makes them) and can be compared game for game. Cells of different
+player counts play other games (other seats, another set-up); compare still
+pairs them by seed and game index, which keeps the paired interval valid, but
+says so (``pairing``).
 With ``n01`` games lost by the baseline and won by the cell, and ``n10`` the
 reverse, the paired difference in win rate is ``(n01 - n10) / n`` with
 standard error ``sqrt(n01 + n10 - (n01 - n10)**2 / n) / n`` (McNemar); the
@@ -155,6 +160,9 @@ def paired_stats(base_wins: np.ndarray, wins: np.ndarray) -> dict:
 
     ``paired_low``/``paired_high`` are Tango's 95% score interval (:func:`tango_interval`);
     ``paired_se`` is the paired difference's (McNemar) standard error, beside the unpaired one.
+    ``width_ratio`` is ``paired_se / unpaired_se``, None where the unpaired standard error is 0 (each
+    cell won none or all of its games: the unpaired normal interval is a point, ``[diff, diff]``, and
+    there is no width to compare; the paired interval still has one).
     """
     n = len(wins)
     if len(base_wins) != n:
@@ -177,7 +185,7 @@ def paired_stats(base_wins: np.ndarray, wins: np.ndarray) -> dict:
         "unpaired_se": se_u,
         "unpaired_low": diff - Z95 * se_u,
         "unpaired_high": diff + Z95 * se_u,
-        "width_ratio": se_p / se_u if se_u > 0 else float("nan"),
+        "width_ratio": se_p / se_u if se_u > 0 else None,  # no unpaired width to compare: both rates 0 or 1
         "n01": n01,
         "n10": n10,
     }
@@ -191,6 +199,23 @@ def _same_value(cell_value, given) -> bool:
     return cell_value == given
 
 
+# How a row's cell and its baseline cell pair their games (``pairing`` in compare_run's table).
+SAME_GAMES = "same games"  # the same seed, game index and player count: the same random draws
+GAME_INDEX = "game index"  # other player counts: other seats and set-up, so other games, paired by seed and index
+
+
+def pairing_note(pairings) -> str:
+    """What compare's header says of how the rows pair their games (the set of ``pairing`` values)."""
+    pairings = set(pairings)
+    if pairings <= {SAME_GAMES}:
+        return "same games"
+    if pairings == {GAME_INDEX}:
+        return ("paired by seed and game index only: other player counts play other games; the width column "
+                "shows what pairing gained")
+    return ("same games at the baseline's player count; rows marked ~ have another player count, which plays "
+            "other games: paired by seed and game index only")
+
+
 def _wins(row: dict) -> np.ndarray:
     return unpack_wins(row["win_bits"], row["games"])
 
@@ -200,7 +225,11 @@ def compare_run(run: Path | str, baseline: dict | None = None) -> tuple[pl.DataF
 
     Besides :func:`paired_stats`' columns, each row has ``familywise_low``/``familywise_high``: its
     paired interval at the Bonferroni level over all the rows (``family_size`` of them), which hold
-    together with at least 95% confidence.
+    together with at least 95% confidence, and ``pairing``: :data:`SAME_GAMES` where the two cells have
+    the same player count (the same deal of every random draw; they differ only where the cells' strategy,
+    variant, line-up or setup makes them), :data:`GAME_INDEX` where they do not (other seats and set-up:
+    other games, paired by seed and game index only; the paired interval still holds, but pairing narrows
+    it less).
 
     A baseline value may be written with spaces around its commas (``strategy=heuristic, bold``); the
     returned baseline has each value as the cells write it.
@@ -236,6 +265,7 @@ def compare_run(run: Path | str, baseline: dict | None = None) -> tuple[pl.DataF
         if b is None:
             continue
         out.append({"cell": r["cell"], "baseline_cell": b["cell"], **{d: r[d] for d in DIMENSIONS},
+                    "pairing": SAME_GAMES if r["players"] == b["players"] else GAME_INDEX,
                     **paired_stats(_wins(b), _wins(r))})
     if not out:
         raise ValueError(f"no cell pairs with the baseline {baseline}")

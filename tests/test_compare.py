@@ -1,11 +1,13 @@
-"""compare's --baseline: values with commas (mixed teams, combined variants)."""
+"""compare's --baseline: values with commas (mixed teams, combined variants), and what its rows say of the
+games they pair (the same games, or other player counts paired by game index) and of degenerate rows."""
 
+import json
 import textwrap
 
 import pytest
 
 from sim.cli import main
-from sim.compare import compare_run, parse_baseline
+from sim.compare import GAME_INDEX, SAME_GAMES, compare_run, parse_baseline
 from sim.experiments import load_spec
 from sim.study import run_study
 
@@ -116,3 +118,53 @@ def test_a_baseline_that_matches_no_cell_lists_the_values_there_are(mixed, capsy
     code, _, err = compare(capsys, mixed, "variant=dirty-lobo,easier")
     assert code != 0
     assert "the cells' variant values are 'dirty-lobo,dirty-location', 'standard'" in err, err
+
+
+# ------------------------------------------------------------------ what the pairing is
+def test_other_player_counts_are_paired_by_game_index_not_called_the_same_games(counts, capsys):
+    code, out, err = compare(capsys, counts, "players=2")
+    assert code == 0, err
+    first = out.splitlines()[0]
+    assert first.startswith("2 paired differences in win rate against baseline players=2 (paired by seed and game "
+                            "index only: other player counts play other games; the width column shows what pairing gained)"), first
+    assert "same games" not in out
+    table, _ = compare_run(counts, {"players": 2})
+    assert set(table["pairing"]) == {GAME_INDEX}
+    # a strategy against another at one player count: the same games
+    code, out, _ = compare(capsys, counts, "strategy=heuristic")
+    assert code == 0 and out.splitlines()[0].endswith("against baseline strategy=heuristic (same games)")
+    assert set(compare_run(counts, {"strategy": "heuristic"})[0]["pairing"]) == {SAME_GAMES}
+
+
+def test_rows_of_both_pairings_are_marked(counts, capsys):
+    code, out, err = compare(capsys, counts, "players=2,strategy=heuristic")
+    assert code == 0, err
+    assert ("(same games at the baseline's player count; rows marked ~ have another player count, which plays other "
+            "games: paired by seed and game index only)") in out.splitlines()[0]
+    rows = {line.split()[0]: line for line in out.splitlines() if line.startswith(("p2_", "p3_"))}
+    assert set(rows) == {"p2_random_standard_default_default", "p3_heuristic_standard_default_default",
+                         "p3_random_standard_default_default"}
+    for cell, line in rows.items():
+        assert line.endswith(" ~") == cell.startswith("p3"), line
+
+
+def test_a_row_where_neither_cell_wins_prints_no_nan(counts, capsys):
+    """random wins no game at 2 or 3 players: the unpaired interval is a point and has no width to compare."""
+    code, out, err = compare(capsys, counts, "players=2")
+    assert code == 0, err
+    assert "nan" not in out.lower()
+    (line,) = [x for x in out.splitlines() if x.startswith("p3_random_")]
+    fields = line.split()
+    assert fields[1:4] == ["0.00%", "0.00%", "+0.00"] and fields[-2:] == ["n/a", "-"], line
+    assert "unpaired n/a, width -: in 1 row each cell won none or all of its games" in out
+    # the JSON is JSON: null, not NaN
+    main(["compare", str(counts), "--baseline", "players=2", "--json"])
+    text = capsys.readouterr().out
+
+    def refuse(name):
+        raise AssertionError(f"{name} in --json output")
+
+    rows = {r["cell"]: r for r in json.loads(text, parse_constant=refuse)}
+    assert rows["p3_random_standard_default_default"]["width_ratio"] is None
+    assert rows["p3_heuristic_standard_default_default"]["width_ratio"] > 0
+    assert {r["pairing"] for r in rows.values()} == {GAME_INDEX}
