@@ -192,15 +192,30 @@ def check_folder(folder: Path | str, need: Iterable[str] = ("summary.parquet",))
     return manifest
 
 
+SENSITIVITY_FILE = "sensitivity.parquet"  # what `smersh-sim sensitivity --out` writes (sim.sensitivity)
+TUNE_FILE = "tune.json"  # what `smersh-sim tune --out` writes (sim.tune)
+TUNE_FIELDS = ("strategy", "params", "engine", "content_hash", "rules_version", "seed", "budget")
+WHAT_IT_READS = (f"a `smersh-sim run` folder (with its {MANIFEST}), a `sensitivity --out` folder ({SENSITIVITY_FILE}), "
+                 f"a `tune --out` folder ({TUNE_FILE}), or one of those files or a run's Parquet files")
+
+
 def read_metadata(path: Path | str) -> dict:
     """A run's metadata as a dict, for any reader (pandas, polars, DuckDB, plain Python).
 
-    ``path`` is a results folder (checked against its manifest; ``metadata.json``
-    plus ``provenance`` from ``provenance.json`` when present) or one of its
-    Parquet files (the key-value metadata, decoded).
+    ``path`` is a results folder of ``smersh-sim run`` (checked against its manifest; ``metadata.json``
+    plus ``provenance`` from ``provenance.json`` when present) or one of its Parquet files (the key-value
+    metadata, decoded). The output folder of ``smersh-sim sensitivity --out`` (no manifest) gives the
+    metadata of its ``sensitivity.parquet``; that of ``smersh-sim tune --out`` the fields of its
+    ``tune.json`` that say what its games were played with (:data:`TUNE_FIELDS`); either file may be
+    given itself.
     """
     path = Path(path)
     if path.is_dir():
+        if not (path / MANIFEST).exists() and not (path / "summary.parquet").exists():
+            for name in (SENSITIVITY_FILE, TUNE_FILE):
+                if (path / name).is_file():
+                    return read_metadata(path / name)
+            raise ResultsError(f"{path}: no results here that read_metadata knows; it reads {WHAT_IT_READS}")
         check_folder(path, need=(METADATA,))
         meta = json.loads((path / METADATA).read_text())
         prov = path / PROVENANCE
@@ -211,7 +226,9 @@ def read_metadata(path: Path | str) -> dict:
                 pass  # provenance is informative only; the numbers' metadata is complete without it
         return meta
     if not path.is_file():
-        raise ResultsError(f"{path}: no such results folder or Parquet file")
+        raise ResultsError(f"{path}: no such folder or file; read_metadata reads {WHAT_IT_READS}")
+    if path.suffix == ".json":
+        return _tune_metadata(path)
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -220,6 +237,19 @@ def read_metadata(path: Path | str) -> dict:
     except (OSError, pa.ArrowException) as e:
         raise ResultsError(f"{path}: not a readable Parquet file ({e})") from None
     return metadata_from_parquet(raw)
+
+
+def _tune_metadata(path: Path) -> dict:
+    """What a tune's games were played with, from its ``tune.json``."""
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ResultsError(f"{path}: unreadable ({e})") from None
+    missing = [k for k in TUNE_FIELDS if not isinstance(record, dict) or k not in record]
+    if missing:
+        raise ResultsError(f"{path}: not a {TUNE_FILE} of `smersh-sim tune --out` (no {', '.join(missing)}); "
+                           f"read_metadata reads {WHAT_IT_READS}")
+    return {k: record[k] for k in TUNE_FIELDS}
 
 
 # ------------------------------------------------------------------ metadata

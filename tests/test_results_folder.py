@@ -268,6 +268,29 @@ def test_metadata_readable_without_polars_or_pyarrow_metadata(spec, tmp_path):
     assert df.attrs["seed"] == 7 and len(df) == 2
 
 
+def test_metadata_of_a_sensitivity_or_tune_output_folder(tmp_path):
+    """`sensitivity --out` and `tune --out` write no manifest: read_metadata takes their folders (the
+    committed results/sensitivity and results/tune_4p) and says which files it reads when it finds none."""
+    folder = ROOT / "results" / "sensitivity"
+    meta = read_metadata(folder)
+    assert meta == read_metadata(folder / "sensitivity.parquet")
+    assert meta["strategy"] == "heuristic" and meta["engine"] == "kernel" and isinstance(meta["seed"], int)
+    tune = json.loads((ROOT / "results" / "tune_4p" / "tune.json").read_text())
+    meta = read_metadata(ROOT / "results" / "tune_4p")
+    assert meta == read_metadata(ROOT / "results" / "tune_4p" / "tune.json")
+    assert meta == {k: tune[k] for k in ("strategy", "params", "engine", "content_hash", "rules_version", "seed",
+                                         "budget")}
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "other.json").write_text('{"seed": 1}')
+    for where in (tmp_path / "other", ROOT / "results"):  # results of neither kind
+        with pytest.raises(ResultsError, match="no results here that read_metadata knows; it reads a `smersh-sim "
+                                               r"run` folder \(with its manifest.json\), a `sensitivity --out` folder "
+                                               r"\(sensitivity.parquet\), a `tune --out` folder \(tune.json\)"):
+            read_metadata(where)
+    with pytest.raises(ResultsError, match="not a tune.json of `smersh-sim tune --out`"):
+        read_metadata(tmp_path / "other" / "other.json")
+
+
 def test_results_bytes_do_not_depend_on_revision_versions_or_code(spec, tmp_path, monkeypatch):
     """`make run` rewrites no committed file when the numbers did not change."""
     out = tmp_path / "out"
