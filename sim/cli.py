@@ -727,9 +727,9 @@ def build_parser() -> argparse.ArgumentParser:
     seed = _int_range(0, MAX_SEED)
     threads = _int_range(1, MAX_THREADS)
 
-    o = sub.add_parser("odds", help="exact odds tables of dice tests and gambles")
+    o = sub.add_parser("odds", help="odds tables of dice tests and gambles (exact; the gamble exchange policies sampled)")
     o.add_argument("what", choices=["dice", "gamble"], help="dice: dice-test odds; gamble: poker odds vs the House")
-    o.add_argument("--json", action="store_true", help="machine-readable output")
+    o.add_argument("--json", action="store_true", help="machine-readable records of everything the text prints")
     o.add_argument("--samples", type=_int_range(1, MAX_SAMPLES), default=1_000_000,
                    help="samples for the sampled gamble policies (default 1,000,000)")
     o.add_argument("--seed", type=seed, default=1, help="seed of the sampled gamble policies (default 1)")

@@ -601,6 +601,8 @@ class GambleOdds:
     samples: int | None = None
 
     def record(self) -> dict:
+        """A JSON-ready record: the exact fractions as ``"n/d"`` text (None when sampled), the sample
+        count (None when exact)."""
         return {
             "policy": self.policy,
             "p_win": self.p_win,
@@ -608,6 +610,9 @@ class GambleOdds:
             "exact": self.exact,
             "stderr": self.stderr,
             "stderr_tie": self.stderr_tie,
+            "p_win_exact": None if self.p_win_exact is None else str(self.p_win_exact),
+            "p_tie_exact": None if self.p_tie_exact is None else str(self.p_tie_exact),
+            "samples": self.samples,
         }
 
 
@@ -707,16 +712,35 @@ def gamble_table(
     return out
 
 
-def cli_gamble(json_out: bool, samples: int = 1_000_000, seed: int = 1, content=None) -> str:
-    """Text (or a JSON list) of the gamble odds per policy, for ``smersh-sim odds gamble``.
+def dealt_hands_table(deck_rank=None, deck_suit=None) -> list[dict]:
+    """Records of the dealt 5-card hands by category, best first: exact count, probability, and the
+    probability as an exact fraction (``"n/d"`` text, reduced)."""
+    counts = hand_category_counts(deck_rank, deck_suit)
+    total = int(counts.sum())
+    return [{"category": poker.CATEGORY_NAMES[c], "count": int(counts[c]), "probability": int(counts[c]) / total,
+             "probability_exact": str(Fraction(int(counts[c]), total))}
+            for c in range(poker.N_CATEGORIES - 1, -1, -1)]
 
-    ``content``: a loaded content pack whose Fate deck to play with (default: the default pack's).
+
+def cli_gamble(json_out: bool, samples: int = 1_000_000, seed: int = 1, content=None) -> str:
+    """Text (or JSON) of the gamble odds per policy and the dealt hands, for ``smersh-sim odds gamble``.
+
+    The JSON is an object: ``policies`` (one :meth:`GambleOdds.record` each, stand pat exact, the
+    exchange policies sampled, each with the ``seed`` it was sampled with), ``dealt_hands``
+    (:func:`dealt_hands_table`) and ``dealt_hands_total`` (the number of 5-card hands of the deck):
+    everything the text prints. ``content``: a loaded content pack whose Fate deck to play with (default:
+    the default pack's).
     """
     deck_rank = None if content is None else content.fate_rank
     deck_suit = None if content is None else content.fate_suit
     table = gamble_table(samples, seed, deck_rank, deck_suit)
     if json_out:
-        return json.dumps([g.record() for g in table], indent=1)
+        hands = dealt_hands_table(deck_rank, deck_suit)
+        return json.dumps({
+            "policies": [{**g.record(), "seed": None if g.exact else seed} for g in table],
+            "dealt_hands": hands,
+            "dealt_hands_total": sum(h["count"] for h in hands),
+        }, indent=1)
 
     def pct(p, se):
         return f"{100 * p:.3f}%" + ("" if se is None else f" ± {100 * se:.3f}%")
@@ -734,14 +758,11 @@ def cli_gamble(json_out: bool, samples: int = 1_000_000, seed: int = 1, content=
         ],
     )
     sp = table[0]
-    counts = hand_category_counts(deck_rank, deck_suit)
-    total = int(counts.sum())
+    hands = dealt_hands_table(deck_rank, deck_suit)
+    total = sum(h["count"] for h in hands)
     t2 = _fmt_table(
         ["category", "count", "probability"],
-        [
-            [poker.CATEGORY_NAMES[c], f"{int(counts[c]):,}", f"{counts[c] / total:.6f}"]
-            for c in range(poker.N_CATEGORIES - 1, -1, -1)
-        ]
+        [[h["category"], f"{h['count']:,}", f"{h['probability']:.6f}"] for h in hands]
         + [["total", f"{total:,}", "1.000000"]],
     )
     return "\n".join(
@@ -755,7 +776,8 @@ def cli_gamble(json_out: bool, samples: int = 1_000_000, seed: int = 1, content=
             "",
             f"Stand pat exactly: P(win) = {sp.p_win_exact} , P(tie) = {sp.p_tie_exact}",
             "",
-            "Dealt 5-card hands (exact counts over all C(44,5) hands; rulebook order, best first):",
+            f"Dealt 5-card hands (exact counts over all C({_deck_defaults(deck_rank, deck_suit)[0].shape[0]},5) hands; "
+            "rulebook order, best first):",
             "",
             t2,
         ]
@@ -772,6 +794,7 @@ __all__ = [
     "cli_dice",
     "cli_gamble",
     "content_pass_table",
+    "dealt_hands_table",
     "dice_arrays",
     "dice_table",
     "dice_test_odds",

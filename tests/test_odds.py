@@ -332,7 +332,7 @@ def test_cli_dice():
 
 
 def test_cli_gamble():
-    rows = json.loads(odds.cli_gamble(True, samples=20_000, seed=3))
+    rows = json.loads(odds.cli_gamble(True, samples=20_000, seed=3))["policies"]
     assert [r["policy"] for r in rows] == ["stand_pat", "exchange_1", "exchange_2", "exchange_5"]
     assert rows[0]["exact"] is True and rows[0]["stderr"] is None
     assert all(r["exact"] is False and r["stderr"] > 0 for r in rows[1:])
@@ -341,6 +341,32 @@ def test_cli_gamble():
     for name in poker.CATEGORY_NAMES:
         assert name in text
     assert "1,086,008" in text and "±" in text
+
+
+def test_cli_gamble_json_holds_everything_the_text_prints():
+    """--json gave only the four policy records: not the exact stand-pat fractions, how each policy was
+    sampled, nor the table of dealt hands the text prints."""
+    got = json.loads(odds.cli_gamble(True, samples=2_000, seed=3))
+    text = odds.cli_gamble(False, samples=2_000, seed=3)
+    assert set(got) == {"policies", "dealt_hands", "dealt_hands_total"}
+    stand, *sampled = got["policies"]
+    exact = odds.stand_pat_odds()
+    assert (Fraction(stand["p_win_exact"]), Fraction(stand["p_tie_exact"])) == (exact.p_win_exact, exact.p_tie_exact)
+    assert f"P(win) = {stand['p_win_exact']} , P(tie) = {stand['p_tie_exact']}" in text
+    assert (stand["samples"], stand["seed"]) == (None, None)
+    for r in sampled:  # the text's "sampled, n=2,000, seed=3"
+        assert (r["exact"], r["samples"], r["seed"], r["p_win_exact"]) == (False, 2_000, 3, None)
+        assert f"{r['policy']}" in text and "sampled, n=2,000, seed=3" in text
+    hands = got["dealt_hands"]
+    assert [h["category"] for h in hands] == list(reversed(poker.CATEGORY_NAMES))  # best first, as printed
+    assert got["dealt_hands_total"] == math.comb(44, 5) == sum(h["count"] for h in hands)
+    counts = odds.hand_category_counts()
+    for h in hands:
+        c = poker.CATEGORY_NAMES.index(h["category"])
+        assert h["count"] == counts[c]
+        assert Fraction(h["probability_exact"]) == Fraction(h["count"], got["dealt_hands_total"])
+        assert h["probability"] == pytest.approx(h["count"] / got["dealt_hands_total"], rel=1e-15)
+        assert f"{h['count']:,}" in text
 
 
 def test_cli_odds_read_a_content_packs_dice_and_fate_deck(tmp_path):
@@ -360,8 +386,8 @@ def test_cli_odds_read_a_content_packs_dice_and_fate_deck(tmp_path):
     assert rows == json.loads(json.dumps(exact))
     assert rows != json.loads(odds.cli_dice(True))  # an all-success Black die changes the odds
     # the gamble's exact stand-pat row uses the pack's Fate deck (the default one is the standard deck)
-    got = json.loads(odds.cli_gamble(True, samples=2_000, seed=3, content=default))[0]
-    want = json.loads(odds.cli_gamble(True, samples=2_000, seed=3))[0]
+    got = json.loads(odds.cli_gamble(True, samples=2_000, seed=3, content=default))["policies"][0]
+    want = json.loads(odds.cli_gamble(True, samples=2_000, seed=3))["policies"][0]
     assert got == want
 
 
