@@ -30,6 +30,9 @@ MAX_INT_PARAM = 1_000_000_000
 # below a player's life): refused, so that no setting plays as another without a word. cancel_at is
 # compared with villain card values, which can be negative, so it may be negative too.
 SIGNED_INT_PARAMS = ("cancel_at",)
+# float knobs compared with a probability (a gamble's P(win), a test's P(pass)): a value below 0 or above 1
+# plays as 0 or 1 does (or as a bound no game meets), so it is refused as the other kinds' off-range values are
+PROBABILITY_PARAMS = ("gamble_p", "auto_pass_below")
 
 
 @dataclass(frozen=True)
@@ -92,12 +95,16 @@ class HeuristicParams:
             elif kind == "float":
                 ok = (isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
                       and math.isfinite(float(v)))
+                if ok and f.name in PROBABILITY_PARAMS:
+                    ok = 0.0 <= float(v) <= 1.0
             else:
                 ok = isinstance(v, str)
             if not ok:
                 low = -MAX_INT_PARAM if f.name in SIGNED_INT_PARAMS else 0
                 want = {"bool": "true or false", "int": f"an integer from {low:,} to {MAX_INT_PARAM:,}",
                         "float": "a finite number"}.get(kind, "a string")
+                if f.name in PROBABILITY_PARAMS:
+                    want = "a finite number from 0 to 1 (a probability)"
                 raise ValueError(f"{f.name} must be {want}, got {type(v).__name__} {v!r}")
         if self.plus_one not in ("never", "henchman", "always"):
             raise ValueError(f"plus_one must be 'never', 'henchman' or 'always', got {self.plus_one!r}")
@@ -105,8 +112,6 @@ class HeuristicParams:
             raise ValueError(f"exchange_when must be one of {EXCHANGE_WHEN}, got {self.exchange_when!r}")
         if self.mission_reward not in REWARD_KINDS:
             raise ValueError(f"mission_reward must be one of {tuple(REWARD_KINDS)}, got {self.mission_reward!r}")
-        if not 0.0 <= self.gamble_p <= 1.0:
-            raise ValueError(f"gamble_p must be a probability, got {self.gamble_p!r}")
 
 
 @functools.lru_cache(maxsize=8)

@@ -4,6 +4,7 @@ each naming the file, the field and the reason."""
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from pathlib import Path
 
@@ -464,3 +465,37 @@ def test_the_spec_name_cannot_leave_results(tmp_path):
     p.write_text(textwrap.dedent(SPEC.replace('name = "mini"', 'name = "ok.name-1_x"')))
     assert load_spec(p).name == "ok.name-1_x"
     assert Path("results", load_spec(p).name).resolve().parent == Path("results").resolve()
+
+
+@pytest.mark.parametrize("name", ["gamble_p", "auto_pass_below"])
+def test_probability_parameters_are_refused_off_0_to_1(name):
+    """Below 0 or above 1 a probability threshold plays as 0 or 1 does (no P(pass) is below -1, every one is
+    below 5): refused, naming the parameter and its range, as every other parameter's off-range value."""
+    import strategies
+    from strategies.heuristic import PROBABILITY_PARAMS, HeuristicParams
+
+    assert name in PROBABILITY_PARAMS
+    for bad in (-1, -0.01, 1.01, 5, float("inf")):
+        with pytest.raises(ValueError, match=rf"^{name} must be a finite number from 0 to 1 \(a probability\), got"):
+            strategies.make("heuristic", **{name: bad})
+    for good in (0, 0.0, 0.5, 1, 1.0):
+        assert getattr(HeuristicParams(**{name: good}), name) == good
+    float_fields = {f.name for f in dataclasses.fields(HeuristicParams) if f.type in ("float", float)}
+    assert float_fields == set(PROBABILITY_PARAMS)  # a new float knob: give it its range here too
+
+
+@pytest.mark.filterwarnings("ignore::sim.content.loader.UnprintedValueWarning")  # a reading spec's own
+def test_the_committed_tuned_sets_specs_and_bands_still_validate():
+    import strategies
+    from sim.bands import load_bands, validate_bands
+    from sim.experiments import load_spec
+
+    for players in range(1, 7):
+        strategies.make("tuned", players=players)
+    root = Path(__file__).resolve().parents[1] / "experiments"
+    for f in sorted(root.glob("*.toml")):
+        if f.name.startswith("bands"):
+            model, p = load_bands(f)
+            validate_bands(model, p.name, None if model.check.content is None else (p.parent / model.check.content))
+        else:
+            load_spec(f)
