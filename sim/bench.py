@@ -97,12 +97,15 @@ def run_bench(games: int = 200_000, reference_games: int = 300, players: int = 4
 
 
 def format_bench(r: dict) -> str:
-    lines = [f"{r['players']}-player {r['strategy']} games, seed {r['seed']}, {r['threads_available']} threads available; "
-             f"each rate the median of {r['repeats']} timings"]
+    threads = f"{r['threads_available']} thread{'s' if r['threads_available'] != 1 else ''}"
+    timings = f"the median of {r['repeats']} timings" if r["repeats"] != 1 else "one timing"
+    lines = [f"{r['players']}-player {r['strategy']} games, seed {r['seed']}, {threads} available; "
+             f"each rate {timings}"]
+    first = "the first game" if r["reference_games"] == 1 else f"first {r['reference_games']} games"
     lines.append(f"  kernel, 1 thread:          {r['kernel_1_thread_games_per_s']:>12,.0f} games/s")
     lines.append(f"  kernel, all threads:       {r['kernel_all_threads_games_per_s']:>12,.0f} games/s"
                  f"  ({r['kernel_all_threads_games_per_min']:,.0f} games/min; 1M games in {r['seconds_per_million_games']:.1f} s)")
-    lines.append(f"  reference engine:          {r['reference_games_per_s']:>12,.1f} games/s  (first {r['reference_games']} games)")
+    lines.append(f"  reference engine:          {r['reference_games_per_s']:>12,.1f} games/s  ({first})")
     lines.append(f"  ratios: all threads / 1 thread {r['ratio_threads']:.2f}x; kernel 1 thread / reference "
                  f"{r['ratio_kernel_1_thread_vs_reference']:.0f}x; all threads / reference {r['ratio_kernel_all_threads_vs_reference']:.0f}x")
     lines.append(f"  per player turn: kernel 1 thread / reference {r['ratio_kernel_1_thread_vs_reference_per_turn']:.0f}x "

@@ -32,3 +32,18 @@ def test_bench_refuses_no_timing():
         run_bench(games=10, reference_games=1, cold=False, repeats=0)
     with pytest.raises(ValueError, match="reference games must be from 1 to the kernel's 10 games"):
         run_bench(games=10, reference_games=11, cold=False)
+
+
+def test_bench_text_of_one_timing_is_singular():
+    r = {"players": 4, "strategy": "heuristic", "seed": 1, "threads_available": 1, "repeats": 1,
+         "kernel_1_thread_games_per_s": 80_000.0, "kernel_all_threads_games_per_s": 80_000.0,
+         "kernel_all_threads_games_per_min": 4.8e6, "seconds_per_million_games": 12.5, "reference_games": 1,
+         "reference_games_per_s": 300.0, "ratio_threads": 1.0, "ratio_kernel_1_thread_vs_reference": 266.7,
+         "ratio_kernel_all_threads_vs_reference": 266.7, "ratio_kernel_1_thread_vs_reference_per_turn": 270.0,
+         "reference_turns_per_game": 28.0, "kernel_turns_per_game": 28.4, "sample_identical": True,
+         "cached_start_s": 0.9}
+    text = format_bench(r)
+    assert "each rate one timing" in text and "1 thread available" in text and "(the first game)" in text
+    assert "median of 1 timings" not in text and "1 threads" not in text and "1 games" not in text
+    assert "median of 3 timings" in format_bench({**r, "repeats": 3, "kernel_1_thread_runs": [1.0] * 3,
+                                                  "kernel_all_threads_runs": [1.0] * 3, "reference_runs": [1.0] * 3})
