@@ -20,6 +20,18 @@ MAX_SAMPLES = 1_000_000_000
 MAX_THREADS = 256
 
 
+class OptionError(SystemExit):
+    """A value given on the command line that is refused before any work starts (an unknown name, a malformed
+    or out-of-range value, options that do not go together): exit status 2, as argparse's own refusals.
+
+    ``str()`` is the one line :func:`main` prints (``error: ...``) before it lets the exit go on; files that
+    cannot be read or are refused, and faults while the work runs, exit 1 (a ``SystemExit`` with the text)."""
+
+    def __init__(self, message: str):
+        super().__init__(f"error: {message}")
+        self.code = 2
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error: the command, the option and the reason."""
 
@@ -77,23 +89,57 @@ def parse_params(items: list[str] | None) -> dict:
     out = {}
     for item in items or []:
         if "=" not in item or not item.split("=", 1)[0].strip():
-            raise SystemExit(f"--param expects NAME=VALUE, got {item!r}")
+            raise OptionError(f"--param expects NAME=VALUE, got {item!r}")
         k, v = item.split("=", 1)
         if k.strip() in out:
-            raise SystemExit(f"--param {k.strip()} given twice")
+            raise OptionError(f"--param {k.strip()} given twice")
         out[k.strip()] = _parse_value(v.strip())
     return out
 
 
-def _load_content(path, sets: list[str] | None = None):
-    """The pack at ``path`` (default: built-in) with the ``--set`` overrides applied."""
+def _check_content_folder(path) -> None:
+    """Refuse a ``--content`` that is not a folder, naming the option (a missing folder or a file: exit 1)."""
+    if path is None:
+        return
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise SystemExit(f"error: --content {str(path)!r} is a file, not a content pack folder")
+    if not p.exists():
+        raise SystemExit(f"error: --content {str(path)!r}: the content pack folder does not exist")
+
+
+def _load_content(path, sets: list[str] | None = None, quiet: bool = False):
+    """The pack at ``path`` (default: built-in) with the ``--set`` overrides applied.
+
+    A pack that cannot be read or is refused ends with exit status 1; a ``--set`` the pack itself
+    accepts without it but refuses with it is a bad option value (exit status 2). ``quiet``: no warning
+    of values the printed game does not have (a check before a command whose own loading warns).
+    """
+    import warnings
+
+    if quiet:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return _load_content(path, sets)
+
     from sim.content import ContentError, load
     from sim.content.overrides import load_with_overrides
 
+    _check_content_folder(path)
+    overrides = _sets(sets)
     try:
-        return load_with_overrides(path, _sets(sets), "--set") if sets else load(path)
+        return load_with_overrides(path, overrides, "--set") if overrides else load(path)
     except ContentError as e:
-        raise SystemExit(f"content error: {e}") from None
+        if not overrides:
+            raise SystemExit(f"content error: {e}") from None
+        try:  # the pack alone: its own fault, or the overrides'?
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                load(path)
+        except ContentError as own:
+            raise SystemExit(f"content error: {own}") from None
+        text = str(e)
+        raise OptionError(text if text.startswith("--set") else f"--set: {text}") from None
 
 
 def _sets(items: list[str] | None) -> dict:
@@ -102,7 +148,7 @@ def _sets(items: list[str] | None) -> dict:
     try:
         return parse_set(items)
     except OverrideError as e:
-        raise SystemExit(f"error: {e}") from None
+        raise OptionError(str(e)) from None
 
 
 def cmd_odds(args) -> int:
@@ -142,40 +188,55 @@ def cmd_content(args) -> int:
 
 
 def _settings_and_strategies(args, content):
-    import strategies
     from sim.rules.state import Settings
 
     # an empty value would silently mean the standard game or the default line-up (bands and specs refuse "" too)
     if args.variant is not None and not args.variant.replace(",", "").strip():
-        raise SystemExit(f"error: --variant: empty ({args.variant!r}); leave the option out for the standard game or "
-                         f"name the variants: {', '.join(Settings.VARIANTS)}")
+        raise OptionError(f"--variant: empty ({args.variant!r}); leave the option out for the standard game or "
+                          f"name the variants: {', '.join(Settings.VARIANTS)}")
     if args.characters is not None and not args.characters.replace(",", "").strip():
-        raise SystemExit(f"error: --characters: empty ({args.characters!r}); leave the option out for the default "
-                         "line-up, or give one character name per seat (comma-separated) or 'random'")
+        raise OptionError(f"--characters: empty ({args.characters!r}); leave the option out for the default "
+                          "line-up, or give one character name per seat (comma-separated) or 'random'")
+    try:
+        Settings.label_of(args.variant)
+    except ValueError as e:
+        raise OptionError(f"--variant: {str(e).removeprefix('variant: ')}") from None
     args.variant = Settings.with_skills(args.variant, args.skills)  # --skills fixed = variant word fixed-skills
     try:
         settings = Settings.build(content, args.players, args.characters, args.variant)
     except ValueError as e:
-        raise SystemExit(f"error: {e}") from None
+        if args.characters is None:  # the pack's own default line-up: the pack's fault
+            raise SystemExit(f"error: {e}") from None
+        raise OptionError(f"--characters: {str(e).removeprefix('characters: ')}") from None
     names = [x.strip() for x in args.strategy.split(",")]
     if len(names) not in (1, args.players):
-        raise SystemExit(f"error: --strategy: {len(names)} strategies for {args.players} seats; give one name "
-                         "for every seat or one per seat, comma-separated")
-    for name in names:
-        if name not in strategies.names():
-            raise SystemExit(f"error: --strategy: unknown strategy {name!r}; registered: {', '.join(strategies.names())}")
-    if len(names) == 1:
-        names = names * args.players
+        raise OptionError(f"--strategy: {len(names)} strategies for {args.players} seats; give one name "
+                          "for every seat or one per seat, comma-separated")
+    made = _strategies(names, parse_params(args.param), [args.players], args.strategy)
+    return settings, [made[args.players][name] for name in (names * args.players if len(names) == 1 else names)]
+
+
+def _strategies(names: list[str], params: dict, players: list[int], flag: str) -> dict:
+    """``{players: {name: strategy}}``: each named strategy built with ``params`` at each player count, before
+    any game. An unknown name or a refused --param is a bad option (exit 2); a tuned file without a set for a
+    count, or with a bad value, is the file's fault (exit 1)."""
+    import strategies
     from strategies.tuned import TunedError
 
-    params = parse_params(args.param)
-    try:
-        made = {name: strategies.make(name, players=args.players, **params) for name in dict.fromkeys(names)}
-    except TunedError as e:  # the tuned file's fault (it names its key), not --param's
-        raise SystemExit(f"error: --strategy {args.strategy}: {e}") from None
-    except ValueError as e:
-        raise SystemExit(f"error: --param: {e}") from None
-    return settings, [made[name] for name in names]
+    for name in names:
+        if name not in strategies.names():
+            raise OptionError(f"--strategy: unknown strategy {name!r}; registered: {', '.join(strategies.names())}")
+    out: dict = {}
+    for p in players:
+        try:
+            out[p] = {name: strategies.make(name, players=p, **params) for name in dict.fromkeys(names)}
+        except TunedError as e:  # the tuned file's fault (it names its key), not --param's
+            raise SystemExit(f"error: --strategy {flag}: {e}") from None
+        except ValueError as e:
+            if not params:
+                raise SystemExit(f"error: --strategy {flag}: {e}") from None
+            raise OptionError(f"--param: {e}") from None
+    return out
 
 
 def cmd_play(args) -> int:
@@ -265,9 +326,18 @@ def cmd_run(args) -> int:
         spec = load_spec(args.spec)
         if args.games is not None:
             spec = spec.with_games(args.games)
-        spec = spec.with_overrides(_sets(args.set)).with_skills(args.skills)
     except SpecError as e:
         raise SystemExit(f"spec error: {e}") from None
+    # the spec alone is valid: a refusal now is the options' (the spec's cells with them changed)
+    overrides = _sets(args.set)
+    try:
+        spec = spec.with_overrides(overrides)
+    except SpecError as e:
+        raise OptionError(f"--set: {e}") from None
+    try:
+        spec = spec.with_skills(args.skills)
+    except SpecError as e:
+        raise OptionError(f"--skills {args.skills}: {e}") from None
     from sim.distributed import BatchFailed, SchedulerError
     from sim.manifest import ResultsError
     from sim.study import StudyError
@@ -319,6 +389,25 @@ def _check_out_folder(out: str) -> None:
         raise SystemExit(f"error: --out {out!r}: {str(parent)!r} is a file, not a folder")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise SystemExit(f"error: --out {out!r}: folder {str(parent)!r} is not writable")
+    _probe(out, parent, folder=True)
+
+
+def _probe(out: str, parent: Path, folder: bool, flag: str = "--out") -> None:
+    """Create (and remove) a folder or file in ``parent``: a folder the permission bits call writable may
+    still refuse it (a read-only or virtual file system such as /proc, or running as root)."""
+    import tempfile
+
+    try:
+        if folder:
+            os.rmdir(tempfile.mkdtemp(prefix=".smersh-sim-probe-", dir=parent))
+        else:
+            fd, name = tempfile.mkstemp(prefix=".smersh-sim-probe-", dir=parent)
+            os.close(fd)
+            os.unlink(name)
+    except OSError as e:
+        what = "a folder" if folder else "a file"
+        raise SystemExit(f"error: {flag} {out!r}: cannot create {what} in {str(parent)!r} "
+                         f"({e.strerror or e})") from None
 
 
 def _check_out_file(out: str, flag: str = "--out") -> None:
@@ -335,6 +424,8 @@ def _check_out_file(out: str, flag: str = "--out") -> None:
         raise SystemExit(f"error: {flag} {out!r}: the file is not writable")
     if not p.exists() and not os.access(parent, os.W_OK | os.X_OK):
         raise SystemExit(f"error: {flag} {out!r}: folder {str(parent)!r} is not writable")
+    if not p.exists():
+        _probe(out, parent, folder=False, flag=flag)
 
 
 def _summary_table(summary) -> str:
@@ -356,7 +447,11 @@ def cmd_compare(args) -> int:
     from sim.compare import GAME_INDEX, compare_run, pairing_note, parse_baseline
 
     try:
-        table, baseline = compare_run(args.run, parse_baseline(args.baseline))
+        wanted = parse_baseline(args.baseline)
+    except ValueError as e:
+        raise OptionError(str(e)) from None
+    try:
+        table, baseline = compare_run(args.run, wanted)
     except (ValueError, FileNotFoundError) as e:
         raise SystemExit(f"error: {e}") from None
     label = ",".join(f"{k}={v}" for k, v in baseline.items())
@@ -416,11 +511,11 @@ def cmd_check(args) -> int:
         _load_content(args.content)
     sets = _sets(args.set)
     if sets and args.update:
-        raise SystemExit("error: --set with --update would record baselines of a changed pack; "
-                         "change the pack (or the cells' overrides) instead")
+        raise OptionError("--set with --update would record baselines of a changed pack; "
+                          "change the pack (or the cells' overrides) instead")
     if args.skills is not None and args.update:
-        raise SystemExit("error: --skills with --update would record baselines of other games; "
-                         "set the cells' skills instead")
+        raise OptionError("--skills with --update would record baselines of other games; "
+                          "set the cells' skills instead")
     try:
         results = run_check(args.bands, content=args.content, update=args.update, overrides=sets,
                             skills=args.skills)
@@ -451,9 +546,9 @@ def cmd_bench(args) -> int:
     from sim.bench import format_bench, run_bench
 
     if args.strategy not in strategies.names():
-        raise SystemExit(f"error: --strategy: unknown strategy {args.strategy!r}; registered: {', '.join(strategies.names())}")
+        raise OptionError(f"--strategy: unknown strategy {args.strategy!r}; registered: {', '.join(strategies.names())}")
     if args.reference_games > args.games:  # the reference's games are compared with the kernel's first ones
-        raise SystemExit(f"error: --reference-games: at most --games ({args.games:,}), got {args.reference_games:,}")
+        raise OptionError(f"--reference-games: at most --games ({args.games:,}), got {args.reference_games:,}")
     r = run_bench(games=args.games, reference_games=args.reference_games, players=args.players,
                   strategy=args.strategy, seed=args.seed, cold=not args.skip_cold, repeats=args.repeats)
     print(json.dumps(r, indent=2) if args.json else format_bench(r))
@@ -476,6 +571,20 @@ def _players_list(text: str) -> list[int]:
     return values
 
 
+class _Watched:
+    """A runner that notes whether it was asked to play: a refusal from before any game is the options'."""
+
+    def __init__(self, runner):
+        self._runner, self.played = runner, False
+
+    def run(self, *args, **kwargs):
+        self.played = True
+        return self._runner.run(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._runner, name)
+
+
 def _runner(args):
     """The runner of ``--scheduler`` and ``--ready-timeout`` (here when no scheduler); a bad value or missing
     Dask ends in one line."""
@@ -496,8 +605,10 @@ def cmd_tune(args) -> int:
     params = parse_params(args.param)
     if args.out is not None:
         _check_out_folder(args.out)
-    try:
+    _load_content(args.content, quiet=True)  # the pack on its own (its fault: exit 1) before the knobs are tried
+    try:  # the command line on its own
         knobs = [T.Knob.parse(k) for k in args.knob or []]
+        T.check_knobs(knobs)
         if args.target_file:
             if args.target:
                 raise T.TuneError("give --target or --target-file, not both")
@@ -505,19 +616,38 @@ def cmd_tune(args) -> int:
                 raise T.TuneError("--players is the player count of --target; with --target-file the targets are "
                                   "the file's cells, at their own player counts: drop --players (or use "
                                   "--also-players to report more counts)")
-            targets = T.targets_from_bands(args.target_file, args.strategy, params=params)
         else:
             if not args.target:
                 raise T.TuneError("give --target LOW:HIGH (with --players) or --target-file bands.toml")
-            targets = [T.parse_target(args.target, 4 if args.players is None else args.players)]
-        progress = None if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
+            try:
+                targets = [T.parse_target(args.target, 4 if args.players is None else args.players)]
+            except T.TuneError as e:  # e.g. a band in percentages: name the option
+                text = str(e)
+                if not text.startswith("--target"):
+                    text = f"--target {args.target!r}: {text}"
+                    if any(abs(float(x)) > 1 for x in args.target.split(":")):
+                        text += " (fractions, e.g. 0.43:0.47 for 43% to 47%)"
+                raise T.TuneError(text) from None
+    except T.TuneError as e:
+        raise OptionError(str(e)) from None
+    if args.target_file:
+        try:
+            targets = T.targets_from_bands(args.target_file, args.strategy, params=params)
+        except (T.TuneError, BandsError, ValueError) as e:
+            raise SystemExit(f"error: {e}") from None
+    _strategies([args.strategy], params, sorted({t.players for t in targets} | set(args.also_players or [])),
+                args.strategy)
+    progress = None if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
+    watched = None
+    try:
         with _runner(args) as r:
+            watched = _Watched(r)
             result, side = T.tune(knobs, targets, strategy=args.strategy, params=params, budget=args.budget,
                                   seed=args.seed, content=args.content, also_players=args.also_players,
-                                  confirm_games=args.confirm_games, progress=progress, runner=r)
-    except (T.TuneError, BandsError) as e:
-        raise SystemExit(f"error: {e}") from None
-    except ValueError as e:
+                                  confirm_games=args.confirm_games, progress=progress, runner=watched)
+    except (T.TuneError, ValueError) as e:
+        if isinstance(e, T.TuneError) and watched is not None and not watched.played:
+            raise OptionError(str(e)) from None  # e.g. a --knob value the pack refuses, before any game
         raise SystemExit(f"error: {e}") from None
     rec = T.report(result, side)
     files = T.write_outputs(result, side, Path(args.out)) if args.out else []
@@ -577,8 +707,8 @@ def cmd_tune_strategy(args) -> int:
     if args.reproduce:
         given = [flag for key, flag in recorded.items() if getattr(args, key) is not None]
         if given:
-            raise SystemExit(f"error: --reproduce takes players, budget, seeds and game counts from the file; "
-                             f"drop {', '.join(given)} (or drop --reproduce)")
+            raise OptionError(f"--reproduce takes players, budget, seeds and game counts from the file; "
+                              f"drop {', '.join(given)} (or drop --reproduce)")
     _check_out_file(args.out)
     try:
         if args.reproduce:
@@ -610,13 +740,21 @@ def cmd_sensitivity(args) -> int:
     params = parse_params(args.param)
     if args.out is not None:
         _check_out_folder(args.out)
+    _load_content(args.content, quiet=True)  # the pack on its own (its fault: exit 1) before the knobs are stepped
+    _strategies([args.strategy], params, args.players, args.strategy)
     progress = None if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
+    watched = None
     try:
         with _runner(args) as r:
+            watched = _Watched(r)
             table = S.sensitivity(args.players, args.knob or None, strategy=args.strategy, params=params,
                                   games=args.games, seed=args.seed, content=args.content, progress=progress,
-                                  runner=r)
+                                  runner=watched)
     except (S.SensitivityError, ContentError, ValueError) as e:
+        if isinstance(e, S.SensitivityError) and watched is not None and not watched.played:
+            # a --knob the pack has no such value for, or steps no game of --players reads: before any game
+            text = str(e)
+            raise OptionError(f"--{text}" if text.startswith("knob ") else text) from None
         raise SystemExit(f"error: {e}") from None
     files = S.write_outputs(table, Path(args.out)) if args.out else []
     if args.json:
@@ -646,31 +784,24 @@ def cmd_luck(args) -> int:
 
     import strategies
     from sim import luck as L
-    from strategies.tuned import TunedError
 
     params = parse_params(args.param)
     if args.out is not None:
         _check_out_folder(args.out)
+    _load_content(args.content, quiet=True)  # the pack on its own: its fault, exit 1
     registered = ", ".join(strategies.names())
-    if args.strategy not in strategies.names():
-        raise SystemExit(f"error: --strategy: unknown strategy {args.strategy!r}; registered: {registered}")
     strategies_ = [x.strip() for x in args.strategies.split(",")]
     if not any(strategies_):
-        raise SystemExit("error: --strategies: no strategy given; name one or more, comma-separated")
+        raise OptionError("--strategies: no strategy given; name one or more, comma-separated")
     for name in strategies_:
         if not name:
-            raise SystemExit(f"error: --strategies {args.strategies!r}: an empty name (two commas, or one at an end)")
+            raise OptionError(f"--strategies {args.strategies!r}: an empty name (two commas, or one at an end)")
         if name not in strategies.names():
-            raise SystemExit(f"error: --strategies: unknown strategy {name!r}; registered: {registered}")
+            raise OptionError(f"--strategies: unknown strategy {name!r}; registered: {registered}")
         if strategies_.count(name) > 1:
-            raise SystemExit(f"error: --strategies: {name!r} given twice")
-    for p in args.players:  # the studied strategy with its --param at every player count, before any game
-        try:
-            strategies.make(args.strategy, players=p, **params)
-        except TunedError as e:  # strategies/tuned.toml has no set for this player count
-            raise SystemExit(f"error: --strategy {args.strategy}: {e}") from None
-        except ValueError as e:
-            raise SystemExit(f"error: {'--param: ' if params else ''}{e}") from None
+            raise OptionError(f"--strategies: {name!r} given twice")
+    # the studied strategy with its --param at every player count, before any game
+    _strategies([args.strategy], params, args.players, args.strategy)
     progress = None if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
     try:
         table = L.luck_table(args.players, strategy=args.strategy, params=params, games=args.games, seed=args.seed,
@@ -717,8 +848,20 @@ def _ready_timeout_arg(q) -> None:
 def _check_ready_timeout(args) -> None:
     """``--ready-timeout`` without ``--scheduler`` would change nothing: refuse it."""
     if getattr(args, "ready_timeout", None) is not None and args.scheduler is None:
-        raise SystemExit("error: --ready-timeout is how long a Dask run waits for a ready worker: give it with "
-                         "--scheduler, or drop it (without --scheduler the games are played here)")
+        raise OptionError("--ready-timeout is how long a Dask run waits for a ready worker: give it with "
+                          "--scheduler, or drop it (without --scheduler the games are played here)")
+
+
+def _check_scheduler(args) -> None:
+    """A ``--scheduler`` of the wrong form is a bad option value, refused before any work."""
+    if getattr(args, "scheduler", None) is None:
+        return
+    from sim.distributed import SchedulerError, parse_scheduler
+
+    try:
+        parse_scheduler(args.scheduler)
+    except SchedulerError as e:
+        raise OptionError(str(e)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -952,10 +1095,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         _check_ready_timeout(args)
+        _check_scheduler(args)
+        _check_content_folder(getattr(args, "content", None))
         _announce_compile(args)
         code = args.func(args)
         sys.stdout.flush()
         return code
+    except OptionError as e:  # a bad option value, refused before any work: printed, then exit 2 (as argparse)
+        print(e, file=sys.stderr)
+        raise
     except KeyboardInterrupt:
         hint = "; run the same command again to resume" if args is not None and args.func is cmd_run else ""
         print(f"interrupted{hint}", file=sys.stderr)

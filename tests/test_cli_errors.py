@@ -67,6 +67,7 @@ BAD = [
     ("trace --param reroll=maybe", "reroll"),
     ("trace --param =3", "NAME=VALUE"),
     ("trace --param novalue", "NAME=VALUE"),
+    ("play --param pool_target", "error: --param expects NAME=VALUE, got 'pool_target'"),
     ("odds gamble --samples 0", "--samples"),
     ("odds gamble --samples many", "--samples"),
     ("odds dice --content {missing}", "does not exist"),
@@ -79,7 +80,10 @@ BAD = [
     ("bench --games 100 --reference-games 300 --skip-cold", "--reference-games: at most --games"),
     ("play --param gamble_p=abc", "--param: gamble_p must be a finite number"),
     ("play --param gamble_p=nan", "gamble_p"),
-    ("play --param gamble_p=2", "gamble_p"),
+    ("play --param gamble_p=2", "gamble_p must be a finite number from 0 to 1"),
+    ("play --param auto_pass_below=-1", "--param: auto_pass_below must be a finite number from 0 to 1"),
+    ("play --param auto_pass_below=5", "--param: auto_pass_below must be a finite number from 0 to 1"),
+    ("play --param auto_pass_below=1.0001", "auto_pass_below"),
     ("play --param pool_target=1.5", "pool_target"),
     ("play --param bogus=1", "--param: unknown heuristic parameter(s): bogus"),
     ("play --param pool_target=1 --param pool_target=2", "twice"),
@@ -91,6 +95,7 @@ BAD = [
     ("play --seed 99999999999999999999", "--seed"),
     ("play --strategy genius", "--strategy: unknown strategy 'genius'"),
     ("play --variant harder", "harder"),
+    ("play --variant dirty-lobbo", "error: --variant: unknown variant 'dirty-lobbo'"),
     ("play --characters Nobody,Else", "Nobody"),
     ("play --variant= --games 10", "--variant: empty"),
     ("play --variant=, --games 10", "--variant: empty"),
@@ -99,7 +104,8 @@ BAD = [
     ("trace --characters=", "--characters: empty"),
     ("play --characters Calli_Dagger --players 1", "Calli_Dagger"),
     ("play --content {missing}", "does not exist"),
-    ("play --content {file}", "does not exist"),
+    ("play --content {file}", "is a file, not a content pack folder"),
+    ("content --content {file}", "is a file, not a content pack folder"),
     ("play --engine gpu", "--engine"),
     ("content --content {dir}", "missing"),
     ("run {dir}", "folder"),
@@ -119,6 +125,12 @@ BAD = [
     ("check experiments/bands.toml --content {missing}", "does not exist"),
     ("tune --players 2 --target 0.05:0.6 --knob lobo.track.start=0,1 --knob lobo.track.start=3 --budget 4000",
      "--knob lobo.track.start: given twice"),
+    ("tune --target 43:47 --knob lobo.track.start=0..1", "--target '43:47'"),
+    ("tune --target 0.4:0.5 --knob lobo.track.start=0..1 --strategy heuristc", "--strategy: unknown strategy"),
+    ("tune --target 0.4:0.5 --knob lobo.track.start=0..1 --param pool_target=x", "--param: pool_target"),
+    ("sensitivity --players 2 --games 10 --strategy heuristc", "--strategy: unknown strategy"),
+    ("sensitivity --players 2 --games 10 --param pool_target=x", "--param: pool_target"),
+    ("sensitivity --players 2 --games 10 --knob lobo.track.strat", "--knob lobo.track.strat"),
     ("frobnicate", "invalid choice"),
     # a scheduler address without a port: refused before Dask is asked, by every command that takes one
     ("run {spec} --out {dir}/out --scheduler tcp://127.0.0.1", "needs a port"),
@@ -151,6 +163,95 @@ def test_bad_invocation_ends_in_one_clear_line(argv, fragment, files, capsys, mo
     lines = [x for x in err.strip().splitlines() if not x.startswith("compiling the simulation kernel")]
     assert len(lines) == 1, err
     assert fragment in lines[0], lines[0]
+    # every refusal says it is one, as argparse's own do
+    assert lines[0].startswith(("error: ", "content error: ", "spec error: ", "bands error: ", "smersh-sim")), lines[0]
+
+
+# (argv, exit status): the README's rule. 2: the command line alone is refused before any work starts (an
+# unknown name, a malformed or out-of-range value, an unknown --set/--knob path, options that do not go
+# together); 1: a file or folder it names cannot be read or written, or its contents are refused
+EXIT_CODES = [
+    ("play --players 7", 2),
+    ("play --skills fixd", 2),
+    ("play --strategy heuristc", 2),
+    ("play --strategy heuristic,bold --players 3", 2),
+    ("play --variant dirty-lobbo", 2),
+    ("play --param exchnage_when=early", 2),
+    ("play --param pool_target", 2),
+    ("play --param pool_target=1 --param pool_target=2", 2),
+    ("play --param auto_pass_below=5", 2),
+    ("play --characters Nobody,Else --players 2", 2),
+    ("play --set lobo", 2),
+    ("play --set lobo.track.strat=1", 2),
+    ("trace --set lobo.track.start=abc", 2),
+    ("run {spec} --out {dir}/out --ready-timeout 30", 2),
+    ("run {spec} --out {dir}/out --scheduler local:0", 2),
+    ("run {spec} --out {dir}/out --set lobo.track.strat=1", 2),
+    ("tune --target 43:47 --knob lobo.track.start=0..1", 2),
+    ("tune --target 0.4:0.5 --knob lobo.track.start=0..x", 2),
+    ("tune --target 0.4:0.5 --knob lobo.track.strat=0..1 --budget 100", 2),
+    ("tune --target 0.4:0.5 --target-file experiments/bands.toml --knob lobo.track.start=0..1", 2),
+    ("tune --target 0.4:0.5 --knob lobo.track.start=0..1 --strategy heuristc", 2),
+    ("sensitivity --players 2 --games 10 --knob lobo.track.strat", 2),
+    ("sensitivity --players 2 --games 10 --param pool_target=x", 2),
+    ("sensitivity --players 2 --games 10 --scheduler tcp://127.0.0.1", 2),
+    ("luck --players 2 --games 10 --strategies heuristic,,bold", 2),
+    ("luck --players 2 --games 10 --strategy heuristc", 2),
+    ("compare {dir} --baseline nonsense", 2),
+    ("check experiments/bands.toml --update --set lobo.track.start=1", 2),
+    ("bench --strategy genius --skip-cold", 2),
+    ("tune-strategy --reproduce {spec} --players 4", 2),
+    ("run {missing}", 1),
+    ("run {binary}", 1),
+    ("run {dir}", 1),
+    ("run {spec} --out {file}", 1),
+    ("check {missing}", 1),
+    ("check {binary}", 1),
+    ("compare {missing}", 1),
+    ("play --content {missing}", 1),
+    ("play --content {file}", 1),
+    ("content --content {dir}", 1),
+    ("tune --target-file {binary} --knob lobo.track.start=0..1", 1),
+    ("sensitivity --players 2 --games 10 --out {file}", 1),
+    ("tune-strategy --reproduce {binary}", 1),
+]
+
+
+@pytest.mark.parametrize("argv,code", EXIT_CODES, ids=[a for a, _ in EXIT_CODES])
+def test_exit_status_is_2_for_a_bad_option_and_1_for_a_bad_file(argv, code, files, capsys, monkeypatch):
+    def played(*a, **k):
+        raise AssertionError("games were played before the command line was checked")
+
+    for work in ("sim.run.simulate_tally", "sim.study.run_study", "sim.tune.race", "sim.sensitivity.play_win_vector",
+                 "sim.luck.luck_table", "sim.tune_strategy.tune", "sim.bench.run_bench"):
+        monkeypatch.setattr(work, played)
+    monkeypatch.chdir(ROOT)
+    got, out, err = run_main(argv.format(**files).split(), capsys)
+    assert got == code, (argv, err)
+    assert "Traceback" not in err + out
+    lines = [x for x in err.strip().splitlines() if not x.startswith("compiling the simulation kernel")]
+    assert len(lines) == 1, err
+
+
+def test_a_rule_engine_that_stops_exits_1(capsys, monkeypatch):
+    _short_fate_deck(monkeypatch)
+    code, out, err = run_main(["trace", "--players", "6"], capsys)
+    assert code == 1 and "the game engine stopped" in err
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc, where no folder or file can be made")
+@pytest.mark.parametrize("argv,work,what", [
+    ("run {spec} --out /proc/smersh-sim-out --quiet", "sim.study.run_study", "a folder"),
+    ("sensitivity --players 2 --games 10 --out /proc/smersh-sim-out", "sim.sensitivity.sensitivity", "a folder"),
+    ("tune-strategy --players 2 --out /proc/smersh-sim-tuned.toml", "sim.tune_strategy.tune", "a file"),
+])
+def test_an_out_that_cannot_be_created_is_named_before_any_game(argv, work, what, files, capsys, monkeypatch):
+    """/proc's permission bits (and root) say writable, yet nothing can be made there: the folder is tried."""
+    monkeypatch.setattr(work, lambda *a, **k: pytest.fail("games were played before --out was checked"))
+    code, out, err = run_main(argv.format(**files).split(), capsys)
+    assert code == 1 and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert re.fullmatch(rf"error: --out '/proc/smersh-sim-\S+': cannot create {what} in '/proc' \(.+\)", err.strip()), err
 
 
 def test_every_option_has_a_help_line():
@@ -374,7 +475,7 @@ def test_reproduce_refuses_the_settings_it_takes_from_the_file(tmp_path, capsys,
     monkeypatch.setattr("sim.tune_strategy.tune", lambda *a, **k: pytest.fail("games were played"))
     path = _tuned_file(tmp_path)
     code, out, err = run_main(["tune-strategy", "--reproduce", path, "--players", "4", "--seed", "9"], capsys)
-    assert code == 1
+    assert code == 2
     assert "--reproduce" in err and "--players, --seed" in err, err
 
 

@@ -276,7 +276,7 @@ def test_luck_refuses_bad_strategies_before_playing(argv, fragment, monkeypatch)
     monkeypatch.setattr("sim.run.simulate_tally", _no_games)
     with pytest.raises(SystemExit) as e:
         main(["luck", "--players", "2", "--games", "200", *argv])
-    assert fragment in str(e.value.code), e.value.code
+    assert e.value.code == 2 and fragment in str(e.value), e.value  # a bad option: exit status 2
 
 
 def test_luck_table_builds_every_strategy_before_playing(monkeypatch):

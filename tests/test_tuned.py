@@ -185,7 +185,7 @@ def test_a_bad_value_in_the_tuned_file_is_named_by_its_key(tmp_path, tuned_file)
         run_check(bands)
     with pytest.raises(SystemExit) as e:  # a bad --param value is still --param's
         main(["play", "--players", "2", "--games", "2", "--strategy", "heuristic", "--param", "pool_target=2.5"])
-    assert "--param" in str(e.value.code)
+    assert e.value.code == 2 and "--param" in str(e.value)  # a bad option: exit status 2
 
 
 def _load_with_table(tmp_path, table):
