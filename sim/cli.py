@@ -239,21 +239,49 @@ def _strategies(names: list[str], params: dict, players: list[int], flag: str) -
     return out
 
 
+def _count(n: int, word: str) -> str:
+    """``'1 player'``, ``'4 players'``: ``n`` and ``word`` in the number it takes."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _played_with(args, content, settings) -> list[str]:
+    """The header of ``play`` and ``trace``: every setting the games are played with, as ``--json`` records them
+    (the line-up, the strategy with its --param values, the variant with --skills folded in, the seed, the engine),
+    and a second line naming the content pack when it is not the built-in one, or when --set changed it."""
+    lineup = "random line-up" if settings.random_lineup else ", ".join(
+        content.character_names[c] for c in settings.characters)
+    params = parse_params(args.param)
+    strategy = args.strategy + (f" with --param {' '.join(f'{k}={v}' for k, v in params.items())}" if params else "")
+    lines = [f"{_count(args.players, 'player')} ({lineup}), strategy {strategy}, variant {settings.variant_label}, "
+             f"seed {args.seed}"]
+    if args.content is not None or args.set:
+        pack = "built-in content pack" if args.content is None else f"content pack {content.name!r} at {args.content}"
+        sets = "".join(f" --set {item.strip()}" for item in args.set or [])
+        lines.append(f"{pack}{' with' + sets if sets else ''} (hash {content.hash[:12]})")
+    return lines
+
+
 def cmd_play(args) -> int:
+    from sim._cache import is_compiled
     from sim.run import simulate_tally
 
     content = _load_content(args.content, args.set)
     settings, team = _settings_and_strategies(args, content)
+    strategy = team[0] if len(set(map(id, team))) == 1 else team
+    play = dict(players=args.players, strategy=strategy, seed=args.seed, characters=args.characters,
+                variant=args.variant, content=content, engine=args.engine)
+    compiling = args.engine == "kernel" and not is_compiled()
     t0 = time.perf_counter()
     try:
+        # one game first, untimed as play: the kernel loaded (or compiled, on a fresh checkout) and the pack
+        # packed, so games/s is the rate of the games alone
+        simulate_tally(**play, games=1, threads=1, batch=1)
+        t1 = time.perf_counter()
         # a tally batch by batch: memory does not grow with --games, and Ctrl-C lands between batches
-        full = simulate_tally(players=args.players, games=args.games,
-                              strategy=team[0] if len(set(map(id, team))) == 1 else team, seed=args.seed,
-                              characters=args.characters, variant=args.variant, content=content,
-                              engine=args.engine, threads=args.threads, batch=PLAY_BATCH).summary()
+        full = simulate_tally(**play, games=args.games, threads=args.threads, batch=PLAY_BATCH).summary()
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
-    elapsed = time.perf_counter() - t0
+    elapsed, setup = time.perf_counter() - t1, t1 - t0
     keys = ("games", "wins", "win_rate", "ci_low", "ci_high", "outcomes", "mean_turns", "turn_quantiles", "timeouts")
     summary = {k: full[k] for k in keys}
     lineup = "random" if settings.random_lineup else ",".join(content.character_names[c] for c in settings.characters)
@@ -268,16 +296,17 @@ def cmd_play(args) -> int:
             "engine": args.engine,
             "content_hash": content.hash,
             "overrides": _sets(args.set),
-            "seconds": round(elapsed, 3),
+            "seconds": round(elapsed, 3),  # the games alone
+            "setup_seconds": round(setup, 3),  # loading (or compiling) the kernel, and the first game
         }
     )
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
-    print(
-        f"{summary['games']} games, {args.players} players ({summary['characters']}), "
-        f"strategy {args.strategy}, variant {summary['variant']}, seed {args.seed}, engine {args.engine}"
-    )
+    header = _played_with(args, content, settings)
+    print(f"{_count(summary['games'], 'game')}, {header[0]}, engine {args.engine}")
+    for line in header[1:]:
+        print(line)
     print(
         f"wins: {summary['wins']}  win rate {100 * summary['win_rate']:.2f}%  "
         f"95% Wilson interval [{100 * summary['ci_low']:.2f}%, {100 * summary['ci_high']:.2f}%]"
@@ -297,7 +326,10 @@ def cmd_play(args) -> int:
         f"turns: mean {summary['mean_turns']:.1f}, 5% {q['q05']:g}, 25% {q['q25']:g}, "
         f"median {q['q50']:g}, 75% {q['q75']:g}, 95% {q['q95']:g}"
     )
-    print(f"({elapsed:.1f} s, {summary['games'] / max(elapsed, 1e-9):.0f} games/s)")
+    timing = f"played in {elapsed:.2f} s, {summary['games'] / max(elapsed, 1e-9):,.0f} games/s"
+    if args.engine == "kernel":  # the one game before the timing: the kernel compiled or loaded, the pack packed
+        timing += f"; {'compiling' if compiling else 'loading'} the kernel took {setup:.2f} s before"
+    print(f"({timing})")
     return 0
 
 
@@ -310,6 +342,10 @@ def cmd_trace(args) -> int:
         rec, g = play_game(content, settings, team, args.seed, args.game, trace=True)
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
+    header = _played_with(args, content, settings)
+    print(f"trace of game {args.game}: {header[0]}, engine reference")
+    for line in header[1:]:
+        print(line)
     print("\n".join(g.trace))
     print(
         f"RESULT: {rec.outcome} after {rec.turns} turns ({rec.rounds} rounds); "
@@ -654,7 +690,7 @@ def cmd_tune(args) -> int:
     if args.json:
         print(json.dumps(rec, indent=2))
         return 0
-    band = "; ".join(f"{t.players} players [{100 * t.low:.1f}%, {100 * t.high:.1f}%]" for t in targets)
+    band = "; ".join(f"{_count(t.players, 'player')} [{100 * t.low:.1f}%, {100 * t.high:.1f}%]" for t in targets)
     print(f"target: {band}; {result.who()}, seed {args.seed}; {rec['candidates']} settings raced, {rec['games_played']:,} of {rec['budget']:,} games "
           f"({rec['dropped']} dropped, {rec['on_edge']} on a band edge, {rec['unresolved']} unresolved: budget spent)")
     if result.same_games:
@@ -726,7 +762,7 @@ def cmd_tune_strategy(args) -> int:
         h = entry["holdout"]
         vs = "; ".join(f"vs {b} {100 * h['vs_' + b]['diff']:+.2f} points [{100 * h['vs_' + b]['paired_low']:+.2f}, "
                        f"{100 * h['vs_' + b]['paired_high']:+.2f}]" for b in TS.PRESETS)
-        print(f"{n} players: held-out win rate {100 * h['win_rate']:.2f}% on {h['games']:,} games; {vs}")
+        print(f"{_count(int(n), 'player')}: held-out win rate {100 * h['win_rate']:.2f}% on {h['games']:,} games; {vs}")
     print(f"wrote {out}")
     return 0
 
@@ -762,7 +798,7 @@ def cmd_sensitivity(args) -> int:
         return 0
     for p in args.players:
         rows = [r for r in table.iter_rows(named=True) if r["players"] == p]
-        print(f"{p} players, {S.who_played(rows[0])}: win rate {100 * rows[0]['default_win_rate']:.2f}% on the "
+        print(f"{_count(p, 'player')}, {S.who_played(rows[0])}: win rate {100 * rows[0]['default_win_rate']:.2f}% on the "
               f"unchanged pack ({args.games:,} games, seed {args.seed}; change per step, paired 95% interval)")
         for r in rows:
             if r["refused"]:
@@ -813,7 +849,7 @@ def cmd_luck(args) -> int:
         print(json.dumps(table, indent=2, allow_nan=False))  # a share that was not measured is null, never NaN
         return 0
     for rec in table["players"]:
-        print(f"{rec['players']} players, {args.strategy}{_params_label(params)}: win rate "
+        print(f"{_count(rec['players'], 'player')}, {args.strategy}{_params_label(params)}: win rate "
               f"{100 * rec['win_rate']:.2f}% " + (f"({rec['pairs']:,} games)" if rec["not_measured"] else
                                                   f"({rec['pairs']:,} pairs of games per source; share of the "
                                                   "outcome's variance, 95% interval)"))

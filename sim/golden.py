@@ -23,7 +23,7 @@ GOLDEN_DIR = Path(__file__).resolve().parent.parent / "tests" / "golden"
 
 
 def render(players: int, strategy: str, seed: int, game: int, variant, content=None) -> str:
-    """The trace of one game, as `smersh-sim trace` prints it."""
+    """The trace of one game, as `smersh-sim trace` prints it below its header line (the settings played)."""
     import strategies
     from sim.content import load
     from sim.rules import Settings, play_game

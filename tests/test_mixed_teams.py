@@ -75,7 +75,7 @@ def _play_json(engine: str) -> dict:
          "--games", "1000", "--json", "--engine", engine],
         capture_output=True, text=True, check=True)
     d = json.loads(out.stdout)
-    d.pop("seconds")  # timing
+    d.pop("seconds"), d.pop("setup_seconds")  # timings
     assert d.pop("engine") == engine  # the echo of the option itself
     return d
 

@@ -1,0 +1,119 @@
+"""What ``play`` and ``trace`` print: a header naming every setting played, the time of the games apart from
+loading or compiling the kernel, and counts in the right number."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from sim.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SET_LOBO = "setup.player_count[players=4].lobo_start=1"
+SET_VILLAIN = "setup.player_count[players=4].villain_counts={minus_one=5}"
+
+
+def run(argv: list[str], capsys) -> str:
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return out
+
+
+def header(out: str) -> list[str]:
+    """The lines above the results (``wins:``)."""
+    lines = out.splitlines()
+    return lines[: next(i for i, x in enumerate(lines) if x.startswith("wins:"))]
+
+
+@pytest.fixture
+def pack(tmp_path) -> str:
+    folder = tmp_path / "my-pack"
+    shutil.copytree(ROOT / "sim" / "content" / "default", folder)
+    return str(folder)
+
+
+# (extra play options, what the header must name besides what --json records)
+CASES = {
+    "README --set": (["--set", SET_LOBO, "--set", SET_VILLAIN], [f"--set {SET_LOBO}", f"--set {SET_VILLAIN}"]),
+    "--param": (["--param", "exchange_when=early"], ["strategy heuristic with --param exchange_when=early"]),
+    "tuned --param": (["--strategy", "tuned", "--param", "pool_target=5"], ["strategy tuned with --param pool_target=5"]),
+    "--content": (["--content", "{pack}"], ["content pack 'my-pack' at {pack}"]),
+    "variant, skills, line-up": (["--variant", "dirty", "--skills", "fixed", "--characters", "random"],
+                                 ["variant dirty-lobo,dirty-location,fixed-skills", "(random line-up)"]),
+    "plain": ([], []),
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_play_header_names_every_setting_json_records(case, pack, capsys):
+    extra, named = CASES[case]
+    extra = [a.replace("{pack}", pack) for a in extra]
+    argv = ["play", "--players", "4", "--games", "20", *extra]
+    rec = json.loads(run([*argv, "--json"], capsys))
+    head = "\n".join(header(run(argv, capsys)))
+    for text in named:
+        assert text.replace("{pack}", pack) in head, head
+    assert f"{rec['games']} games, 4 players (" in head
+    if rec["characters"] != "random":
+        assert ", ".join(rec["characters"].split(",")) in head
+    assert f"strategy {rec['strategy']}" in head and f"variant {rec['variant']}" in head
+    assert f"seed {rec['seed']}" in head and f"engine {rec['engine']}" in head
+    for i, a in enumerate(extra):
+        if a == "--param":
+            assert f"--param {extra[i + 1]}" in head
+    for path in rec["overrides"]:
+        assert path in head
+    changed = bool(rec["overrides"]) or "--content" in extra
+    # the pack is named (with its hash) when it is not the built-in one as it ships, and only then
+    assert (rec["content_hash"][:12] in head) == changed, head
+    assert len(header(run(argv, capsys))) == (2 if changed else 1)
+
+
+def test_trace_header_names_the_settings_too(pack, capsys):
+    out = run(["trace", "--players", "2", "--seed", "7", "--param", "pool_target=5", "--content", pack,
+               "--set", "lobo.track.start=1"], capsys)
+    first, second, third = out.splitlines()[:3]
+    assert first.startswith("trace of game 0: 2 players (") and "strategy heuristic with --param pool_target=5" in first
+    assert "variant standard, seed 7, engine reference" in first
+    assert second.startswith(f"content pack 'my-pack' at {pack} with --set lobo.track.start=1 (hash ")
+    assert third.startswith("SETUP 2 player(s)")
+
+
+def test_play_times_the_games_apart_from_compiling_the_kernel(capsys, monkeypatch):
+    """The first call loads (here: 'compiles') the kernel; the games/s is the rate of the games alone."""
+    import sim._cache
+    import sim.run
+
+    real = sim.run.simulate_tally
+    calls = []
+
+    def slow_first(*a, **k):
+        if not calls:
+            time.sleep(1.5)  # a cold kernel's compile
+        calls.append(k["games"])
+        return real(*a, **k)
+
+    monkeypatch.setattr(sim.run, "simulate_tally", slow_first)
+    monkeypatch.setattr(sim._cache, "is_compiled", lambda: False)
+    out = run(["play", "--players", "2", "--games", "50"], capsys)
+    m = re.search(r"^\(played in ([\d.]+) s, ([\d,]+) games/s; compiling the kernel took ([\d.]+) s before\)$", out,
+                  re.MULTILINE)
+    assert m, out
+    played, rate, setup = float(m.group(1)), float(m.group(2).replace(",", "")), float(m.group(3))
+    assert setup >= 1.5 and played < 1.5 and rate > 50 / 1.5
+    assert calls == [1, 50]  # one game first, then the games asked for
+    assert json.loads(run(["play", "--players", "2", "--games", "50", "--json"], capsys))["seconds"] < 1.5
+
+
+def test_one_player_and_one_game_are_singular(capsys):
+    out = run(["play", "--players", "1", "--games", "1"], capsys)
+    assert out.startswith("1 game, 1 player (")
+    assert not re.search(r"\b1 (players|games)\b", out), out
+    assert "trace of game 0: 1 player (" in run(["trace", "--players", "1"], capsys)
