@@ -83,6 +83,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
+from sim.content.overrides import SetError
 from sim.results import Z95, wilson_interval
 from sim.rules.state import OUTCOME_NAMES, Settings
 from sim.tally import Tally, TallyError, pack_wins, unpack_wins
@@ -335,7 +336,7 @@ def check_cell(cell: CellSection, check: CheckSection, content_path, source: str
     from sim.run import simulate_tally
 
     try:
-        content = load_with_overrides(content_path, {**(extra or {}), **cell.overrides}, f"{source} [{cell.name}]")
+        content = load_with_overrides(content_path, {**(extra or {}), **cell.overrides}, None)
     except ContentError as e:
         raise BandsError(source, f"cell[{cell.name}].overrides", str(e)) from None
     from strategies import modules
@@ -366,11 +367,13 @@ def check_cell(cell: CellSection, check: CheckSection, content_path, source: str
     return CellResult(cell, tally.n, est, verdicts, drift, tally, vs)
 
 
-def validate_bands(model: BandsModel, source: str, content_path) -> None:
+def validate_bands(model: BandsModel, source: str, content_path, overrides: dict | None = None,
+                   skills: str | None = None) -> None:
     """Check every cell of a bands file before any cell plays: its strategy and parameters,
-    variant, line-up and content overrides, and that each band lies where its metric can
-    (shares and win rates in [0, 1], mean turns at least 0). Raises BandsError naming the
-    file, the cell and the field."""
+    variant, line-up and content overrides (with ``overrides``, ``check --set``, under them), and
+    that each band lies where its metric can (shares and win rates in [0, 1], mean turns at least 0).
+    Raises BandsError naming the file, the cell and the field (a SetError naming ``--set`` where it is
+    at fault)."""
     import strategies
     from sim.content import ContentError
     from sim.content.overrides import load_with_overrides
@@ -379,6 +382,11 @@ def validate_bands(model: BandsModel, source: str, content_path) -> None:
         base = load_with_overrides(content_path, {}, source)
     except ContentError as e:
         raise BandsError(source, "check.content", str(e)) from None
+    if overrides:
+        try:
+            load_with_overrides(content_path, overrides, None)
+        except ContentError as e:
+            raise SetError(f"--set: {e}") from None
     from sim.kernel.custom import KernelStrategy
     from strategies import modules
 
@@ -419,9 +427,14 @@ def validate_bands(model: BandsModel, source: str, content_path) -> None:
                 raise BandsError(source, f"{key}.characters", str(e)) from None
         if cell.overrides:
             try:
-                load_with_overrides(content_path, cell.overrides, f"{source} [{cell.name}]")
+                load_with_overrides(content_path, cell.overrides, None)
             except ContentError as e:
                 raise BandsError(source, f"{key}.overrides", str(e)) from None
+        if overrides:
+            try:
+                load_with_overrides(content_path, {**overrides, **cell.overrides}, None)
+            except ContentError as e:
+                raise SetError(f"--set: with {key} of {source}: {e}") from None
         for m, (lo, hi) in cell.bands().items():
             top = math.inf if m == "mean_turns" else 1.0
             if lo < 0.0 or hi > top:
@@ -530,7 +543,7 @@ def run_check(path: str | Path, content: str | Path | None = None, update: bool 
     """
     model, p = load_bands(path)
     content_path = content or (None if model.check.content is None else (p.parent / model.check.content).resolve())
-    validate_bands(model, p.name, content_path)
+    validate_bands(model, p.name, content_path, overrides, skills)
     records: dict[str, WinsRecord | str] = {}
     if not update:
         check_baselines(model, p.name)

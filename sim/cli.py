@@ -368,8 +368,8 @@ def cmd_run(args) -> int:
     overrides = _sets(args.set)
     try:
         spec = spec.with_overrides(overrides)
-    except SpecError as e:
-        raise OptionError(f"--set: {e}") from None
+    except SpecError as e:  # (an OptionError of sim.experiments names --set itself)
+        raise OptionError(str(e) if str(e).startswith("--set") else f"--set: {e}") from None
     try:
         spec = spec.with_skills(args.skills)
     except SpecError as e:
@@ -542,6 +542,7 @@ def cmd_check(args) -> int:
         run_check,
         update_bands,
     )
+    from sim.content.overrides import SetError
 
     if args.content is not None:
         _load_content(args.content)
@@ -561,6 +562,8 @@ def cmd_check(args) -> int:
             return 0
     except BandsError as e:
         raise SystemExit(f"bands error: {e}") from None
+    except SetError as e:  # --set, not the bands file, is at fault (refused before any game)
+        raise OptionError(str(e)) from None
     failed = [r for r in results if r.failed]
     notices = notice_lines(results)
     if args.json:

@@ -51,6 +51,7 @@ from pydantic import (
     model_validator,
 )
 
+from sim.content.overrides import SetError
 from sim.tomlfile import Number
 
 DIMENSIONS = ("players", "strategy", "variant", "characters", "setup")
@@ -64,6 +65,14 @@ class SpecError(ValueError):
     def __init__(self, file: str, key: str | None, reason: str):
         self.file, self.key, self.reason = file, key, reason
         super().__init__(f"{file}: {key}: {reason}" if key else f"{file}: {reason}")
+
+
+class OptionError(SpecError, SetError):
+    """A command-line option (``run --set``) that cannot apply to a spec: names the option, not the file."""
+
+    def __init__(self, option: str, reason: str):
+        self.file, self.key, self.reason = None, option, reason
+        ValueError.__init__(self, f"{option}: {reason}")
 
 
 class _M(BaseModel):
@@ -189,6 +198,13 @@ class Spec:
     path: Path
     model: SpecModel
     raw: dict = field(repr=False)
+    # the [setup.X] table each setup comes from (a sweep's setups: the swept table), where it differs
+    origins: dict = field(default_factory=dict, repr=False)
+    cli_sets: frozenset = frozenset()  # paths of experiment.overrides given by `run --set`
+
+    def _with_raw(self, raw: dict, cli_sets: frozenset | None = None) -> Spec:
+        return Spec(self.path, SpecModel.model_validate(raw), raw, self.origins,
+                    self.cli_sets if cli_sets is None else cli_sets)
 
     def __post_init__(self):
         g = self.model.grid
@@ -226,7 +242,7 @@ class Spec:
             raise SpecError(self.path.name, "experiment.games", f"must be at least 1, got {games}")
         raw = json.loads(json.dumps(self.raw))
         raw["experiment"]["games"] = games
-        return Spec(self.path, SpecModel.model_validate(raw), raw)
+        return self._with_raw(raw)
 
     def canonical_json(self) -> str:
         return json.dumps(self.raw, sort_keys=True, separators=(",", ":"))
@@ -302,7 +318,7 @@ class Spec:
         raw = json.loads(json.dumps(self.raw))
         raw["experiment"]["skills"] = skills
         try:
-            spec = Spec(self.path, SpecModel.model_validate(raw), raw)
+            spec = self._with_raw(raw)
         except ValidationError:
             raise SpecError(self.path.name, "experiment.skills", f"must be 'pick' or 'fixed', got {skills!r}") from None
         _check_cross(spec)  # two grid variants may now play the same games
@@ -314,9 +330,13 @@ class Spec:
             return self
         raw = json.loads(json.dumps(self.raw))
         raw["experiment"]["overrides"] = {**raw["experiment"].get("overrides", {}), **overrides}
-        spec = Spec(self.path, SpecModel.model_validate(raw), raw)
+        spec = self._with_raw(raw, self.cli_sets | set(overrides))
         _check_cross(spec)
         return spec
+
+    def table_of(self, setup: str) -> str:
+        """The ``[setup.X]`` table a setup comes from (a sweep's setup: the swept table)."""
+        return self.origins.get(setup, setup)
 
 
 def _build_at_each_count(file: str, entry: str, names, players: list[int]) -> None:
@@ -390,7 +410,8 @@ def _check_cross(spec: Spec) -> None:
         raise SpecError(f, "setup.default", "'default' is the unchanged pack; give the changed setup another name")
     for name, u in m.setup.items():
         if not u.overrides:
-            raise SpecError(f, f"setup.{name}.overrides", "no overrides: this setup would be the default pack again")
+            raise SpecError(f, f"setup.{spec.table_of(name)}.overrides",
+                            "no overrides: this setup would be the default pack again")
     for u in m.grid.setups:
         if u != "default" and u not in m.setup:
             raise SpecError(f, "grid.setups", f"unknown setup {u!r}: add a [setup.{u}] table or use 'default'")
@@ -398,13 +419,38 @@ def _check_cross(spec: Spec) -> None:
         base = load(spec.content_path())
     except ContentError as e:
         raise SpecError(f, "experiment.content", str(e)) from None
+    packs: dict[str, Any] = {"{}": base}
+
+    def pack(overrides: dict):
+        """The content pack with ``overrides`` (cached; a ContentError where the pack refuses them)."""
+        key = json.dumps(overrides, sort_keys=True, default=str)
+        if key not in packs:
+            packs[key] = load_with_overrides(spec.content_path(), overrides, None)
+        return packs[key]
+
+    exp = dict(m.experiment.overrides)
+    try:
+        pack(exp)
+    except ContentError as e:
+        if spec.cli_sets:  # the file's own were checked when it loaded: --set is at fault
+            raise OptionError("--set", str(e)) from None
+        raise SpecError(f, "experiment.overrides", str(e)) from None
     for u in m.grid.setups:
-        if spec.overrides_of(u):
-            where = f"setup.{u}.overrides" if u != "default" else "experiment.overrides"
-            try:
-                load_with_overrides(spec.content_path(), spec.overrides_of(u), f"{f} [{where}]")
-            except ContentError as e:
-                raise SpecError(f, where, str(e)) from None
+        if u == "default":
+            continue
+        try:
+            pack(spec.overrides_of(u))
+        except ContentError as e:
+            table = spec.table_of(u)
+            who = f"setup {u!r}: " if table != u else ""
+            if spec.cli_sets:
+                try:  # the setup with the file's own overrides only
+                    pack({**{k: v for k, v in exp.items() if k not in spec.cli_sets}, **m.setup[u].overrides})
+                except ContentError:
+                    pass
+                else:
+                    raise OptionError("--set", f"with [setup.{table}] of {f}: {who}{e}") from None
+            raise SpecError(f, f"setup.{table}.overrides", f"{who}{e}") from None
     labels: dict[str, str] = {}
     skills = m.experiment.skills
     for v in m.grid.variants:  # each cell's effective variant: the grid's with experiment.skills folded in
@@ -534,8 +580,9 @@ def _leaf(path: str) -> str:
     return re.sub(r"\[.*?\]", "", path.rsplit(".", 1)[-1])
 
 
-def expand_sweeps(raw: dict, spec_path: Path) -> dict:
-    """``raw`` with every swept setup replaced by one setup per value (the grid and baseline follow).
+def expand_sweeps(raw: dict, spec_path: Path) -> tuple[dict, dict]:
+    """``raw`` with every swept setup replaced by one setup per value (the grid and baseline follow), and
+    the table each new setup comes from (``{"lobo-start=0": "lobo", ...}``).
 
     ``[setup.lobo] overrides = { "lobo.track.start" = [0, 1, 2] }`` becomes the setups
     ``lobo-start=0``, ``lobo-start=1`` and ``lobo-start=2``; two sweeps in one setup
@@ -546,7 +593,7 @@ def expand_sweeps(raw: dict, spec_path: Path) -> dict:
 
     setups = raw.get("setup") or {}
     if not isinstance(setups, dict) or not setups:
-        return raw
+        return raw, {}
     f = spec_path.name
     content = (raw.get("experiment") or {}).get("content")
     try:
@@ -555,6 +602,7 @@ def expand_sweeps(raw: dict, spec_path: Path) -> dict:
         raise SpecError(f, "experiment.content", str(e)) from None
     expanded: dict[str, list[str]] = {}
     new_setups: dict = {}
+    origins: dict[str, str] = {}
     for name, section in setups.items():
         overrides = section.get("overrides", {}) if isinstance(section, dict) else {}
         axes = []  # (label, [(override path, value-or-table)...])
@@ -606,12 +654,13 @@ def expand_sweeps(raw: dict, spec_path: Path) -> dict:
             if sub in setups or sub in new_setups:
                 raise SpecError(f, f"setup.{name}", f"the sweep's setup {sub!r} clashes with another setup's name")
             new_setups[sub] = {**section, "overrides": over}
+            origins[sub] = name
             names.append(sub)
         if len(names) > MAX_SWEEP:
             raise SpecError(f, f"setup.{name}", f"the sweep expands into {len(names)} setups; at most {MAX_SWEEP}")
         expanded[name] = names
     if not expanded:
-        return raw
+        return raw, {}
     out = json.loads(json.dumps(raw))
     out["setup"] = new_setups
     grid = out.get("grid") or {}
@@ -621,7 +670,7 @@ def expand_sweeps(raw: dict, spec_path: Path) -> dict:
     if base.get("setup") in expanded:
         raise SpecError(f, "compare.baseline.setup", f"{base['setup']!r} is a sweep; name one of its setups "
                         f"({', '.join(expanded[base['setup']][:4])}, ...) or 'default'")
-    return out
+    return out, origins
 
 
 def load_spec(path: str | Path) -> Spec:
@@ -629,9 +678,9 @@ def load_spec(path: str | Path) -> Spec:
     from sim.tomlfile import load_toml_model
 
     p, raw, model = load_toml_model(path, SpecModel, SpecError, "spec")
-    swept = expand_sweeps(raw, p.resolve())
+    swept, origins = expand_sweeps(raw, p.resolve())
     if swept is not raw:
         raw, model = swept, SpecModel.model_validate(swept)
-    spec = Spec(p.resolve(), model, raw)
+    spec = Spec(p.resolve(), model, raw, origins)
     _check_cross(spec)
     return spec

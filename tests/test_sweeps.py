@@ -7,7 +7,7 @@ import pytest
 
 from sim.cli import main
 from sim.content.overrides import OverrideError, parse_set
-from sim.experiments import SpecError, load_spec
+from sim.experiments import OptionError, SpecError, load_spec
 
 SWEEP = """
 [experiment]
@@ -29,6 +29,13 @@ overrides = { "villain.counts" = { minus_one = "2..4" }, "setup.player_count[pla
 [compare]
 baseline = { setup = "default" }
 """
+
+
+def only(setups: str, tables: str) -> str:
+    """SWEEP with grid.setups ``setups`` and the setup tables ``tables`` instead of its own (a table the grid
+    does not list is refused)."""
+    head = SWEEP.split("[setup.lobo]")[0].replace('setups = ["default", "lobo", "mix"]', f"setups = {setups}")
+    return head + textwrap.dedent(tables) + '\n[compare]\nbaseline = { setup = "default" }\n'
 
 
 def spec_file(tmp_path, text=SWEEP):
@@ -149,10 +156,30 @@ def test_run_with_set_changes_every_cell_and_the_spec_hash(tmp_path):
     assert t.hash != s.hash
     assert t.overrides_of("default") == {"setup.player_count[players=4].overflow_limit": 3}
     assert t.overrides_of("lobo-start=1") == {"setup.player_count[players=4].overflow_limit": 3, "lobo.track.start": 1}
-    with pytest.raises(SpecError, match="experiment.overrides"):
+    with pytest.raises(OptionError) as e:  # the command line's --set is at fault, not the spec
         s.with_overrides({"lobo.track.start": 40})
+    assert str(e.value).startswith("--set: lobo.toml: track: start = 40 is off the printed track")
 
 
 def test_check_set_with_update_is_refused():
     with pytest.raises(SystemExit, match="--set with --update"):
         main(["check", "experiments/bands.toml", "--update", "--set", "lobo.track.start=1"])
+
+
+def test_a_set_typo_is_blamed_on_the_option_not_the_spec(tmp_path):
+    with pytest.raises(SystemExit) as e:
+        main(["run", str(spec_file(tmp_path)), "--set", "lobo.track.strat=2", "--out", str(tmp_path / "out")])
+    assert str(e.value) == "error: --set: override 'lobo.track.strat': lobo.toml.track has no key 'strat' (keys: loss, start)"
+
+
+def test_a_set_that_one_setup_cannot_take_names_the_option_and_the_setup(tmp_path):
+    text = only('["default", "few"]', """
+        [setup.few]
+        overrides = { "intel.components.un_transport" = [7, 8] }
+        """)
+    with pytest.warns(UserWarning, match="7 UN Transport tokens"):
+        s = load_spec(spec_file(tmp_path, text))
+        with pytest.raises(OptionError) as e:  # 4 players x 2 extra UN Transports: 8 tokens; few-un_transport=7 has 7
+            s.with_overrides({"setup.player_count[players=4].extra_un": 2})
+    assert str(e.value).startswith("--set: with [setup.few] of spec.toml: setup 'few-un_transport=7': setup.toml: "
+                                   "player_count 4: extra_un = 2: "), str(e.value)

@@ -35,6 +35,10 @@ class OverrideError(ValueError):
     """An override path or value that does not fit the pack."""
 
 
+class SetError(ValueError):
+    """A command-line override (``--set``) that cannot apply where it is given: names the option, not a file."""
+
+
 def _coerce(text: str, like, where: str):
     """The selector value ``text`` read as the type of the entry's value ``like``.
 
