@@ -406,8 +406,17 @@ def _check_cross(spec: Spec) -> None:
             raise SpecError(f, "grid.strategies", f"unknown strategy {s!r}: not registered and no [strategy.{s}] table")
         if s in known:
             _build_at_each_count(f, s, [s], m.grid.players)
+    for name in m.strategy:  # a table the grid does not list is config the user believes played
+        if name not in m.grid.strategies:
+            raise SpecError(f, f"strategy.{name}", "is defined but not listed in grid.strategies: no cell would play "
+                            f"it; add {name!r} to grid.strategies, or remove the table")
     if "default" in m.setup:
         raise SpecError(f, "setup.default", "'default' is the unchanged pack; give the changed setup another name")
+    for name in m.setup:
+        if name not in m.grid.setups:
+            table = spec.table_of(name)
+            raise SpecError(f, f"setup.{table}", "is defined but not listed in grid.setups: no cell would play it; "
+                            f"add {table!r} to grid.setups, or remove the table")
     for name, u in m.setup.items():
         if not u.overrides:
             raise SpecError(f, f"setup.{spec.table_of(name)}.overrides",

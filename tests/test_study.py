@@ -139,6 +139,7 @@ def test_paired_comparison_is_narrower_than_unpaired(finished_run):
 
 def test_content_overrides_change_the_game(tmp_path):
     text = SPEC.replace('strategies = ["heuristic", "cancel_early"]', 'strategies = ["heuristic"]\nsetups = ["default", "lobo2"]')
+    text = text.split("[strategy.cancel_early]")[0] + "[compare]" + text.split("[compare]")[1]  # no unlisted table
     text = text.replace("[compare]", '[setup.lobo2]\noverrides = { "lobo.track.start" = 2 }\n[compare]')
     text = text.replace('baseline = { strategy = "heuristic" }', 'baseline = { setup = "default" }')
     spec = load_spec(write_spec(tmp_path, text))

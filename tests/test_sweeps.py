@@ -55,7 +55,7 @@ def test_lists_and_ranges_expand_into_one_setup_per_value(tmp_path):
 
 
 def test_two_sweeps_in_one_setup_give_every_combination(tmp_path):
-    text = SWEEP.replace('setups = ["default", "lobo", "mix"]', 'setups = ["default", "both"]') + textwrap.dedent("""
+    text = only('["default", "both"]', """
         [setup.both]
         overrides = { "lobo.track.start" = "0..1", "setup.player_count[players=4].overflow_limit" = [3, 5] }
         """)
@@ -70,7 +70,7 @@ def test_two_sweeps_in_one_setup_give_every_combination(tmp_path):
 ])
 @pytest.mark.parametrize("values", ['"3..5"', "[3, 4, 5]"])
 def test_ranges_expand_on_optional_keys_and_several_entries(tmp_path, path, leaf, values):
-    text = SWEEP.replace('setups = ["default", "lobo", "mix"]', 'setups = ["default", "x"]') + f'\n[setup.x]\noverrides = {{ "{path}" = {values} }}\n'
+    text = only('["default", "x"]', f'\n[setup.x]\noverrides = {{ "{path}" = {values} }}\n')
     s = load_spec(spec_file(tmp_path, text))
     assert [c.setup for c in s.cells()] == ["default"] + [f"x-{leaf}={v}" for v in (3, 4, 5)]
     assert s.overrides_of(f"x-{leaf}=4") == {path: 4}
@@ -89,7 +89,7 @@ def test_a_range_on_a_field_that_is_no_integer_is_refused_saying_so(tmp_path, pa
 
 
 def test_a_list_valued_field_is_a_value_not_a_sweep(tmp_path):
-    text = SWEEP.replace('setups = ["default", "lobo", "mix"]', 'setups = ["default", "line"]') + textwrap.dedent("""
+    text = only('["default", "line"]', """
         [setup.line]
         overrides = { "setup.player_count[players=4].lineup" = ["Calli Dagger", "Rocko Jurgen", "Dexter Kane", "Calli Dagger"] }
         """)
@@ -104,7 +104,7 @@ def test_a_list_valued_field_is_a_value_not_a_sweep(tmp_path):
     ('"lobo.track.start" = [0, 12]', "setup.bad"),  # 12 is off the printed track: the expanded setup is refused
 ])
 def test_bad_sweeps_are_refused_naming_the_key(tmp_path, bad, key):
-    text = SWEEP.replace('setups = ["default", "lobo", "mix"]', 'setups = ["default", "bad"]') + f"\n[setup.bad]\noverrides = {{ {bad} }}\n"
+    text = only('["default", "bad"]', f"\n[setup.bad]\noverrides = {{ {bad} }}\n")
     with pytest.raises(SpecError) as e:
         load_spec(spec_file(tmp_path, text))
     assert key in str(e.value)
@@ -164,6 +164,13 @@ def test_run_with_set_changes_every_cell_and_the_spec_hash(tmp_path):
 def test_check_set_with_update_is_refused():
     with pytest.raises(SystemExit, match="--set with --update"):
         main(["check", "experiments/bands.toml", "--update", "--set", "lobo.track.start=1"])
+
+
+def test_an_unlisted_sweep_is_refused_naming_its_table(tmp_path):
+    text = SWEEP.replace('setups = ["default", "lobo", "mix"]', 'setups = ["default", "mix"]')
+    with pytest.raises(SpecError) as e:
+        load_spec(spec_file(tmp_path, text))
+    assert str(e.value).startswith("spec.toml: setup.lobo: is defined but not listed in grid.setups")
 
 
 def test_a_set_typo_is_blamed_on_the_option_not_the_spec(tmp_path):

@@ -259,6 +259,11 @@ SPEC_BAD = [
      "setup.odd.overrides", "would be the default pack"),
     ("params = { gamble_p = 0.99 }", 'params = { gamble_p = 0.99 }\n[setup.odd]\noverrides = { "lobo.track.start" = -5 }',
      "setup.odd.overrides", "off the printed track"),
+    # a table the grid does not list would silently play nowhere
+    ("params = { gamble_p = 0.99 }", 'params = { gamble_p = 0.99 }\n[setup.unlisted]\noverrides = { "lobo.track.start" = 2 }',
+     "setup.unlisted", "is defined but not listed in grid.setups: no cell would play it"),
+    ('strategies = ["heuristic", "gamble_happy"]', 'strategies = ["heuristic"]', "strategy.gamble_happy",
+     "is defined but not listed in grid.strategies: no cell would play it"),
 ]
 
 
@@ -267,7 +272,7 @@ def test_bad_specs_are_refused_naming_file_key_and_reason(tmp_path, old, new, ke
     assert old in SPEC
     text = SPEC.replace(old, new)
     if "setup.odd" in new:
-        text = text.replace('strategies = ["heuristic", "gamble_happy"]', 'strategies = ["heuristic"]\nsetups = ["odd"]')
+        text = text.replace('strategies = ["heuristic", "gamble_happy"]', 'strategies = ["heuristic", "gamble_happy"]\nsetups = ["odd"]')
     p = tmp_path / "mini.toml"
     p.write_text(textwrap.dedent(text))
     with pytest.raises(SpecError) as e:
