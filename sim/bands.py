@@ -370,10 +370,10 @@ def check_cell(cell: CellSection, check: CheckSection, content_path, source: str
 def validate_bands(model: BandsModel, source: str, content_path, overrides: dict | None = None,
                    skills: str | None = None) -> None:
     """Check every cell of a bands file before any cell plays: its strategy and parameters,
-    variant, line-up and content overrides (with ``overrides``, ``check --set``, under them), and
-    that each band lies where its metric can (shares and win rates in [0, 1], mean turns at least 0).
-    Raises BandsError naming the file, the cell and the field (a SetError naming ``--set`` where it is
-    at fault)."""
+    variant, line-up and content overrides (with ``overrides``, ``check --set``, under them), that
+    each override changes what the cell's games read (:func:`_check_reads`), and that each band lies
+    where its metric can (shares and win rates in [0, 1], mean turns at least 0). Raises BandsError
+    naming the file, the cell and the field (a SetError naming ``--set`` where it is at fault)."""
     import strategies
     from sim.content import ContentError
     from sim.content.overrides import load_with_overrides
@@ -440,6 +440,51 @@ def validate_bands(model: BandsModel, source: str, content_path, overrides: dict
             if lo < 0.0 or hi > top:
                 where = "at least 0" if m == "mean_turns" else "within [0, 1] (a share, not a percentage)"
                 raise BandsError(source, f"{key}.{m}", f"band [{lo}, {hi}] must lie {where}")
+    _check_reads(model, source, content_path, overrides, skills)
+
+
+def _check_reads(model: BandsModel, source: str, content_path, overrides: dict | None, skills: str | None) -> None:
+    """Refuse an override that changes nothing a cell's games read (:func:`sim.rules.reads.first_unread`), such
+    as Dr. Lobo's start in a ``dirty-lobo`` cell: the cell would play the games of the pack without it. A cell's
+    own overrides are judged in that cell; ``overrides`` (``check --set``) in every cell."""
+    import warnings
+
+    from sim.content.loader import UnprintedValueWarning, load_raw
+    from sim.content.overrides import load_with_overrides
+    from sim.rules import reads
+
+    packs: dict = {}
+
+    def pack(over: dict):
+        k = json.dumps(over, sort_keys=True, default=str)
+        if k not in packs:
+            packs[k] = load_with_overrides(content_path, over, None)
+        return packs[k]
+
+    def cell_of(c: CellSection) -> tuple:
+        s = Settings(players=c.players, **Settings._variant_flags(c.variant, skills or c.skills))
+        lineup = "" if c.characters.strip() == "default" else f", characters {c.characters!r}"
+        return (f"cell[{c.name}] ({c.players} player{'s' * (c.players != 1)}, variant {s.variant_label!r}{lineup})",
+                s, c.characters)
+
+    sets = dict(overrides or {})
+    raw = load_raw(content_path)
+    with warnings.catch_warnings():  # the packs without one override: their warnings are not the cells'
+        warnings.simplefilter("ignore", UnprintedValueWarning)
+        for c in model.cell:
+            hit = reads.first_unread(pack, dict(c.overrides), [cell_of(c)], under=sets, raw=raw)
+            if hit is not None:
+                then = {"meta": ""}.get(hit.kind, "; the cell would play the games of its pack without it")
+                raise BandsError(source, f"cell[{c.name}].overrides",
+                                 f"{json.dumps(hit.path)} = {json.dumps(c.overrides[hit.path])} {hit.text}{then}")
+        if sets:
+            hit = reads.first_unread(pack, sets, [cell_of(c) for c in model.cell if not set(sets) <= set(c.overrides)],
+                                     raw=raw)
+            if hit is not None:
+                then = {"meta": "", "rows": f"; no cell of {source} would play it",
+                        "scoped": f"; no cell of {source} would play it"}.get(
+                    hit.kind, f" ({source}); the cell would play as if it were not given")
+                raise SetError(f"--set {hit.path}={json.dumps(sets[hit.path])}: {hit.text}{then}")
 
 
 def check_baselines(model: BandsModel, file: str) -> None:

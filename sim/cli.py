@@ -208,6 +208,7 @@ def _settings_and_strategies(args, content):
         if args.characters is None:  # the pack's own default line-up: the pack's fault
             raise SystemExit(f"error: {e}") from None
         raise OptionError(f"--characters: {str(e).removeprefix('characters: ')}") from None
+    _check_sets_read(args, settings)
     names = [x.strip() for x in args.strategy.split(",")]
     if len(names) not in (1, args.players):
         raise OptionError(f"--strategy: {len(names)} strategies for {args.players} seats; give one name "
@@ -259,6 +260,26 @@ def _played_with(args, content, settings) -> list[str]:
         sets = "".join(f" --set {item.strip()}" for item in args.set or [])
         lines.append(f"{pack}{' with' + sets if sets else ''} (hash {content.hash[:12]})")
     return lines
+
+
+def _check_sets_read(args, settings) -> None:
+    """Refuse a --set the game does not read (its variant or line-up replaces the value, ...): the games
+    would be the unchanged pack's."""
+    if not args.set:
+        return
+    from sim.content.loader import load_raw
+    from sim.content.overrides import load_with_overrides
+    from sim.rules.reads import first_unread, lineup_label
+
+    sets = _sets(args.set)
+    lineup = lineup_label(args.characters)
+    where = f"this game ({args.players} player{'s' * (args.players != 1)}, variant {settings.variant_label!r}" + (
+        ")" if lineup == "default" else f", characters {lineup!r})")
+    hit = first_unread(lambda over: load_with_overrides(args.content, over, None), sets, [(where, settings, lineup)],
+                       raw=load_raw(args.content))
+    if hit is not None:
+        then = "" if hit.kind == "meta" else "; the games would be those of the pack without it"
+        raise OptionError(f"--set {hit.path}={json.dumps(sets[hit.path])}: {hit.text}{then}")
 
 
 def cmd_play(args) -> int:

@@ -492,6 +492,7 @@ def _check_cross(spec: Spec) -> None:
             Settings.build(base, len(names), names, None)
         except (ValueError, ContentError) as e:
             raise SpecError(f, "grid.characters", str(e)) from None
+    _check_reads(spec, pack)
     for k in m.targets.win_rate:
         if int(k) not in m.grid.players:
             raise SpecError(f, f"targets.win_rate.{k}", f"no cell plays {k} players (grid.players is "
@@ -505,6 +506,69 @@ def _check_cross(spec: Spec) -> None:
         for dim, value in m.compare.baseline.items():
             if isinstance(value, bool) or value not in grid[dim]:
                 raise SpecError(f, f"compare.baseline.{dim}", f"{value!r} is not in the grid's {dim} values {grid[dim]}")
+
+
+def _show(path: str, value) -> str:
+    return f"{json.dumps(path)} = {json.dumps(value)}"
+
+
+def _check_reads(spec: Spec, pack) -> None:
+    """Refuse an override that changes nothing the games of a cell read (:func:`sim.rules.reads.first_unread`):
+    such a cell would play the games of the pack without it under a label that says otherwise, e.g.
+    Dr. Lobo's start under the variant ``dirty-lobo``, which starts him at its own value."""
+    import warnings
+
+    from sim.content import ContentError
+    from sim.content.loader import UnprintedValueWarning, load_raw
+    from sim.rules import reads
+    from sim.rules.state import Settings
+
+    f = spec.path.name
+    m = spec.model
+    cells = []
+    for p in m.grid.players:
+        for v in m.grid.variants:
+            s = Settings(players=p, **Settings._variant_flags(v, m.experiment.skills))
+            for ch in m.grid.characters:
+                where = f"the cells of {p} player{'s' * (p != 1)}, variant {s.variant_label!r}" + (
+                    "" if ch.strip() == "default" else f", characters {ch!r}")
+                cells.append((where, s, ch))
+    exp = dict(m.experiment.overrides)
+    raw = load_raw(spec.content_path())
+    with warnings.catch_warnings():  # the packs without one override: their warnings are not the cells'
+        warnings.simplefilter("ignore", UnprintedValueWarning)
+        hit = reads.first_unread(pack, exp, cells, raw=raw)
+        if hit is not None:
+            if hit.path in spec.cli_sets:
+                then = {"rows": f"; no cell of {f} would play it", "scoped": f"; no cell of {f} would play it",
+                        "meta": ""}.get(
+                    hit.kind, f"; those cells of {f} would play as if it were not given")
+                raise OptionError(f"--set {hit.path}={json.dumps(exp[hit.path])}", f"{hit.text}{then}")
+            then = {"rows": "; no cell would play it", "scoped": "; no cell would play it", "meta": ""}.get(
+                hit.kind, "; those cells would play as if it were not set")
+            raise SpecError(f, "experiment.overrides", f"{_show(hit.path, exp[hit.path])} {hit.text}{then}")
+        for u in m.grid.setups:
+            if u == "default":
+                continue
+            own = dict(m.setup[u].overrides)
+            hit = reads.first_unread(pack, own, cells, under=exp, raw=raw)
+            if hit is None:
+                continue
+            then = {"rows": "no cell would play it", "scoped": "no cell would play it"}.get(hit.kind, "")
+            if hit.cell is not None:
+                s, ch = hit.cell[1], hit.cell[2]
+                try:
+                    before, after = pack(exp), pack({**exp, **own})
+                except ContentError:
+                    before = after = None
+                alike = before is not None and (not reads.changed(before, after, s.players)
+                                                or reads.why_unread(before, after, s, ch) is not None)
+                then = ("those cells would play the default's games under the setup's label" if alike
+                        else "those cells would play as if it were not set, under the setup's label")
+            table = spec.table_of(u)
+            who = f"setup {u!r}: " if table != u else ""
+            raise SpecError(f, f"setup.{table}.overrides",
+                            f"{who}{_show(hit.path, own[hit.path])} {hit.text}" + (f"; {then}" if then else ""))
 
 
 _RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")

@@ -1,0 +1,277 @@
+"""What a game reads of its content pack: the values a variant, a line-up or a player count leaves unread.
+
+A variant replaces some pack values with its own: ``dirty-lobo`` starts Dr. Lobo at
+``setup.toml``'s ``[variants] dirty_lobo_start`` whatever ``lobo.track.start`` or a player
+count's ``lobo_start`` says (``sim.rules.setup.setup_game``, ``sim.kernel.layout.settings_vector``).
+An override of a value the games do not read plays the same games as the pack without it,
+under a label that says otherwise: :func:`why_unread` names such an override, so that
+``run``, ``play``, ``trace``, ``check``, ``tune`` and ``sensitivity`` refuse it before any
+game is played.
+
+:data:`READ_ONLY_UNDER` and :func:`replaced` declare, field by field of
+:class:`sim.content.Content`, what the engines leave unread; keep them in step with
+``sim/rules/setup.py`` and ``sim/kernel/setup.py`` (``tests/test_spec_reads.py`` plays
+each declared case and checks that the games are the same).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+# fields that describe the pack and no game reads
+META = frozenset({"name", "path", "hash", "assumed", "by_players"})
+# keys of a pack file that document it (a note, a source, an assumption flag): no game reads them
+META_KEYS = frozenset({"note", "source", "assumed"})
+# fields indexed by player count (arrays of length 7): a game reads its own player count's entry only
+PER_PLAYER_PREFIXES = ("setup_", "easier_")
+
+# fields only a variant reads: (field, the variant word, what it does with it). Like a setup.toml row, such a
+# value is scoped: a game of another variant leaves it unread as its name says, and an override of it is
+# refused only where no game reads it; a value a variant replaces (lobo_start under dirty-lobo) is refused
+# in each game of that variant.
+READ_ONLY_UNDER = (
+    ("dirty_lobo_start", "dirty-lobo", "starts Dr. Lobo there"),
+    ("dirty_location_delta", "dirty-location", "adds it to the Location target"),
+    ("easier_extra_choice", "easier", "gives the extra choice"),
+    ("easier_extra_top_secret", "easier", "deals the extra Top Secret cards"),
+    ("easier_henchmen_level1", "easier", "starts every henchman at level 1"),
+)
+
+
+SCOPED = frozenset(f for f, _, _ in READ_ONLY_UNDER)
+
+
+def per_player(field: str) -> bool:
+    return field.startswith(PER_PLAYER_PREFIXES)
+
+
+def replaced(pack, settings, characters: str | None = None) -> dict[str, str]:
+    """The fields of ``pack`` (the pack a ``settings.players``-player game plays) that a game of ``settings``
+    does not read, each with why, as a clause: ``{"lobo_start": "the variant 'dirty-lobo' starts Dr. Lobo at
+    setup.toml's [variants] dirty_lobo_start (2) instead"}``.
+
+    ``characters``: the line-up as given (None or "default": setup.toml's lineup; "random"; names).
+    """
+    s = settings
+    p = s.players
+    words = {"dirty-lobo": s.dirty_lobo, "dirty-location": s.dirty_location, "easier": s.easier,
+             "fixed-skills": s.fixed_skills}
+    out: dict[str, str] = {}
+    for field, word, does in READ_ONLY_UNDER:
+        if not words[word]:
+            out[field] = f"only the variant '{word}' reads it (it {does})"
+    if s.dirty_lobo:
+        out["lobo_start"] = (f"the variant 'dirty-lobo' starts Dr. Lobo at setup.toml's [variants] dirty_lobo_start "
+                             f"({int(pack.dirty_lobo_start)}) instead")
+    if s.easier and bool(pack.easier_henchmen_level1[p]):
+        out["setup_henchmen_level2"] = (f"the variant 'easier' starts every henchman at level 1 at {p} player(s) "
+                                        "(setup.toml's easier_henchmen_level1) instead")
+    if s.fixed_skills:
+        out["character_advanced_choices"] = ("the variant 'fixed-skills' gives each character its own advanced "
+                                             "skills (characters.toml's advanced) instead of a pick among "
+                                             "advanced_choices")
+    lineup = lineup_label(characters)
+    if lineup != "default":
+        out["setup_lineup"] = f"the line-up {lineup!r} replaces setup.toml's lineup"
+    return out
+
+
+def lineup_label(characters) -> str:
+    """A line-up as given (None, "default", "random", "A,B" or a sequence of names or indices) as one string."""
+    if characters is None:
+        return "default"
+    if isinstance(characters, str):
+        return characters.strip() or "default"
+    return ",".join(map(str, characters)) or "default"
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
+                and a.dtype == b.dtype and bool(np.array_equal(a, b)))
+    return type(a) is type(b) and a == b
+
+
+def _fields(pack) -> list[str]:
+    return [f.name for f in dataclasses.fields(pack) if f.name not in META]
+
+
+def changed(before, after, players: int) -> list[str]:
+    """The fields a ``players``-player game could read (a per-player-count field: its own entry) that differ
+    between the packs ``before`` and ``after``, whatever the variant."""
+    a, b = before.for_players(players), after.for_players(players)
+    out = []
+    for f in _fields(a):
+        x, y = getattr(a, f), getattr(b, f)
+        if per_player(f):
+            x, y = x[players], y[players]
+        if not _same(x, y):
+            out.append(f)
+    return out
+
+
+def changed_counts(before, after) -> list[int]:
+    """The player counts whose games could read a difference between ``before`` and ``after`` (none: the two
+    packs play alike everywhere, e.g. an override that sets the value the pack already has)."""
+    from sim.content.constants import MAX_PLAYERS
+
+    return [p for p in range(1, MAX_PLAYERS + 1) if changed(before, after, p)]
+
+
+def why_unread(before, after, settings, characters: str | None = None) -> str | None:
+    """Why games of ``settings`` play alike with ``before`` and ``after`` though the packs differ where such a
+    game could look (its player count's entries): every field that differs is one its variant or line-up
+    replaces (:func:`replaced`). None when a differing field is read, or when nothing differs there."""
+    return _why(changed(before, after, settings.players), after, settings, characters)
+
+
+def _why(diff: list[str], after, settings, characters) -> str | None:
+    if not diff:
+        return None
+    skip = replaced(after.for_players(settings.players), settings, characters)
+    if not all(f in skip for f in diff):
+        return None
+    return "; ".join(dict.fromkeys(skip[f] for f in diff))
+
+
+def played_key(pack, settings, characters: str | None = None) -> str:
+    """A digest of what games of ``settings`` read of ``pack``: two packs with the same key play the same games
+    (same seed, strategies and engine)."""
+    p = settings.players
+    c = pack.for_players(p)
+    skip = replaced(c, settings, characters)
+    h = hashlib.sha256()
+    for f in _fields(c):
+        if f in skip:
+            continue
+        v = getattr(c, f)
+        if per_player(f):
+            v = v[p]
+        h.update(f.encode() + b"\0")
+        if isinstance(v, np.ndarray):
+            h.update(str((v.shape, str(v.dtype))).encode() + np.ascontiguousarray(v).tobytes())
+        else:
+            h.update(repr(v).encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Unread:
+    """An override no game of some cell reads (:func:`first_unread`)."""
+
+    path: str
+    text: str  # a clause that follows the path and its value: "has no effect in ...: why"
+    cell: tuple | None  # the (where, settings, characters) that does not read it; None: no cell at all
+    kind: str  # "variant" (its variant or line-up replaces it), "shadowed", "scoped", "rows" or "meta"
+
+
+def _leaf(path: str) -> str:
+    return re.sub(r"\[.*?\]", "", path.rsplit(".", 1)[-1])
+
+
+def _counts(counts, word: str = "or") -> str:
+    counts = sorted(counts)
+    return ", ".join(map(str, counts[:-1])) + (f" {word} " if len(counts) > 1 else "") + str(counts[-1])
+
+
+def rows_named(raw: dict, path: str) -> set[int] | None:
+    """The player counts of the ``setup.toml`` rows an override path names (None: not a path into the rows)."""
+    from sim.content.overrides import OverrideError, get_path
+
+    m = re.match(r"^setup\.player_count((?:\[[^\]]*\])*)(?:\.|$)", path)
+    if not m:
+        return None
+    try:
+        rows = get_path(raw, f"setup.player_count{m.group(1)}") if m.group(1) else raw["setup.toml"]["player_count"]
+    except (OverrideError, KeyError):
+        return None
+    return {r.get("players") for r in rows if isinstance(r, dict)}
+
+
+def first_unread(load, overrides: dict, cells: list[tuple], under: dict | None = None,
+                 raw: dict | None = None) -> Unread | None:
+    """The first path of ``overrides`` that changes nothing the games of ``cells`` read, with why, or None.
+
+    ``load(overrides) -> Content`` builds a pack; where it refuses a set of overrides (ContentError), the paths
+    it needs are not judged (the caller reports the refusal). ``cells``: ``(where, settings, characters)`` of
+    the games the overrides apply to; ``where`` names them in the text ("the cells of 2 player(s), variant
+    'dirty-lobo'"). ``under``: overrides applied first; those of ``overrides`` win. ``raw``: the parsed pack,
+    to tell the ``setup.toml`` rows a path names (without it, the rows whose values it changes).
+
+    A path is refused when
+
+    * in a cell whose player count's entries it changes, each value it changes is one the cell's variant or
+      line-up replaces (:func:`why_unread`): ``lobo.track.start`` under ``dirty-lobo``;
+    * in a cell, it changes a value of the whole pack (not a ``setup.player_count`` row) that the cell's
+      player count replaces with its own (``setup.toml``'s ``lobo_start`` or ``villain_counts``);
+    * no cell reads it, its value being scoped to player counts (``setup.toml`` rows) or to variants
+      (:data:`READ_ONLY_UNDER`) no cell plays; where some cell reads such a value, the others leave it unread
+      as its name says, and it is not refused;
+    * it names a key that documents the pack (``note``, ``source``, ``assumed``).
+
+    One that changes nothing anywhere (it sets the value the pack has, e.g. a sweep's value that is the
+    default's) is not refused: its cells play the default's games, as their label says.
+    """
+    from sim.content import ContentError
+    from sim.content.constants import MAX_PLAYERS
+
+    under = dict(under or {})
+    full = {**under, **overrides}
+    try:
+        after = load(full)
+    except ContentError:
+        return None
+    players = sorted({s.players for _, s, _ in cells})
+    labels = sorted({s.variant_label for _, s, _ in cells})
+    for path in overrides:
+        if _leaf(path) in META_KEYS:
+            return Unread(path, f"names {_leaf(path)!r}, which documents the pack for its readers: no game reads it",
+                          None, "meta")
+        rest = {k: v for k, v in full.items() if k != path}
+        if path in under:
+            rest[path] = under[path]
+        try:
+            before = load(rest)
+        except ContentError:
+            continue
+        diffs = {p: changed(before, after, p) for p in range(1, MAX_PLAYERS + 1)}
+        counts = [p for p, d in diffs.items() if d]
+        if not counts:
+            continue
+        row = path.startswith("setup.player_count")
+        named = (rows_named(raw, path) if raw is not None else None) if row else None
+        read, scoped = False, None
+        for cell in cells:
+            where, s, characters = cell
+            p = s.players
+            if p not in counts:
+                if row:  # a row of another player count (scoped, as its selection says), or the value p has
+                    read = read or (named is not None and p in named)
+                    continue
+                fields = diffs[counts[0]]
+                own = ("lobo_start" if "lobo_start" in fields
+                       else "villain_counts" if any(f.startswith("villain_") for f in fields) else "value")
+                return Unread(path, f"has no effect in {where}: setup.toml's player_count {p} sets its own {own}, "
+                                    f"which {p}-player games play instead", cell, "shadowed")
+            why = _why(diffs[p], after, s, characters)
+            if why is None:
+                read = True
+            elif not set(diffs[p]) <= SCOPED:
+                return Unread(path, f"has no effect in {where}: {why}", cell, "variant")
+            else:
+                scoped = why
+        if read:
+            continue
+        if scoped is not None:
+            return Unread(path, f"has no effect: {scoped}, and the games here play {_counts(map(repr, labels), 'and')}",
+                          None, "scoped")
+        what = (f"names only setup.toml's row for {_counts(named)} player(s)" if named
+                else f"changes only what games of {_counts(counts)} player(s) read")
+        return Unread(path, f"{what}, but the games here have {_counts(players)}", None, "rows")
+    return None

@@ -1,0 +1,225 @@
+"""Overrides a cell's games do not read are refused: a variant that replaces the value, a player count's own
+value over the pack's, a row of setup.toml no cell plays, a note (sim/rules/reads.py)."""
+
+import textwrap
+
+import numpy as np
+import pytest
+
+import sim
+from sim.cli import main
+from sim.content import DEFAULT_PACK, load
+from sim.content.overrides import load_with_overrides
+from sim.experiments import OptionError, SpecError, load_spec
+from sim.rules import reads
+from sim.rules.state import Settings
+
+CALLI_PICKS = ["seduction", "disguise", "weapons_use"]
+
+# (override, players, variant, characters): each one is a value these games do not read
+UNREAD = [
+    ({"lobo.track.start": 3}, 2, "dirty-lobo", None),
+    ({"setup.player_count[players=2].lobo_start": 3}, 2, "dirty-lobo", None),
+    ({"setup.variants.dirty_lobo_start": 4}, 2, "standard", None),
+    ({"setup.variants.dirty_location_delta": 3}, 3, "easier", None),
+    ({"setup.player_count[players=3].easier_extra_choice": 2}, 3, "dirty", None),
+    ({"setup.player_count[players=2].easier_extra_top_secret": 2}, 2, "standard", None),
+    ({"setup.player_count[players=1].henchmen_level2": 0}, 1, "easier", None),  # solo easier: all at level 1
+    ({"characters.character[name=Calli Dagger].advanced_choices": CALLI_PICKS}, 2, "fixed-skills", None),
+    ({"setup.player_count[players=2].lineup": ["Nika Shizuka", "Dexter Kane"]}, 2, "standard", "random"),
+]
+# the same values where the games read them
+READ = [
+    ({"lobo.track.start": 3}, 2, "standard", None),
+    ({"setup.variants.dirty_lobo_start": 4}, 2, "dirty-lobo", None),
+    ({"setup.variants.dirty_location_delta": 3}, 3, "dirty-location", None),
+    ({"setup.player_count[players=3].easier_extra_choice": 2}, 3, "easier", None),
+    ({"setup.player_count[players=1].henchmen_level2": 0}, 1, "standard", None),
+    ({"setup.player_count[players=2].lineup": ["Nika Shizuka", "Dexter Kane"]}, 2, "standard", None),
+]
+
+
+def _games(pack, players, variant, characters):
+    chars = None if characters in (None, "default") else characters
+    df = sim.simulate(players=players, games=150, seed=11, variant=variant, characters=chars, content=pack)
+    return df.drop("characters").to_numpy() if characters == "random" else df.to_numpy()
+
+
+@pytest.mark.parametrize("override, players, variant, characters", UNREAD)
+def test_a_value_the_games_do_not_read_is_named_and_plays_the_same_games(override, players, variant, characters):
+    base, pack = load(), load_with_overrides(DEFAULT_PACK, override)
+    s = Settings.build(pack, players, characters, variant)
+    assert reads.changed(base, pack, players), "the override must change the pack where the game could look"
+    assert reads.why_unread(base, pack, s, characters)
+    assert reads.played_key(base, s, characters) == reads.played_key(pack, s, characters)
+    a, b = _games(base, players, variant, characters), _games(pack, players, variant, characters)
+    assert a.shape == b.shape and (a == b).all()  # the declaration is true: the very same games
+
+
+@pytest.mark.parametrize("override, players, variant, characters", READ)
+def test_the_same_value_is_read_where_its_variant_plays(override, players, variant, characters):
+    base, pack = load(), load_with_overrides(DEFAULT_PACK, override)
+    s = Settings.build(pack, players, characters, variant)
+    assert reads.why_unread(base, pack, s, characters) is None
+    assert reads.played_key(base, s, characters) != reads.played_key(pack, s, characters)
+    assert not np.array_equal(_games(base, players, variant, characters), _games(pack, players, variant, characters))
+
+
+SPEC = """
+[experiment]
+name = "reads"
+seed = 1
+games = 100
+batch = 100
+
+[grid]
+players = [2]
+strategies = ["heuristic"]
+variants = ["standard", "dirty-lobo"]
+setups = ["default", "lobo"]
+
+[setup.lobo]
+overrides = { "setup.player_count[players=2].lobo_start" = [1, 3] }
+"""
+
+
+def spec_file(tmp_path, text=SPEC, name="spec.toml"):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def test_a_lobo_start_crossed_with_dirty_lobo_is_refused_naming_setup_variant_and_why(tmp_path):
+    with pytest.raises(SpecError) as e:
+        load_spec(spec_file(tmp_path))
+    msg = str(e.value)
+    assert msg.startswith("spec.toml: setup.lobo.overrides: setup 'lobo-lobo_start=1': ")
+    assert "variant 'dirty-lobo'" in msg and "dirty_lobo_start (2) instead" in msg
+    assert "the default's games under the setup's label" in msg and "\n" not in msg
+
+
+def test_the_same_setup_under_the_standard_game_alone_is_accepted(tmp_path):
+    s = load_spec(spec_file(tmp_path, SPEC.replace('["standard", "dirty-lobo"]', '["standard"]')))
+    assert [c.setup for c in s.cells()] == ["default", "lobo-lobo_start=1", "lobo-lobo_start=3"]
+
+
+def test_a_sweep_value_equal_to_the_packs_is_not_refused(tmp_path):
+    # lobo_start = 0 is the 2-player game's start already: the cell plays the default's games, as its label says
+    text = SPEC.replace("[1, 3]", "[0]").replace('["standard", "dirty-lobo"]', '["dirty-lobo"]')
+    assert len(load_spec(spec_file(tmp_path, text)).cells()) == 2
+
+
+@pytest.mark.parametrize("override, needle", [
+    ('"setup.variants.dirty_location_delta" = 2', "only the variant 'dirty-location' reads it"),
+    ('"setup.player_count[players=4].location_target" = 6', "names only setup.toml's row for 4 player(s), but the games here have 2"),
+    ('"setup.player_count[players=2].note" = "x"', "documents the pack"),
+])
+def test_other_overrides_no_cell_reads_are_refused(tmp_path, override, needle):
+    text = SPEC.replace('"setup.player_count[players=2].lobo_start" = [1, 3]', override)
+    with pytest.raises(SpecError, match="setup.lobo.overrides") as e:
+        load_spec(spec_file(tmp_path, text))
+    assert needle in str(e.value)
+
+
+def test_a_global_value_a_player_count_sets_for_itself_is_refused(tmp_path):
+    text = SPEC.replace('variants = ["standard", "dirty-lobo"]\n', "").replace(
+        '"setup.player_count[players=2].lobo_start" = [1, 3]',
+        '"setup.player_count[players=2].lobo_start" = 1, "lobo.track.start" = 3')
+    with pytest.raises(SpecError) as e:
+        load_spec(spec_file(tmp_path, text))
+    assert "setup.toml's player_count 2 sets its own lobo_start" in str(e.value)
+
+
+def test_rows_of_the_grids_player_counts_each_read_by_their_own_cells_are_accepted(tmp_path):
+    text = SPEC.replace("players = [2]", "players = [2, 3]").replace('["standard", "dirty-lobo"]', '["standard"]').replace(
+        '"setup.player_count[players=2].lobo_start" = [1, 3]',
+        '"setup.player_count[players=2].location_target" = 5, "setup.player_count[players=3].location_target" = 6')
+    assert len(load_spec(spec_file(tmp_path, text)).cells()) == 4
+
+
+def test_fixed_skills_from_experiment_skills_refuses_the_picks(tmp_path):
+    text = SPEC.replace('variants = ["standard", "dirty-lobo"]\n', "").replace(
+        "batch = 100\n", 'batch = 100\nskills = "fixed"\n').replace(
+        '"setup.player_count[players=2].lobo_start" = [1, 3]',
+        f'"characters.character[name=Calli Dagger].advanced_choices" = {CALLI_PICKS}')
+    with pytest.raises(SpecError, match="variant 'fixed-skills'"):
+        load_spec(spec_file(tmp_path, text))
+
+
+def test_run_set_the_variant_replaces_is_refused_naming_the_option(tmp_path):
+    s = load_spec(spec_file(tmp_path, SPEC.replace('setups = ["default", "lobo"]', 'setups = ["default"]').split("[setup.lobo]")[0]))
+    with pytest.raises(OptionError) as e:
+        s.with_overrides({"lobo.track.start": 1})
+    assert str(e.value).startswith("--set lobo.track.start=1: has no effect in the cells of 2 players, variant 'dirty-lobo'")
+    with pytest.raises(SystemExit) as e:
+        main(["run", str(tmp_path / "spec.toml"), "--set", "lobo.track.start=1", "--out", str(tmp_path / "out")])
+    assert str(e.value).startswith("error: --set lobo.track.start=1: ") and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("cmd", [["play", "--games", "10"], ["trace"]])
+def test_play_and_trace_set_the_variant_replaces_are_refused(cmd):
+    with pytest.raises(SystemExit) as e:
+        main(cmd + ["--players", "2", "--variant", "dirty-lobo", "--set", "lobo.track.start=1"])
+    msg = str(e.value)
+    assert msg.startswith("error: --set lobo.track.start=1: has no effect in this game (2 players, variant 'dirty-lobo')")
+    assert "dirty_lobo_start (2) instead" in msg and "\n" not in msg
+
+
+BANDS = """
+[check]
+seed = 7
+games = 40
+batch = 20
+tolerance = 0.05
+
+[[cell]]
+name = "2p"
+players = 2
+strategy = "heuristic"
+win_rate = [0.0, 1.0]
+baseline = { seed = 7, games = 40, wins = 10 }
+
+[[cell]]
+name = "2p-dirty"
+players = 2
+strategy = "heuristic"
+variant = "dirty-lobo"
+win_rate = [0.0, 1.0]
+baseline = { seed = 7, games = 40, wins = 10 }
+"""
+
+
+def _no_games(monkeypatch):
+    import sim.bands
+
+    def played(*a, **k):
+        raise AssertionError("games were played")
+
+    monkeypatch.setattr(sim.bands, "check_cell", played)
+
+
+def test_a_bands_cells_override_its_variant_replaces_is_refused_before_any_game(tmp_path, monkeypatch):
+    from sim.bands import BandsError, run_check
+
+    p = tmp_path / "b.toml"
+    p.write_text(textwrap.dedent(BANDS) + 'overrides = { "lobo.track.start" = 3 }\n')
+    _no_games(monkeypatch)
+    with pytest.raises(BandsError) as e:
+        run_check(p, update=True)
+    assert str(e.value).startswith('b.toml: cell[2p-dirty].overrides: "lobo.track.start" = 3 has no effect in '
+                                   "cell[2p-dirty] (2 players, variant 'dirty-lobo'): the variant 'dirty-lobo' starts")
+
+
+def test_check_set_a_cell_does_not_read_is_refused_naming_the_option(tmp_path, monkeypatch):
+    p = tmp_path / "b.toml"
+    p.write_text(textwrap.dedent(BANDS))
+    _no_games(monkeypatch)
+    with pytest.raises(SystemExit) as e:
+        main(["check", str(p), "--set", "lobo.track.start=1"])
+    assert str(e.value).startswith("error: --set lobo.track.start=1: has no effect in cell[2p-dirty] (2 players, "
+                                   "variant 'dirty-lobo')")
+    with pytest.raises(SystemExit) as e:  # a typo: --set, not the cells, is at fault
+        main(["check", str(p), "--set", "lobo.track.strat=1"])
+    assert str(e.value) == "error: --set: override 'lobo.track.strat': lobo.toml.track has no key 'strat' (keys: loss, start)"
+    with pytest.raises(AssertionError, match="games were played"):  # the dirty-lobo cell reads its own start
+        main(["check", str(p), "--set", "setup.variants.dirty_lobo_start=3"])
