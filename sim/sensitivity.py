@@ -185,6 +185,8 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
     from sim.content import DEFAULT_PACK, ContentError, load_raw
     from sim.content.overrides import OverrideError, apply_overrides, load_with_overrides
     from sim.distributed import LocalRunner
+    from sim.rules.reads import played_key, why_unread
+    from sim.rules.state import Settings
     from sim.run import resolve_content
     from sim.tune import Knob, overrides_of
 
@@ -226,6 +228,10 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
                 row["to"] = played_value(apply_overrides(raw, overrides), knob, p)
                 if row["to"] == played or pack.for_players(p).hash == base.for_players(p).hash:
                     idle.append(f"{knob} {value} -> {value + step} at {p} players: {_why_idle(raw, knob, p, played)}")
+                elif played_key(pack, Settings(players=p)) == played_key(base, Settings(players=p)):
+                    why = why_unread(base, pack, Settings(players=p)) or "its games read nothing it changes"
+                    idle.append(f"{knob} {value} -> {value + step} at {p} players: {why} (sensitivity plays the "
+                                "standard game)")
                 rows.append(row)
                 tasks.append((len(rows) - 1, (pack, p, games, strategy, prm, seed, engine)))
     if idle:

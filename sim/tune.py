@@ -307,6 +307,8 @@ class _Seen:
         """The setting met before that plays the same games as ``values`` at the target player counts, or
         None (``values`` is then recorded). With ``raw`` (its parsed pack), refuses one whose games differ
         but play the same value of every knob as an earlier setting's."""
+        from sim.rules.reads import played_key
+        from sim.rules.state import Settings
         from sim.sensitivity import value_played
 
         key = ("pack",) + tuple(pack.for_players(p).hash for p in self.counts)
@@ -317,16 +319,20 @@ class _Seen:
             if played in self.by_key:
                 raise self.refusal(self.by_key[played], values, "the same value of every knob")
             self.by_key[played] = values
-        self.by_key[key] = values
-        return None
+        # packs that differ only in values the standard game does not read (a variant's own, dirty_lobo_start)
+        reads = ("reads",) + tuple(played_key(pack, Settings(players=p)) for p in self.counts)
+        twin = self.by_key.setdefault(reads, values)
+        self.by_key[key] = twin
+        return None if twin == values else twin
 
     def refusal(self, a: tuple, b: tuple, what: str) -> TuneError:
         a, b = (", ".join(f"{k.path}={v}" for k, v in zip(self.knobs, vs)) for vs in (a, b))
         n = ", ".join(str(p) for p in self.counts)
         return TuneError(f"--knob settings {a} and {b} play {what} at {n} players: the pack "
                          "sets what they change per player count there, or they change nothing those games "
-                         "read (such as setup.toml's row for another player count); tune the value those "
-                         "games play instead, or drop that knob")
+                         "read (such as setup.toml's row for another player count, or a value only a variant "
+                         "reads: tune plays the standard game); tune the value those games play instead, or "
+                         "drop that knob")
 
 
 def check_distinct(knobs: list[Knob], packs: dict, targets: list[Target], raws: dict | None = None) -> None:

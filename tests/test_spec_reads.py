@@ -223,3 +223,16 @@ def test_check_set_a_cell_does_not_read_is_refused_naming_the_option(tmp_path, m
     assert str(e.value) == "error: --set: override 'lobo.track.strat': lobo.toml.track has no key 'strat' (keys: loss, start)"
     with pytest.raises(AssertionError, match="games were played"):  # the dirty-lobo cell reads its own start
         main(["check", str(p), "--set", "setup.variants.dirty_lobo_start=3"])
+
+
+def test_tune_and_sensitivity_refuse_a_knob_only_a_variant_reads(monkeypatch):
+    from sim import sensitivity as S
+    from sim import tune as T
+
+    monkeypatch.setattr(T, "race", lambda *a, **k: (_ for _ in ()).throw(AssertionError("games were played")))
+    with pytest.raises(T.TuneError, match=r"dirty_lobo_start=1 and setup.variants.dirty_lobo_start=2 play the same "
+                                          r"games at 2 players.*a value only a variant reads"):
+        T.tune([T.Knob.parse("setup.variants.dirty_lobo_start=1..3")], [T.Target(2, 0.3, 0.5)], budget=4000)
+    with pytest.raises(S.SensitivityError, match=r"dirty_location_delta 1 -> 2 at 2 players: only the variant "
+                                                 r"'dirty-location' reads it .*sensitivity plays the standard game"):
+        S.sensitivity([2], ["setup.variants.dirty_location_delta"], games=10)
