@@ -487,11 +487,15 @@ def _check_out_file(out: str, flag: str = "--out") -> None:
 
 def _summary_table(summary) -> str:
     dims = [d for d in ("strategy", "variant", "characters", "setup") if summary[d].n_unique() > 1] or ["strategy"]
-    lines = [f"{'players':>7}  {' / '.join(dims):<28}{'games':>9}{'win rate':>10}  95% interval"]
-    for r in summary.sort(dims + ["players"]).iter_rows(named=True):
-        label = " / ".join(str(r[d]) for d in dims)
+    rows = list(summary.sort(dims + ["players"]).iter_rows(named=True))
+    labels = [" / ".join(str(r[d]) for d in dims) for r in rows]
+    head = " / ".join(dims)
+    width = max([len(head), *map(len, labels)]) + 2  # the widest label sets the column, as long as it is
+    games = max([len("games"), *(len(str(r["games"])) for r in rows)]) + 2
+    lines = [f"{'players':>7}  {head:<{width}}{'games':>{games}}{'win rate':>10}  95% interval"]
+    for r, label in zip(rows, labels):
         lines.append(
-            f"{r['players']:>7}  {label:<28}{r['games']:>9}{100 * r['win_rate']:>9.2f}%  "
+            f"{r['players']:>7}  {label:<{width}}{r['games']:>{games}}{100 * r['win_rate']:>9.2f}%  "
             f"[{100 * r['ci_low']:.2f}%, {100 * r['ci_high']:.2f}%]"
         )
     return "\n".join(lines)

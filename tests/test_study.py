@@ -201,3 +201,17 @@ def test_a_cells_variant_is_what_it_played(tmp_path):
     with pytest.raises(ValueError, match="variant='standard' matches no cell"):  # no cell played standard
         compare_run(tmp_path / "o", {"variant": "standard"})
     assert compare_run(tmp_path / "o", {"variant": "fixed-skills"})[0].equals(table)
+
+
+def test_run_prints_the_variant_setup_column_aligned_however_long_the_labels():
+    from sim.cli import _summary_table
+
+    summary = pl.DataFrame({
+        "players": [2, 2], "strategy": ["heuristic"] * 2, "variant": ["standard", "dirty-lobo,dirty-location"],
+        "characters": ["default"] * 2, "setup": ["default", "a-rather-long-setup-name-lobo_start=3"],
+        "games": [200, 200], "win_rate": [0.47, 0.315], "ci_low": [0.4, 0.25], "ci_high": [0.54, 0.38]})
+    lines = _summary_table(summary).splitlines()
+    assert lines[0].startswith("players  variant / setup ")
+    ends = {line.index("games") + len("games") if i == 0 else line.index(" 200 ") + 4 for i, line in enumerate(lines)}
+    assert len(ends) == 1, lines  # every games figure ends under the header's
+    assert len({line.index("%") for line in lines[1:]}) == 1
