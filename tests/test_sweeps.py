@@ -190,3 +190,15 @@ def test_a_set_that_one_setup_cannot_take_names_the_option_and_the_setup(tmp_pat
             s.with_overrides({"setup.player_count[players=4].extra_un": 2})
     assert str(e.value).startswith("--set: with [setup.few] of spec.toml: setup 'few-un_transport=7': setup.toml: "
                                    "player_count 4: extra_un = 2: "), str(e.value)
+
+
+def test_the_readmes_sweep_example_names_the_setups_run_makes(tmp_path):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    block = readme.split("# a sweep in a spec:")[1].split("\n\n")[0]
+    tables = "\n".join(line.split("  #")[0].rstrip() for line in block.splitlines()[2:])
+    s = load_spec(spec_file(tmp_path, only('["default", "lobo", "mix"]', tables)))
+    made = [c.setup for c in s.cells()][1:]
+    assert made == [f"lobo-lobo_start={v}" for v in (0, 1, 2)] + [f"mix-minus_one={v}" for v in range(2, 7)]
+    assert "# setups lobo-lobo_start=0, =1, =2" in block and "# setups mix-minus_one=2 .. =6" in block
