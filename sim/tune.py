@@ -530,7 +530,7 @@ class GameEvaluator:
 
             label = ", ".join(f"{k.path}={v}" for k, v in zip(self.knobs, values))
             try:
-                self.packs[values] = load_with_overrides(self.content_path, overrides_of(self.knobs, values), "--knob")
+                self.packs[values] = load_with_overrides(self.content_path, overrides_of(self.knobs, values), None)
             except ContentError as e:
                 raise TuneError(f"--knob {label}: the pack refuses this setting: {e}") from None
         return self.packs[values]

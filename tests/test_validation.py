@@ -163,6 +163,15 @@ def test_a_tune_knob_that_empties_the_villain_deck_is_refused_in_one_line(capsys
     assert "Traceback" not in capsys.readouterr().err
 
 
+def test_a_tune_knob_with_a_bad_path_is_named_once():
+    from sim.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["tune", "--players", "2", "--target", "0.4:0.5", "--budget", "1000", "--knob", "lobo.track.strat=1..2"])
+    assert str(e.value) == ("error: --knob lobo.track.strat=1: the pack refuses this setting: override "
+                            "'lobo.track.strat': lobo.toml.track has no key 'strat' (keys: loss, start)")
+
+
 def test_a_line_up_is_checked_against_the_set_up_supplies():
     # the loader checks line-ups of distinct characters while they last; a line-up that repeats
     # a character is checked when it is chosen
