@@ -478,13 +478,22 @@ def _check_reads(model: BandsModel, source: str, content_path, overrides: dict |
                 raise BandsError(source, f"cell[{c.name}].overrides",
                                  f"{json.dumps(hit.path)} = {json.dumps(c.overrides[hit.path])} {hit.text}{then}")
         if sets:
-            hit = reads.first_unread(pack, sets, [cell_of(c) for c in model.cell if not set(sets) <= set(c.overrides)],
-                                     raw=raw)
-            if hit is not None:
-                then = {"meta": "", "rows": f"; no cell of {source} would play it",
-                        "scoped": f"; no cell of {source} would play it"}.get(
-                    hit.kind, f" ({source}); the cell would play as if it were not given")
+            # a --set is a change tried on the whole gate: refused where no cell reads it; a cell that leaves it
+            # unread (its variant replaces the value) truly replays its baseline's games, and is named in a warning
+            cells = [c for c in model.cell if not set(sets) <= set(c.overrides)]
+            hit = reads.first_unread(pack, sets, [cell_of(c) for c in cells], raw=raw)
+            if hit is not None and hit.kind in ("meta", "rows", "scoped"):
+                then = "" if hit.kind == "meta" else f"; no cell of {source} would play it"
                 raise SetError(f"--set {hit.path}={json.dumps(sets[hit.path])}: {hit.text}{then}")
+            if hit is not None:
+                alone = [(c, reads.first_unread(pack, sets, [cell_of(c)], raw=raw)) for c in cells]
+                unread = [(c, h) for c, h in alone if h is not None]
+                if len(unread) == len(cells):
+                    raise SetError(f"--set {hit.path}={json.dumps(sets[hit.path])}: {hit.text} ({source}); "
+                                   f"no cell of {source} would play it")
+                for c, h in unread:
+                    warnings.warn(f"--set {h.path}={json.dumps(sets[h.path])} {h.text}: cell[{c.name}] replays "
+                                  f"its baseline's games", reads.UnreadOverrideWarning, stacklevel=2)
 
 
 def check_baselines(model: BandsModel, file: str) -> None:

@@ -1,6 +1,7 @@
 """Overrides a cell's games do not read are refused: a variant that replaces the value, a player count's own
 value over the pack's, a row of setup.toml no cell plays, a note (sim/rules/reads.py)."""
 
+import re
 import textwrap
 
 import numpy as np
@@ -210,14 +211,27 @@ def test_a_bands_cells_override_its_variant_replaces_is_refused_before_any_game(
                                    "cell[2p-dirty] (2 players, variant 'dirty-lobo'): the variant 'dirty-lobo' starts")
 
 
-def test_check_set_a_cell_does_not_read_is_refused_naming_the_option(tmp_path, monkeypatch):
+def test_check_set_no_cell_reads_is_refused_and_one_a_cell_leaves_unread_is_named(tmp_path, monkeypatch, capsys):
+    """``check --set`` tries a change on the whole gate: refused (exit 2) where no cell would read it; where a
+    cell's variant replaces the value, that cell truly replays its baseline's games, and a warning names it."""
     p = tmp_path / "b.toml"
     p.write_text(textwrap.dedent(BANDS))
+    dirty_only = tmp_path / "d.toml"
+    dirty_only.write_text(textwrap.dedent(BANDS).replace(BANDS[BANDS.index("[[cell]]"):BANDS.index('[[cell]]\nname = "2p-dirty"')], ""))
     _no_games(monkeypatch)
     with pytest.raises(SystemExit) as e:
-        main(["check", str(p), "--set", "lobo.track.start=1"])
+        main(["check", str(dirty_only), "--set", "lobo.track.start=1"])
+    assert e.value.code == 2
     assert str(e.value).startswith("error: --set lobo.track.start=1: has no effect in cell[2p-dirty] (2 players, "
                                    "variant 'dirty-lobo')")
+    assert str(e.value).endswith("no cell of d.toml would play it")
+    capsys.readouterr()
+    with pytest.raises(AssertionError, match="games were played"):  # the standard cell plays the change
+        main(["check", str(p), "--set", "lobo.track.start=1"])
+    warned = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning: --set")]
+    assert len(warned) == 1 and re.fullmatch(r"warning: --set lobo.track.start=1 has no effect in cell\[2p-dirty\] "
+                                             r"\(2 players, variant 'dirty-lobo'\).*: cell\[2p-dirty\] replays its "
+                                             r"baseline's games", warned[0]), warned
     with pytest.raises(SystemExit) as e:  # a typo: --set, not the cells, is at fault
         main(["check", str(p), "--set", "lobo.track.strat=1"])
     assert str(e.value) == "error: --set: override 'lobo.track.strat': lobo.toml.track has no key 'strat' (keys: loss, start)"

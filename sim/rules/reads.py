@@ -5,8 +5,9 @@ A variant replaces some pack values with its own: ``dirty-lobo`` starts Dr. Lobo
 count's ``lobo_start`` says (``sim.rules.setup.setup_game``, ``sim.kernel.layout.settings_vector``).
 An override of a value the games do not read plays the same games as the pack without it,
 under a label that says otherwise: :func:`why_unread` names such an override, so that
-``run``, ``play``, ``trace``, ``check``, ``tune`` and ``sensitivity`` refuse it before any
-game is played.
+``run``, ``play``, ``trace``, ``tune``, ``sensitivity`` and a bands file's cells refuse it
+before any game is played (``check --set``, a change tried on the whole gate, is refused only
+where no cell reads it, and names the cells that leave it unread in a warning).
 
 :data:`READ_ONLY_UNDER` and :func:`replaced` declare, field by field of
 :class:`sim.content.Content`, what the engines leave unread; keep them in step with
@@ -22,6 +23,12 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+
+
+class UnreadOverrideWarning(UserWarning):
+    """``check --set``: a cell of the gate leaves the override unread (its variant replaces the value), so it
+    replays its baseline's games; the other cells play the change."""
+
 
 # fields that describe the pack and no game reads
 META = frozenset({"name", "path", "hash", "assumed", "by_players"})
