@@ -78,3 +78,16 @@ def test_legal_but_unprinted_values_are_loaded_with_a_warning(capsys):
     assert main(["play", "--games", "10", "--set", "intel.components.un_transport=10"]) == 0
     err = capsys.readouterr().err
     assert "warning: intel.toml: 10 UN Transport tokens; the printed game has 8" in err
+
+
+def test_unprinted_advanced_skill_tokens_say_the_count_per_skill_and_the_totals():
+    import warnings
+
+    from sim.content import UnprintedValueWarning
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        load_with_overrides(DEFAULT_PACK, {"intel.components.advanced_skill_tokens": 5})
+    (w,) = [x for x in seen if issubclass(x.category, UnprintedValueWarning)]
+    assert str(w.message) == ("intel.toml: 5 tokens of each of the 11 advanced skills (55 in all); the printed game "
+                              "has 4 of each, 44 in all (legal, but not the published game)")

@@ -77,7 +77,7 @@ PRINTED = (
     ("intel.toml", "yellow Intel tokens", "n_intel", 20),
     ("intel.toml", "UN Transport tokens", "n_un_transport", 8),
     ("intel.toml", "close-airport tokens", "n_close_airport_tokens", 24),
-    ("intel.toml", "tokens of each advanced skill (44 for 11 skills)", "n_advanced_skill_tokens", 4),
+    ("intel.toml", f"tokens of each of the {len(K.ADVANCED_SKILLS)} advanced skills", "n_advanced_skill_tokens", 4),
     ("fate.toml", "Fate cards", "n_fate", 44),
     ("encounters.toml", "encounter cards", "n_encounters", 108),
     ("top_secret.toml", "Top Secret cards", "n_top_secret", 22),
@@ -94,6 +94,11 @@ def unprinted(c: Content) -> list[str]:
     for file, what, attr, printed in PRINTED:
         value = len(c.top_secret_effect) if attr == "n_top_secret" else int(getattr(c, attr))
         if value != printed:
+            if attr == "n_advanced_skill_tokens":  # a count per skill: say the totals too
+                n = len(K.ADVANCED_SKILLS)
+                out.append(f"{file}: {value} {what} ({value * n} in all); the printed game has {printed} of each, "
+                           f"{printed * n} in all (legal, but not the published game)")
+                continue
             out.append(f"{file}: {value} {what}; the printed game has {printed} (legal, but not the published game)")
     return out
 
