@@ -13,6 +13,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
+from sim.text import count
+
 OUTCOME_LABELS = {
     "win_location": "win: Location Track + Intel",
     "win_henchmen": "win: all henchmen defeated",
@@ -170,7 +172,7 @@ def game_length_survival(summary: pl.DataFrame, path: Path) -> Path:
                 x, y = survival_curve(hist)
                 ax.step(x, y, where="post", ls=style, color=colour[key], lw=1.2,
                         label=f"{key} {what}" if dims else what)
-        ax.set_title(f"{players} player{'s' if players > 1 else ''}", fontsize=10)
+        ax.set_title(count(players, "player"), fontsize=10)
         ax.set_xlabel("rounds")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
@@ -260,7 +262,7 @@ def tune_candidates(result, path: Path) -> Path:
         ax.set_xticklabels([",".join(str(v) for v in c.values) for c in order], rotation=90, fontsize=6)
         ax.set_xlabel(" , ".join(k.path for k in result.knobs))
         ax.set_ylabel("win rate")
-        ax.set_title(f"{t.players} players, {result.who()}, seed {result.seed}: green found, grey dropped, purple "
+        ax.set_title(f"{count(t.players, 'player')}, {result.who()}, seed {result.seed}: green found, grey dropped, purple "
                      f"on an edge, orange unresolved\n95% intervals over the race's {result.levels.looks} looks"
                      + (f"; pack {result.made['content_hash'][:12]}, rules version {result.made['rules_version']}"
                         if result.made else ""), fontsize=9)
@@ -304,12 +306,12 @@ def tornado(table: pl.DataFrame, path: Path, players: int) -> Path:
     base = rows[0]["default_win_rate"] * 100 if rows else float("nan")
     made = made_with(table)
     games = rows[0]["games"] if rows else 0
-    ax.set_title(f"{players} players, {who_played(made)}: win rate {base:.1f}% on the unchanged pack\n"
+    ax.set_title(f"{count(players, 'player')}, {who_played(made)}: win rate {base:.1f}% on the unchanged pack\n"
                  f"{games:,} games a setting, seed {made['seed']}, pack {made['content_hash'][:12]}, rules version "
                  f"{made['rules_version']}, {made['engine']}\nbars: 95% paired intervals", fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110, metadata={"Title": f"smersh-sim sensitivity, {players} players",
+    fig.savefig(path, dpi=110, metadata={"Title": f"smersh-sim sensitivity, {count(players, 'player')}",
                                          "Description": json.dumps({**made, "players": players, "games": games},
                                                                    sort_keys=True)})
     plt.close(fig)
@@ -346,7 +348,7 @@ def luck_figure(rec: dict):
     """
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.4), gridspec_kw={"width_ratios": [3, 2]}, layout="constrained")
     given = " (given params)" if rec.get("params") else ""
-    ax.set_title(f"{rec['players']} players, {rec['strategy']}{given}:\nwhat each random source decides alone",
+    ax.set_title(f"{count(rec['players'], 'player')}, {rec['strategy']}{given}:\nwhat each random source decides alone",
                  fontsize=9)
     if rec.get("not_measured"):  # a win rate of 0% or 100%: no shares, the panel says why
         ax.set_xticks([])

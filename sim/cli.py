@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+from sim.text import count
+
 MAX_SEED = 2**63 - 1
 # one `play` keeps a summary, never a per-game table: games are played in batches of this
 # size, small enough that Ctrl-C stops within a second and memory stays bounded
@@ -240,11 +242,6 @@ def _strategies(names: list[str], params: dict, players: list[int], flag: str) -
     return out
 
 
-def _count(n: int, word: str) -> str:
-    """``'1 player'``, ``'4 players'``: ``n`` and ``word`` in the number it takes."""
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def _played_with(args, content, settings) -> list[str]:
     """The header of ``play`` and ``trace``: every setting the games are played with, as ``--json`` records them
     (the line-up, the strategy with its --param values, the variant with --skills folded in, the seed, the engine),
@@ -253,7 +250,7 @@ def _played_with(args, content, settings) -> list[str]:
         content.character_names[c] for c in settings.characters)
     params = parse_params(args.param)
     strategy = args.strategy + (f" with --param {' '.join(f'{k}={v}' for k, v in params.items())}" if params else "")
-    lines = [f"{_count(args.players, 'player')} ({lineup}), strategy {strategy}, variant {settings.variant_label}, "
+    lines = [f"{count(args.players, 'player')} ({lineup}), strategy {strategy}, variant {settings.variant_label}, "
              f"seed {args.seed}"]
     if args.content is not None or args.set:
         pack = "built-in content pack" if args.content is None else f"content pack {content.name!r} at {args.content}"
@@ -273,7 +270,7 @@ def _check_sets_read(args, settings) -> None:
 
     sets = _sets(args.set)
     lineup = lineup_label(args.characters)
-    where = f"this game ({args.players} player{'s' * (args.players != 1)}, variant {settings.variant_label!r}" + (
+    where = f"this game ({count(args.players, 'player')}, variant {settings.variant_label!r}" + (
         ")" if lineup == "default" else f", characters {lineup!r})")
     hit = first_unread(lambda over: load_with_overrides(args.content, over, None), sets, [(where, settings, lineup)],
                        raw=load_raw(args.content))
@@ -325,7 +322,7 @@ def cmd_play(args) -> int:
         print(json.dumps(summary, indent=2))
         return 0
     header = _played_with(args, content, settings)
-    print(f"{_count(summary['games'], 'game')}, {header[0]}, engine {args.engine}")
+    print(f"{count(summary['games'], 'game')}, {header[0]}, engine {args.engine}")
     for line in header[1:]:
         print(line)
     print(
@@ -718,7 +715,7 @@ def cmd_tune(args) -> int:
     if args.json:
         print(json.dumps(rec, indent=2))
         return 0
-    band = "; ".join(f"{_count(t.players, 'player')} [{100 * t.low:.1f}%, {100 * t.high:.1f}%]" for t in targets)
+    band = "; ".join(f"{count(t.players, 'player')} [{100 * t.low:.1f}%, {100 * t.high:.1f}%]" for t in targets)
     print(f"target: {band}; {result.who()}, seed {args.seed}; {rec['candidates']} settings raced, {rec['games_played']:,} of {rec['budget']:,} games "
           f"({rec['dropped']} dropped, {rec['on_edge']} on a band edge, {rec['unresolved']} unresolved: budget spent)")
     if result.same_games:
@@ -790,7 +787,7 @@ def cmd_tune_strategy(args) -> int:
         h = entry["holdout"]
         vs = "; ".join(f"vs {b} {100 * h['vs_' + b]['diff']:+.2f} points [{100 * h['vs_' + b]['paired_low']:+.2f}, "
                        f"{100 * h['vs_' + b]['paired_high']:+.2f}]" for b in TS.PRESETS)
-        print(f"{_count(int(n), 'player')}: held-out win rate {100 * h['win_rate']:.2f}% on {h['games']:,} games; {vs}")
+        print(f"{count(int(n), 'player')}: held-out win rate {100 * h['win_rate']:.2f}% on {h['games']:,} games; {vs}")
     print(f"wrote {out}")
     return 0
 
@@ -826,7 +823,7 @@ def cmd_sensitivity(args) -> int:
         return 0
     for p in args.players:
         rows = [r for r in table.iter_rows(named=True) if r["players"] == p]
-        print(f"{_count(p, 'player')}, {S.who_played(rows[0])}: win rate {100 * rows[0]['default_win_rate']:.2f}% on the "
+        print(f"{count(p, 'player')}, {S.who_played(rows[0])}: win rate {100 * rows[0]['default_win_rate']:.2f}% on the "
               f"unchanged pack ({args.games:,} games, seed {args.seed}; change per step, paired 95% interval)")
         for r in rows:
             if r["refused"]:
@@ -877,7 +874,7 @@ def cmd_luck(args) -> int:
         print(json.dumps(table, indent=2, allow_nan=False))  # a share that was not measured is null, never NaN
         return 0
     for rec in table["players"]:
-        print(f"{_count(rec['players'], 'player')}, {args.strategy}{_params_label(params)}: win rate "
+        print(f"{count(rec['players'], 'player')}, {args.strategy}{_params_label(params)}: win rate "
               f"{100 * rec['win_rate']:.2f}% " + (f"({rec['pairs']:,} games)" if rec["not_measured"] else
                                                   f"({rec['pairs']:,} pairs of games per source; share of the "
                                                   "outcome's variance, 95% interval)"))

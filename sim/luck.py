@@ -49,6 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim import rng as R
+from sim.text import count
 
 # source groups: a group's streams are held together (the six encounter decks are one group)
 GROUPS: dict[str, tuple[int, ...]] = {
@@ -259,7 +260,7 @@ def luck_table(players: list[int], *, strategy: str = "heuristic", params: dict 
         shares, rate = first_order_shares(plays[p], games, seed=seed)
         flat = no_variance_note(rate, games) if rate in (0.0, 1.0) else None
         if progress:
-            progress(f"{p} players: " + (flat or ", ".join(
+            progress(f"{count(p, 'player')}: " + (flat or ", ".join(
                 f"{s.group} {100 * s.share:.1f}%" if s.measured else f"{s.group} not drawn" for s in shares)))
         skill = skill_spread(p, ladder, games, seed=seed, content=c, studied=strategy, params=params)
         out.append({

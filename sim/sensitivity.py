@@ -25,6 +25,8 @@ from pathlib import Path
 
 import polars as pl
 
+from sim.text import count, counts
+
 PER_PLAYER_KNOBS = (
     "lobo_start",
     "villain_counts.minus_one",
@@ -210,8 +212,7 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
             except (OverrideError, SensitivityError) as e:
                 raise SensitivityError(f"knob {knob}: {e}") from None
             if other is not None:
-                rows_of = ", ".join(map(str, other)) or "no"
-                idle.append(f"{knob} at {p} players: it sets setup.toml's row for {rows_of} players, which a "
+                idle.append(f"{knob} at {count(p, 'player')}: it sets setup.toml's row for {counts(other, 'player')}, which a "
                             f"{p}-player game does not read")
                 continue
             for step in (-1, 1):
@@ -227,10 +228,10 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
                     continue
                 row["to"] = played_value(apply_overrides(raw, overrides), knob, p)
                 if row["to"] == played or pack.for_players(p).hash == base.for_players(p).hash:
-                    idle.append(f"{knob} {value} -> {value + step} at {p} players: {_why_idle(raw, knob, p, played)}")
+                    idle.append(f"{knob} {value} -> {value + step} at {count(p, 'player')}: {_why_idle(raw, knob, p, played)}")
                 elif played_key(pack, Settings(players=p)) == played_key(base, Settings(players=p)):
                     why = why_unread(base, pack, Settings(players=p)) or "its games read nothing it changes"
-                    idle.append(f"{knob} {value} -> {value + step} at {p} players: {why} (sensitivity plays the "
+                    idle.append(f"{knob} {value} -> {value + step} at {count(p, 'player')}: {why} (sensitivity plays the "
                                 "standard game)")
                 rows.append(row)
                 tasks.append((len(rows) - 1, (pack, p, games, strategy, prm, seed, engine)))
@@ -247,7 +248,7 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
         st = paired_stats(base_wins, wins[i])
         row.update(win_rate=st["win_rate"], diff=st["diff"], diff_low=st["paired_low"], diff_high=st["paired_high"])
         if progress:
-            progress(f"{row['players']} players, {row['knob']} {row['from']}->{row['to']}: "
+            progress(f"{count(row['players'], 'player')}, {row['knob']} {row['from']}->{row['to']}: "
                      f"{st['diff'] * 100:+.2f} points")
     made = provenance(strategy, params, seed, engine, base.hash)
     for row in rows:

@@ -59,6 +59,7 @@ from pathlib import Path
 from statistics import NormalDist
 
 from sim.results import wilson_interval
+from sim.text import count, counts
 
 Z95 = 1.959963984540054
 ALPHA_FOUND = 0.05  # found: 95% over all looks, so an out-of-band rate is found with probability <= 2.5%
@@ -116,7 +117,7 @@ class Target:
 
     def __post_init__(self):
         if not (0.0 <= self.low < self.high <= 1.0) or any(math.isnan(x) for x in (self.low, self.high)):
-            raise TuneError(f"target for {self.players} players: band [{self.low}, {self.high}] must satisfy 0 <= low < high <= 1")
+            raise TuneError(f"target for {count(self.players, 'player')}: band [{self.low}, {self.high}] must satisfy 0 <= low < high <= 1")
 
 
 def parse_target(text: str, players: int) -> Target:
@@ -168,10 +169,10 @@ def targets_from_bands(path, strategy: str, engine: str = "kernel", params: dict
             (f"engine {c.engine!r} (tune plays on the {engine})", c.engine != engine),
         ) if differs]
         if why:
-            skipped.append(f"cell[{c.name}] ({c.players} players): {', '.join(why)}")
+            skipped.append(f"cell[{c.name}] ({count(c.players, 'player')}): {', '.join(why)}")
             continue
         if any(t.players == c.players for t in out):
-            raise TuneError(f"{p.name}: two plain {strategy} cells ({what}) for {c.players} players; keep one per "
+            raise TuneError(f"{p.name}: two plain {strategy} cells ({what}) for {count(c.players, 'player')}; keep one per "
                             "player count")
         out.append(Target(c.players, float(c.win_rate[0]), float(c.win_rate[1])))
     if not out:
@@ -327,8 +328,7 @@ class _Seen:
 
     def refusal(self, a: tuple, b: tuple, what: str) -> TuneError:
         a, b = (", ".join(f"{k.path}={v}" for k, v in zip(self.knobs, vs)) for vs in (a, b))
-        n = ", ".join(str(p) for p in self.counts)
-        return TuneError(f"--knob settings {a} and {b} play {what} at {n} players: the pack "
+        return TuneError(f"--knob settings {a} and {b} play {what} at {counts(self.counts, 'player')}: the pack "
                          "sets what they change per player count there, or they change nothing those games "
                          "read (such as setup.toml's row for another player count, or a value only a variant "
                          "reads: tune plays the standard game); tune the value those games play instead, or "
@@ -658,7 +658,7 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
         result.confirmation = confirm(evaluator, result, best[0], confirm_games)
         if progress:
             progress("best setting on fresh games: " + "; ".join(
-                f"{r['players']} players {100 * r['win_rate']:.2f}% [{100 * r['ci_low']:.2f}, "
+                f"{count(r['players'], 'player')} {100 * r['win_rate']:.2f}% [{100 * r['ci_low']:.2f}, "
                 f"{100 * r['ci_high']:.2f}] over {r['games']:,}" for r in result.confirmation))
     side = []
     if also_players:
@@ -722,11 +722,11 @@ def override_toml(result: TuneResult, c: Candidate) -> str:
              + (f", pack {result.made['content_hash'][:12]}, rules version {result.made['rules_version']}, "
                 f"{result.made['engine']}" if result.made else ""),
              "# race: " + "; ".join(
-                 f"{t.players} players: {c.rate(t.players):.4f} over {c.games[t.players]} games, "
+                 f"{count(t.players, 'player')}: {c.rate(t.players):.4f} over {c.games[t.players]} games, "
                  f"band [{t.low}, {t.high}]" for t in result.targets)]
     if result.confirmation:
         lines.append("# fresh games: " + "; ".join(
-            f"{r['players']} players: {r['win_rate']:.4f} [{r['ci_low']:.4f}, {r['ci_high']:.4f}] over "
+            f"{count(r['players'], 'player')}: {r['win_rate']:.4f} [{r['ci_low']:.4f}, {r['ci_high']:.4f}] over "
             f"{r['games']} games" for r in result.confirmation))
     lines += ["# Paste into an experiment spec and add \"tuned\" to [grid] setups.",
               "[setup.tuned.overrides]"]

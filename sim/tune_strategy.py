@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from sim.compare import paired_stats
+from sim.text import count
 
 # name -> ("int", lo, hi) | ("float", lo, hi, step) | ("cat", choices) | ("bool",)
 SPACE = {
@@ -128,7 +129,7 @@ def search_players(players: int, *, budget: int, trial_games: int, seed: int, co
     for i in range(n_trials):
         study.optimize(objective, n_trials=1)
         if progress and (i + 1) % 10 == 0:
-            progress(f"{players} players: {i + 1}/{n_trials} trials, best {100 * study.best_value:.2f}%")
+            progress(f"{count(players, 'player')}: {i + 1}/{n_trials} trials, best {100 * study.best_value:.2f}%")
     best = study.best_trial
     return _full({k: best.params[k] for k in SPACE}), float(best.value), n_trials
 
@@ -146,7 +147,7 @@ def holdout(players: int, params: dict, *, holdout_games: int, holdout_seed: int
 
     wins, timeouts = _wins(players, params, holdout_seed, 0, holdout_games, content, threads)
     if timeouts:
-        raise TuneStrategyError(f"{players} players: the tuned set timed out in {timeouts} of {holdout_games:,} "
+        raise TuneStrategyError(f"{count(players, 'player')}: the tuned set timed out in {timeouts} of {holdout_games:,} "
                                 "held-out games (a stall); refused")
     out = {"games": holdout_games, "win_rate": round(float(wins.mean()), 6), "timeouts": 0}
     for name in PRESETS:
@@ -176,7 +177,7 @@ def choose(searched: dict[int, tuple[dict, float, int]], *, trial_games: int, se
         if cross:
             entry["cross"] = {f"from_{m}": round(r, 6) for m, r in cross.items()}
         if progress and entry["found_at"] != n:
-            progress(f"{n} players: the set found at {entry['found_at']} players wins "
+            progress(f"{count(n, 'player')}: the set found at {count(entry['found_at'], 'player')} wins "
                      f"{100 * rate:.2f}% of the search games, against {100 * searched[n][1]:.2f}% for its own")
         chosen[n] = entry
     return chosen
