@@ -1139,9 +1139,17 @@ def _detach_stdout() -> None:
         pass
 
 
+_WARNED: set[str] = set()  # the warnings this command has printed (main() empties it)
+
+
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """Warnings (e.g. a pack value the printed game does not have) as one line each on stderr."""
-    print(f"warning: {message}", file=sys.stderr)
+    """Warnings (e.g. a pack value the printed game does not have) as one line each on stderr, each once: a
+    command that loads its pack more than once (tune, sensitivity, luck) says the same thing once."""
+    text = str(message)
+    if text in _WARNED:
+        return
+    _WARNED.add(text)
+    print(f"warning: {text}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1152,6 +1160,7 @@ def main(argv: list[str] | None = None) -> int:
     from sim.rules.errors import StrategyError
 
     warnings.showwarning = _one_line_warning
+    _WARNED.clear()
     args = None
     try:
         args = build_parser().parse_args(argv)

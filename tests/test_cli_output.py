@@ -117,3 +117,28 @@ def test_one_player_and_one_game_are_singular(capsys):
     assert out.startswith("1 game, 1 player (")
     assert not re.search(r"\b1 (players|games)\b", out), out
     assert "trace of game 0: 1 player (" in run(["trace", "--players", "1"], capsys)
+
+
+@pytest.fixture
+def unprinted_pack(pack) -> str:
+    """The built-in pack with one value the printed game does not have (5 tokens of each advanced skill)."""
+    intel = Path(pack) / "intel.toml"
+    text = intel.read_text(encoding="utf-8")
+    assert "advanced_skill_tokens = 4\n" in text
+    intel.write_text(text.replace("advanced_skill_tokens = 4\n", "advanced_skill_tokens = 5\n"), encoding="utf-8")
+    return pack
+
+
+STUDIES = {
+    "tune": ["tune", "--players", "2", "--target", "0.3:0.6", "--knob", "lobo.track.start=0..1", "--budget", "400",
+             "--confirm-games", "0"],
+    "sensitivity": ["sensitivity", "--players", "2", "--games", "100", "--knob", "lobo.track.start"],
+    "luck": ["luck", "--players", "2", "--games", "100", "--strategies", "heuristic"],
+}
+
+
+@pytest.mark.parametrize("study", STUDIES)
+def test_study_commands_print_each_pack_warning_once(study, unprinted_pack, capsys):
+    assert main([*STUDIES[study], "--content", unprinted_pack]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning: intel.toml: 5 tokens of each of the 11 advanced skills") == 1, err
