@@ -242,6 +242,29 @@ def _strategies(names: list[str], params: dict, players: list[int], flag: str) -
     return out
 
 
+def _pack_line(path, sets: list[str] | None, content=None, base: str = "built-in content pack",
+               hashed: bool = True) -> str | None:
+    """``content pack 'my-pack' at my-pack with --set A=1 --set B=2 (hash 0123456789ab)``: the pack played when it
+    is not the built-in one (``path``, a --content folder) or --set changed it; None when neither.
+
+    ``content``: the pack played (its name, and its hash unless ``hashed`` is false: ``check``, whose cells add
+    overrides of their own); ``base``: what the pack is called when no folder is given (``built-in content pack``;
+    ``run`` and ``check`` name the packs of their cells)."""
+    if path is None and not sets:
+        return None
+    pack = base if path is None else f"content pack {content.name!r} at {path}"
+    given = "".join(f" --set {item.strip()}" for item in sets or [])
+    return f"{pack}{' with' + given if given else ''}" + ("" if content is None or not hashed else f" (hash {content.hash[:12]})")
+
+
+def _print_pack(args, content) -> None:
+    """The pack line of ``tune``, ``sensitivity`` and ``luck`` (which take --content, not --set): printed when
+    --content names a pack other than the built-in one."""
+    line = _pack_line(args.content, None, content)
+    if line is not None:
+        print(line)
+
+
 def _played_with(args, content, settings) -> list[str]:
     """The header of ``play`` and ``trace``: every setting the games are played with, as ``--json`` records them
     (the line-up, the strategy with its --param values, the variant with --skills folded in, the seed, the engine),
@@ -252,11 +275,8 @@ def _played_with(args, content, settings) -> list[str]:
     strategy = args.strategy + (f" with --param {' '.join(f'{k}={v}' for k, v in params.items())}" if params else "")
     lines = [f"{count(args.players, 'player')} ({lineup}), strategy {strategy}, variant {settings.variant_label}, "
              f"seed {args.seed}"]
-    if args.content is not None or args.set:
-        pack = "built-in content pack" if args.content is None else f"content pack {content.name!r} at {args.content}"
-        sets = "".join(f" --set {item.strip()}" for item in args.set or [])
-        lines.append(f"{pack}{' with' + sets if sets else ''} (hash {content.hash[:12]})")
-    return lines
+    pack = _pack_line(args.content, args.set, content)
+    return lines if pack is None else [*lines, pack]
 
 
 def _check_sets_read(args, settings) -> None:
@@ -418,6 +438,11 @@ def cmd_run(args) -> int:
         return 0
     print(f"{spec.name}: {len(report.computed)} batch(es) played, {len(report.skipped)} reused -> {report.out}")
     engine = args.engine or spec.model.experiment.engine
+    given = [_pack_line(None, args.set, base="each cell's content pack"),
+             None if args.skills is None else f"--skills {args.skills} in every cell",
+             None if args.engine is None else f"--engine {args.engine}"]
+    if any(given):  # what the command line changed from the spec
+        print(f"played with: {'; '.join(x for x in given if x)}")
     if report.checked:
         print(f"cross-check: {len(report.checked)} of them had been saved by another engine; replayed on the {engine} "
               "engine, each gave the same results game for game")
@@ -566,8 +591,7 @@ def cmd_check(args) -> int:
     )
     from sim.content.overrides import SetError
 
-    if args.content is not None:
-        _load_content(args.content)
+    content = None if args.content is None else _load_content(args.content)
     sets = _sets(args.set)
     if sets and args.update:
         raise OptionError("--set with --update would record baselines of a changed pack; "
@@ -591,6 +615,10 @@ def cmd_check(args) -> int:
     if args.json:
         print(json.dumps({"passed": not failed, "notices": notices, "cells": as_json(results)}, indent=2))
     else:
+        given = [_check_pack_line(args, content),
+                 None if args.skills is None else f"--skills {args.skills} in every cell"]
+        if any(given):  # what the command line changed from the bands file
+            print(f"played with: {'; '.join(x for x in given if x)}")
         print(report_table(results))
         print()
         for line in notices + failure_lines(results):
@@ -600,6 +628,21 @@ def cmd_check(args) -> int:
             print(f"{who} passed: no drift beyond the tolerance, every metric inside its band"
                   + (f" ({len(notices)} NOTICE{'S' if len(notices) > 1 else ''} above)" if notices else ""))
     return 1 if failed else 0
+
+
+def _check_pack_line(args, content) -> str | None:
+    """``check``'s pack line: the --content pack, or the bands file's own (or the built-in one) changed by --set,
+    under each cell's own overrides."""
+    if args.content is None and not args.set:
+        return None
+    base = "built-in content pack"
+    if args.content is None:
+        from sim.bands import load_bands
+
+        model, path = load_bands(args.bands)
+        if model.check.content is not None:
+            base = f"the bands file's content pack at {path.parent / model.check.content}"
+    return _pack_line(args.content, args.set, content, base=base, hashed=False) + (" (under each cell's own overrides)" if args.set else "")
 
 
 def cmd_bench(args) -> int:
@@ -666,7 +709,7 @@ def cmd_tune(args) -> int:
     params = parse_params(args.param)
     if args.out is not None:
         _check_out_folder(args.out)
-    _load_content(args.content, quiet=True)  # the pack on its own (its fault: exit 1) before the knobs are tried
+    content = _load_content(args.content, quiet=True)  # the pack on its own (its fault: exit 1) before the knobs
     try:  # the command line on its own
         knobs = [T.Knob.parse(k) for k in args.knob or []]
         T.check_knobs(knobs)
@@ -718,6 +761,7 @@ def cmd_tune(args) -> int:
     band = "; ".join(f"{count(t.players, 'player')} [{100 * t.low:.1f}%, {100 * t.high:.1f}%]" for t in targets)
     print(f"target: {band}; {result.who()}, seed {args.seed}; {rec['candidates']} settings raced, {rec['games_played']:,} of {rec['budget']:,} games "
           f"({rec['dropped']} dropped, {rec['on_edge']} on a band edge, {rec['unresolved']} unresolved: budget spent)")
+    _print_pack(args, content)
     if result.same_games:
         def label(values):
             return ", ".join(f"{k.path}={v}" for k, v in zip(result.knobs, values))
@@ -801,7 +845,7 @@ def cmd_sensitivity(args) -> int:
     params = parse_params(args.param)
     if args.out is not None:
         _check_out_folder(args.out)
-    _load_content(args.content, quiet=True)  # the pack on its own (its fault: exit 1) before the knobs are stepped
+    content = _load_content(args.content, quiet=True)  # the pack on its own (its fault: exit 1) before the knobs
     _strategies([args.strategy], params, args.players, args.strategy)
     progress = None if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
     watched = None
@@ -821,6 +865,7 @@ def cmd_sensitivity(args) -> int:
     if args.json:
         print(json.dumps(table.to_dicts(), indent=2))
         return 0
+    _print_pack(args, content)
     for p in args.players:
         rows = [r for r in table.iter_rows(named=True) if r["players"] == p]
         print(f"{count(p, 'player')}, {S.who_played(rows[0])}: win rate {100 * rows[0]['default_win_rate']:.2f}% on the "
@@ -849,7 +894,7 @@ def cmd_luck(args) -> int:
     params = parse_params(args.param)
     if args.out is not None:
         _check_out_folder(args.out)
-    _load_content(args.content, quiet=True)  # the pack on its own: its fault, exit 1
+    content = _load_content(args.content, quiet=True)  # the pack on its own: its fault, exit 1
     registered = ", ".join(strategies.names())
     strategies_ = [x.strip() for x in args.strategies.split(",")]
     if not any(strategies_):
@@ -873,6 +918,7 @@ def cmd_luck(args) -> int:
     if args.json:
         print(json.dumps(table, indent=2, allow_nan=False))  # a share that was not measured is null, never NaN
         return 0
+    _print_pack(args, content)
     for rec in table["players"]:
         print(f"{count(rec['players'], 'player')}, {args.strategy}{_params_label(params)}: win rate "
               f"{100 * rec['win_rate']:.2f}% " + (f"({rec['pairs']:,} games)" if rec["not_measured"] else

@@ -1,5 +1,6 @@
 """What ``play`` and ``trace`` print: a header naming every setting played, the time of the games apart from
-loading or compiling the kernel, and counts in the right number."""
+loading or compiling the kernel, and counts in the right number; what ``tune``, ``sensitivity``, ``luck``, ``run``
+and ``check`` print of the settings given on their command line (the content pack, --set, --skills, --engine)."""
 
 from __future__ import annotations
 
@@ -142,3 +143,68 @@ def test_study_commands_print_each_pack_warning_once(study, unprinted_pack, caps
     assert main([*STUDIES[study], "--content", unprinted_pack]) == 0
     err = capsys.readouterr().err
     assert err.count("warning: intel.toml: 5 tokens of each of the 11 advanced skills") == 1, err
+
+
+@pytest.mark.parametrize("study", STUDIES)
+def test_study_commands_name_the_content_pack(study, pack, capsys):
+    out = run([*STUDIES[study], "--content", pack], capsys)
+    lines = [x for x in out.splitlines() if "content pack" in x]
+    assert len(lines) == 1 and lines[0].startswith(f"content pack 'my-pack' at {pack} (hash "), out
+    assert "content pack" not in run(STUDIES[study], capsys)  # the built-in pack: no line
+
+
+SPEC = """
+[experiment]
+name = "tiny"
+seed = 3
+games = 20
+batch = 20
+
+[grid]
+players = [2]
+"""
+
+
+def test_run_names_set_skills_and_engine(tmp_path, capsys):
+    spec = tmp_path / "tiny.toml"
+    spec.write_text(SPEC, encoding="utf-8")
+    out = run(["run", str(spec), "--quiet", "--out", str(tmp_path / "given"), "--set", "lobo.track.start=1",
+               "--skills", "fixed", "--engine", "reference"], capsys)
+    assert ("\nplayed with: each cell's content pack with --set lobo.track.start=1; --skills fixed in every cell; "
+            "--engine reference\n") in out, out
+    out = run(["run", str(spec), "--quiet", "--out", str(tmp_path / "skills"), "--skills", "fixed"], capsys)
+    assert "\nplayed with: --skills fixed in every cell\n" in out, out
+    assert "played with" not in run(["run", str(spec), "--quiet", "--out", str(tmp_path / "plain")], capsys)
+
+
+BANDS = """
+[check]
+seed = 7
+games = 100
+batch = 100
+tolerance = 0.5
+{content}
+[[cell]]
+name = "3p-heuristic"
+players = 3
+strategy = "heuristic"
+win_rate = [0.0, 1.0]
+"""
+
+
+@pytest.mark.parametrize("own_pack", [False, True], ids=["built-in", "the file's pack"])
+def test_check_names_content_set_and_skills(own_pack, pack, tmp_path, capsys):
+    bands = tmp_path / "bands.toml"
+    if own_pack:
+        shutil.copytree(pack, tmp_path / "its-pack")
+    bands.write_text(BANDS.format(content='content = "its-pack"' if own_pack else ""), encoding="utf-8")
+    run(["check", str(bands), "--update"], capsys)
+    first = run(["check", str(bands)], capsys).splitlines()[0]
+    assert "played with" not in first
+    first = run(["check", str(bands), "--set", "lobo.track.start=1"], capsys).splitlines()[0]
+    base = f"the bands file's content pack at {tmp_path / 'its-pack'}" if own_pack else "built-in content pack"
+    assert first == f"played with: {base} with --set lobo.track.start=1 (under each cell's own overrides)"
+    first = run(["check", str(bands), "--content", pack, "--set", "lobo.track.start=1", "--skills", "fixed"],
+                capsys).splitlines()[0]
+    assert first == (f"played with: content pack 'my-pack' at {pack} with --set lobo.track.start=1 (under each "
+                     "cell's own overrides); --skills fixed in every cell")
