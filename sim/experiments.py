@@ -52,6 +52,7 @@ from pydantic import (
 )
 
 from sim.content.overrides import SetError
+from sim.text import count
 from sim.tomlfile import Number
 
 DIMENSIONS = ("players", "strategy", "variant", "characters", "setup")
@@ -157,7 +158,7 @@ class TargetsSection(_M):
             if k not in {str(p) for p in range(1, 7)}:
                 raise ValueError(f"player count {k!r}: use \"1\" .. \"6\"")
             if not (0.0 <= lo < hi <= 1.0):
-                raise ValueError(f"{k} players: band [{lo}, {hi}] must satisfy 0 <= low < high <= 1")
+                raise ValueError(f"{count(k, 'player')}: band [{lo}, {hi}] must satisfy 0 <= low < high <= 1")
         return v
 
 
@@ -350,7 +351,7 @@ def _build_at_each_count(file: str, entry: str, names, players: list[int]) -> No
                 strategies.make(name, players=p)
             except (TypeError, ValueError) as e:
                 what = repr(entry) if name == entry else f"{entry!r} (seat strategy {name!r})"
-                raise SpecError(file, "grid.strategies", f"{what} at {p} players: {e}") from None
+                raise SpecError(file, "grid.strategies", f"{what} at {count(p, 'player')}: {e}") from None
 
 
 def _check_cross(spec: Spec) -> None:
@@ -384,7 +385,7 @@ def _check_cross(spec: Spec) -> None:
             try:
                 strategies.make(s.base, players=n, **s.params)
             except TunedError as e:  # the tuned file's fault, not the table's params
-                raise SpecError(f, f"strategy.{name}.base", f"{s.base!r} at {n} players: {e}") from None
+                raise SpecError(f, f"strategy.{name}.base", f"{s.base!r} at {count(n, 'player')}: {e}") from None
             except (TypeError, ValueError) as e:
                 raise SpecError(f, f"strategy.{name}.params", str(e)) from None
     for s in m.grid.strategies:
@@ -487,7 +488,7 @@ def _check_cross(spec: Spec) -> None:
         names = [x.strip() for x in ch.split(",") if x.strip()]
         for p in m.grid.players:
             if len(names) != p:
-                raise SpecError(f, "grid.characters", f"line-up {ch!r} has {len(names)} characters but the grid has {p} players; give line-ups only with a single player count")
+                raise SpecError(f, "grid.characters", f"line-up {ch!r} has {len(names)} characters but the grid has {count(p, 'player')}; give line-ups only with a single player count")
         try:
             Settings.build(base, len(names), names, None)
         except (ValueError, ContentError) as e:
@@ -495,7 +496,7 @@ def _check_cross(spec: Spec) -> None:
     _check_reads(spec, pack)
     for k in m.targets.win_rate:
         if int(k) not in m.grid.players:
-            raise SpecError(f, f"targets.win_rate.{k}", f"no cell plays {k} players (grid.players is "
+            raise SpecError(f, f"targets.win_rate.{k}", f"no cell plays {count(k, 'player')} (grid.players is "
                             f"{m.grid.players}): the band would be drawn nowhere; add {k} to the grid or remove it")
     if m.compare.baseline:
         bad = set(m.compare.baseline) - set(DIMENSIONS)

@@ -29,6 +29,7 @@ from sim.kernel.custom import (
     _guard_writes,
     _read_only,
 )
+from sim.text import count
 
 _IGNORED_COLUMNS = ("strategy",)  # the two twins may carry different names
 
@@ -64,7 +65,7 @@ class TwinReport:
             counts = ", ".join(map(str, self.players)) if isinstance(self.players, tuple) else self.players
             return (f"agree: {self.games:,} games at {counts} players (seed {self.seed}) "
                     "gave identical rows on both engines")
-        head = (f"differ: game {self.game} (seed {self.seed}, {self.players} players) first differs in "
+        head = (f"differ: game {self.game} (seed {self.seed}, {count(self.players, 'player')}) first differs in "
                 f"{', '.join(self.columns)}")
         tail = f" ({self.note})" if self.note else ""
         if self.python is None and self.kernel is None:

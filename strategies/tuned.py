@@ -12,6 +12,7 @@ import functools
 import tomllib
 from pathlib import Path
 
+from sim.text import count
 from strategies.heuristic import HeuristicStrategy
 
 TUNED_PATH = Path(__file__).resolve().parent / "tuned.toml"
@@ -58,7 +59,7 @@ def tuned_params(players: int, path: str | Path | None = None) -> dict:
     entry = raw["players"].get(str(int(players)))
     if entry is None:
         have = ", ".join(sorted(raw["players"])) or "none"
-        raise TunedError(f"{Path(path).name}: players.{players}: no parameter set for {players} players "
+        raise TunedError(f"{Path(path).name}: players.{players}: no parameter set for {count(players, 'player')} "
                          f"(tuned for: {have}); {RETUNE}")
     return dict(entry["params"])
 

@@ -748,7 +748,7 @@ def test_setup_duplicate_row(tmp_path):
     )
     expect(pack, "setup.toml", "player_count 1", "duplicate row")
     f.write_text(text)
-    expect(pack, "setup.toml", "player_count 1", "lineup has 2 characters for 1 players")
+    expect(pack, "setup.toml", "player_count 1", "lineup has 2 characters for 1 player")
 
 
 def test_setup_row_missing(tmp_path):

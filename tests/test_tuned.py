@@ -157,8 +157,8 @@ def test_a_grid_player_count_the_tuned_file_lacks_is_refused_before_any_game(tmp
     with pytest.raises(SpecError) as e:
         load_spec(_spec(tmp_path, "1, 2"))
     msg = str(e.value)
-    assert msg.startswith("t.toml: grid.strategies: 'tuned' at 1 players: tuned.toml: players.1: "
-                          "no parameter set for 1 players"), msg
+    assert msg.startswith("t.toml: grid.strategies: 'tuned' at 1 player: tuned.toml: players.1: "
+                          "no parameter set for 1 player"), msg
 
 
 def test_a_bad_value_in_the_tuned_file_is_named_by_its_key(tmp_path, tuned_file):

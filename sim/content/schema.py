@@ -15,6 +15,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sim.content import constants as K
+from sim.text import count
 
 FILES = (
     "dice.toml",
@@ -592,7 +593,7 @@ class PlayerCount(Entry):
     @model_validator(mode="after")
     def _lineup(self):
         if len(self.lineup) != self.players:
-            raise ValueError(f"lineup has {len(self.lineup)} characters for {self.players} players")
+            raise ValueError(f"lineup has {len(self.lineup)} characters for {count(self.players, 'player')}")
         return self
 
 

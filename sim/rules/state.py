@@ -78,7 +78,7 @@ class Settings:
             lineup = tuple(int(c) for c in content.setup_lineup[players] if c >= 0)
             if len(lineup) != players:
                 raise ValueError(
-                    f"setup.toml: lineup for {players} players has {len(lineup)} characters"
+                    f"setup.toml: lineup for {players} player{'' if players == 1 else 's'} has {len(lineup)} characters"
                 )
         else:
             if isinstance(characters, str):
@@ -89,7 +89,7 @@ class Settings:
             )
             if len(lineup) != players:
                 raise ValueError(
-                    f"characters: {len(lineup)} given for {players} players; give one per seat"
+                    f"characters: {len(lineup)} given for {players} player{'' if players == 1 else 's'}; give one per seat"
                 )
             for c in lineup:
                 if not 0 <= c < len(content.character_names):
