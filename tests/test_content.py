@@ -359,6 +359,9 @@ def test_malformed_toml_has_line_and_column(tmp_path):
 def test_missing_pack_folder(tmp_path):
     with pytest.raises(ContentError, match="does not exist"):
         load(tmp_path / "nowhere")
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(ContentError, match=r"content pack folder '.*a_file' is a file, not a folder$"):
+        load(tmp_path / "a_file")
 
 
 @pytest.mark.parametrize(

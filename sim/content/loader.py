@@ -48,7 +48,8 @@ def load_raw(path: str | Path | None = None) -> dict[str, dict]:
     """Parse every file of the pack at ``path`` (default pack when ``None``)."""
     folder = Path(DEFAULT_PACK if path is None else path)
     if not folder.is_dir():
-        raise ContentError(None, None, f"content pack folder {str(folder)!r} does not exist")
+        why = "is a file, not a folder" if folder.exists() else "does not exist"
+        raise ContentError(None, None, f"content pack folder {str(folder)!r} {why}")
     raw: dict[str, dict] = {}
     for name in FILES:
         f = folder / name
