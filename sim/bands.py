@@ -87,6 +87,7 @@ from sim.content.overrides import SetError
 from sim.results import Z95, wilson_interval
 from sim.rules.state import OUTCOME_NAMES, Settings
 from sim.tally import Tally, TallyError, pack_wins, unpack_wins
+from sim.text import count
 from sim.tomlfile import Number
 
 METRICS = ("win_rate", "mean_turns") + tuple(f"share_{o}" for o in OUTCOME_NAMES.values())
@@ -464,7 +465,7 @@ def _check_reads(model: BandsModel, source: str, content_path, overrides: dict |
     def cell_of(c: CellSection) -> tuple:
         s = Settings(players=c.players, **Settings._variant_flags(c.variant, skills or c.skills))
         lineup = "" if c.characters.strip() == "default" else f", characters {c.characters!r}"
-        return (f"cell[{c.name}] ({c.players} player{'s' * (c.players != 1)}, variant {s.variant_label!r}{lineup})",
+        return (f"cell[{c.name}] ({count(c.players, 'player')}, variant {s.variant_label!r}{lineup})",
                 s, c.characters)
 
     sets = dict(overrides or {})

@@ -52,6 +52,7 @@ from pydantic import (
 )
 
 from sim.content.overrides import SetError
+from sim.rules.reads import leaf
 from sim.text import count
 from sim.tomlfile import Number
 
@@ -519,7 +520,6 @@ def _check_reads(spec: Spec, pack) -> None:
     Dr. Lobo's start under the variant ``dirty-lobo``, which starts him at its own value."""
     import warnings
 
-    from sim.content import ContentError
     from sim.content.loader import UnprintedValueWarning, load_raw
     from sim.rules import reads
     from sim.rules.state import Settings
@@ -531,7 +531,7 @@ def _check_reads(spec: Spec, pack) -> None:
         for v in m.grid.variants:
             s = Settings(players=p, **Settings._variant_flags(v, m.experiment.skills))
             for ch in m.grid.characters:
-                where = f"the cells of {p} player{'s' * (p != 1)}, variant {s.variant_label!r}" + (
+                where = f"the cells of {count(p, 'player')}, variant {s.variant_label!r}" + (
                     "" if ch.strip() == "default" else f", characters {ch!r}")
                 cells.append((where, s, ch))
     exp = dict(m.experiment.overrides)
@@ -558,12 +558,8 @@ def _check_reads(spec: Spec, pack) -> None:
             then = {"rows": "no cell would play it", "scoped": "no cell would play it"}.get(hit.kind, "")
             if hit.cell is not None:
                 s, ch = hit.cell[1], hit.cell[2]
-                try:
-                    before, after = pack(exp), pack({**exp, **own})
-                except ContentError:
-                    before = after = None
-                alike = before is not None and (not reads.changed(before, after, s.players)
-                                                or reads.why_unread(before, after, s, ch) is not None)
+                before, after = pack(exp), pack({**exp, **own})  # both loaded (cached) by the check above
+                alike = not reads.changed(before, after, s.players) or reads.why_unread(before, after, s, ch) is not None
                 then = ("those cells would play the default's games under the setup's label" if alike
                         else "those cells would play as if it were not set, under the setup's label")
             table = spec.table_of(u)
@@ -650,8 +646,6 @@ def _schema_kinds(key: str) -> set | None:
     return kinds or None
 
 
-def _leaf(path: str) -> str:
-    return re.sub(r"\[.*?\]", "", path.rsplit(".", 1)[-1])
 
 
 def expand_sweeps(raw: dict, spec_path: Path) -> tuple[dict, dict]:
@@ -697,7 +691,7 @@ def expand_sweeps(raw: dict, spec_path: Path) -> tuple[dict, dict]:
             try:
                 kinds = {type(v) for v in get_path(pack, path)} or None  # one value per selected entry
             except OverrideError:  # a key the pack leaves out (its schema type), or a bad path (the load names it)
-                kinds = _schema_kinds(_leaf(path))
+                kinds = _schema_kinds(leaf(path))
             vals = _sweep_values(value, kinds, f, f"setup.{name}.overrides.{path}")
             if vals is None:
                 fixed[path] = value
@@ -717,7 +711,7 @@ def expand_sweeps(raw: dict, spec_path: Path) -> tuple[dict, dict]:
                     opts.append((label, {"villain.counts": dict(zip(kinds, combo))}))
                 choices.append(opts)
             else:
-                choices.append([(f"{_leaf(path)}={v}", {path: v}) for v in vals])
+                choices.append([(f"{leaf(path)}={v}", {path: v}) for v in vals])
         names = []
         for combo in itertools.product(*choices):
             label = "-".join(lab for lab, _ in combo)

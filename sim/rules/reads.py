@@ -122,12 +122,6 @@ def changed(before, after, players: int) -> list[str]:
     return out
 
 
-def changed_counts(before, after) -> list[int]:
-    """The player counts whose games could read a difference between ``before`` and ``after`` (none: the two
-    packs play alike everywhere, e.g. an override that sets the value the pack already has)."""
-    from sim.content.constants import MAX_PLAYERS
-
-    return [p for p in range(1, MAX_PLAYERS + 1) if changed(before, after, p)]
 
 
 def why_unread(before, after, settings, characters: str | None = None) -> str | None:
@@ -178,7 +172,8 @@ class Unread:
     kind: str  # "variant" (its variant or line-up replaces it), "shadowed", "scoped", "rows" or "meta"
 
 
-def _leaf(path: str) -> str:
+def leaf(path: str) -> str:
+    """The last key of an override path, its row selectors dropped: ``setup.player_count[players=2].lobo_start`` -> ``lobo_start``."""
     return re.sub(r"\[.*?\]", "", path.rsplit(".", 1)[-1])
 
 
@@ -237,8 +232,8 @@ def first_unread(load, overrides: dict, cells: list[tuple], under: dict | None =
     players = sorted({s.players for _, s, _ in cells})
     labels = sorted({s.variant_label for _, s, _ in cells})
     for path in overrides:
-        if _leaf(path) in META_KEYS:
-            return Unread(path, f"names {_leaf(path)!r}, which documents the pack for its readers: no game reads it",
+        if leaf(path) in META_KEYS:
+            return Unread(path, f"names {leaf(path)!r}, which documents the pack for its readers: no game reads it",
                           None, "meta")
         rest = {k: v for k, v in full.items() if k != path}
         if path in under:
