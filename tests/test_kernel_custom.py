@@ -470,6 +470,19 @@ def test_every_built_in_decision_reads_its_options_read_only():
         assert got.equals(sim.simulate(players=players, games=300, seed=3, strategy="heuristic").drop("strategy"))
 
 
+def test_a_decision_is_compiled_once_for_the_check_and_the_call(ctx):
+    """The write check types the decision for the adapter's own read-only arguments: one compiled version."""
+    from sim.kernel.custom import _adapter
+
+    @njit
+    def token_reads(view, choices, n):
+        return 0 if choices[0] >= 0 else n - 1
+
+    assert _adapter("token", token_reads)(ctx, 0, np.zeros(4, np.int64), 3) == 0
+    assert len(token_reads.signatures) == 1
+    assert not token_reads.signatures[0][1].mutable  # choices: read only
+
+
 def test_the_options_are_read_only_arrays_however_the_decision_reaches_them(ctx):
     """Behind the typed check, the adapter hands the options over as numba's read-only arrays: a write
     that the check cannot follow (here: through a tuple's star-args) still does not compile."""

@@ -960,11 +960,17 @@ def _check_writes(code, user, args):
 @overload(_check_writes, prefer_literal=True)
 def _check_writes_nb(code, user, args):
     """Refuse, as the pairing types it, a decision ``user`` called with ``args`` (the view and its
-    options) that writes into one of its array options, or a float, complex or bool into ``out``."""
+    options, read-only as the adapter hands them over) that writes into one of its array options, or a
+    float, complex or bool into ``out``. The decision is typed for the very arguments of the adapter's
+    call, so it compiles once; only where that fails (a write into a read-only option, or an error of
+    numba's own) is it typed again on writable arrays, to find and name the write."""
     if isinstance(code, nbtypes.IntegerLiteral) and isinstance(user, nbtypes.Dispatcher):
         name = DECISIONS[code.literal_value]
         arrays = {i: SIGNATURES[name][i - 1] for i, t in enumerate(args.types) if i and isinstance(t, nbtypes.Array)}
-        found = _illegal_write(user.dispatcher, tuple(args.types), arrays, set()) if arrays else None
+        argtypes = tuple(args.types)
+        if arrays and _typed_code(user.dispatcher, argtypes) is None:
+            argtypes = tuple(t.copy(readonly=False) if isinstance(t, nbtypes.Array) else t for t in argtypes)
+        found = _illegal_write(user.dispatcher, argtypes, arrays, set()) if arrays else None
         if found:
             raise _write_refusal(name, *found)
     return lambda code, user, args: None
@@ -1101,7 +1107,7 @@ def _adapter(name: str, user):
         handed = "".join(f", _read_only({x})" for x in args)  # the options: read only
         src = (f"def {name}(ctx, seat{a}):\n"
                f"    v = _view(ctx, seat)\n"
-               f"    _check_writes({code}, _user, (v{a},))\n"
+               f"    _check_writes({code}, _user, (v{handed},))\n"
                f"    a = _user(v{handed})\n"
                f"    return {check}\n")
     env = {"_user": user, "_view": make_view, "_index_answer": _index_answer, "_int_answer": _int_answer,
