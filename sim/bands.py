@@ -451,16 +451,10 @@ def _check_reads(model: BandsModel, source: str, content_path, overrides: dict |
     import warnings
 
     from sim.content.loader import UnprintedValueWarning, load_raw
-    from sim.content.overrides import load_with_overrides
+    from sim.content.overrides import pack_loader
     from sim.rules import reads
 
-    packs: dict = {}
-
-    def pack(over: dict):
-        k = json.dumps(over, sort_keys=True, default=str)
-        if k not in packs:
-            packs[k] = load_with_overrides(content_path, over, None)
-        return packs[k]
+    pack = pack_loader(content_path)
 
     def cell_of(c: CellSection) -> tuple:
         s = Settings(players=c.players, **Settings._variant_flags(c.variant, skills or c.skills))

@@ -359,7 +359,7 @@ def _check_cross(spec: Spec) -> None:
     """Checks that need the registry, the content pack and the named sections."""
     import strategies
     from sim.content import ContentError, load
-    from sim.content.overrides import load_with_overrides
+    from sim.content.overrides import pack_loader
     from sim.rules.state import Settings
 
     f = spec.path.name
@@ -430,14 +430,7 @@ def _check_cross(spec: Spec) -> None:
         base = load(spec.content_path())
     except ContentError as e:
         raise SpecError(f, "experiment.content", str(e)) from None
-    packs: dict[str, Any] = {"{}": base}
-
-    def pack(overrides: dict):
-        """The content pack with ``overrides`` (cached; a ContentError where the pack refuses them)."""
-        key = json.dumps(overrides, sort_keys=True, default=str)
-        if key not in packs:
-            packs[key] = load_with_overrides(spec.content_path(), overrides, None)
-        return packs[key]
+    pack = pack_loader(spec.content_path(), {"{}": base})  # the content pack with some overrides, each set once
 
     exp = dict(m.experiment.overrides)
     try:

@@ -259,3 +259,20 @@ def load_with_overrides(path, overrides: dict, source: str = "overrides"):
     except OverrideError as e:
         raise ContentError(source, None, str(e)) from None
     return warn_unprinted(build(patched, path))
+
+
+def pack_loader(path, packs: dict | None = None):
+    """``pack(overrides)``: the pack at ``path`` with ``overrides``, loaded once per distinct set of overrides
+    (``packs``: packs already loaded, by :func:`json.dumps` of their overrides with sorted keys). A set the
+    pack refuses raises its ContentError each time and is not kept."""
+    import json
+
+    packs = {} if packs is None else packs
+
+    def pack(overrides: dict):
+        key = json.dumps(overrides, sort_keys=True, default=str)
+        if key not in packs:
+            packs[key] = load_with_overrides(path, overrides, None)
+        return packs[key]
+
+    return pack
