@@ -564,6 +564,19 @@ def token(view, choices, n):
 
 
 greedy = KernelStrategy("heuristic", token=token, name="greedy")
+""",
+    "uncompilable": """
+from numba import njit
+
+from sim.kernel.custom import KernelStrategy
+
+
+@njit
+def token(view, choices, n):
+    return view.no_such_thing
+
+
+greedy = KernelStrategy("heuristic", token=token, name="greedy")
 """}
 
 ILLEGAL_SPEC = """
@@ -579,25 +592,31 @@ players = [2]
 strategies = ["greedy"]
 
 [strategy.greedy]
-module = "cli_illegal_{engine}:greedy"
+module = "cli_illegal_{kind}:greedy"
 """
 
 
-@pytest.mark.parametrize("engine,error", [
+@pytest.mark.parametrize("kind,error", [
     ("reference", r"error: strategy 'greedy' chose token option 99 of \d+"),
     # compiled code refuses it, knowing no name: the KernelStrategy's run names it
     pytest.param("kernel", r"error: strategy 'greedy': KernelStrategy decision token answered 99 \(legal: 0 to \d+\)",
                  marks=[pytest.mark.slow, pytest.mark.skipif(NO_JIT, reason="a pairing is compiled code")]),
+    # numba's pages of why a decision does not compile, said in one line naming the user's code
+    pytest.param("uncompilable", r"error: strategy 'greedy': KernelStrategy decisions \(token\) do not compile at "
+                 r".*cli_illegal_uncompilable\.py, line 9 \(return view\.no_such_thing\): Unknown attribute "
+                 r"'no_such_thing' of type PlayerView",
+                 marks=pytest.mark.skipif(NO_JIT, reason="a pairing is compiled code")),
 ])
-def test_a_strategys_illegal_answer_in_a_run_ends_in_one_line_naming_it(engine, error, tmp_path, capsys, monkeypatch):
-    """A spec's own strategy (a module path) that answers illegally: the engine's refusal, one line."""
+def test_a_strategys_illegal_answer_in_a_run_ends_in_one_line_naming_it(kind, error, tmp_path, capsys, monkeypatch):
+    """A spec's own strategy (a module path) that answers illegally, or does not compile: one line."""
     from strategies import modules
 
-    (tmp_path / f"cli_illegal_{engine}.py").write_text(ILLEGAL_MODULES[engine])
-    (tmp_path / "illegal.toml").write_text(ILLEGAL_SPEC.format(engine=engine))
+    engine = "reference" if kind == "reference" else "kernel"
+    (tmp_path / f"cli_illegal_{kind}.py").write_text(ILLEGAL_MODULES[kind])
+    (tmp_path / "illegal.toml").write_text(ILLEGAL_SPEC.format(engine=engine, kind=kind))
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, f"cli_illegal_{engine}", raising=False)
-    monkeypatch.delitem(modules._IMPORTED, f"cli_illegal_{engine}", raising=False)
+    monkeypatch.delitem(sys.modules, f"cli_illegal_{kind}", raising=False)
+    monkeypatch.delitem(modules._IMPORTED, f"cli_illegal_{kind}", raising=False)
     code, out, err = run_main(["run", str(tmp_path / "illegal.toml"), "--out", str(tmp_path / "out"), "--quiet"],
                               capsys)
     assert code == 1 and "Traceback" not in err + out

@@ -1394,3 +1394,46 @@ def test_an_installed_package_s_or_an_unused_helper_s_registration_is_not_refuse
     import pandas
 
     assert out.stdout.split() == ["True", pandas.__version__]
+
+
+# numba's refusal to compile a pairing, as the user sees it: each case's decision module and the
+# words the one-line error must hold (the decision's body is line 8 of the module below)
+COMPILE_FAILURES = {
+    "attribute": ("return view.no_such_thing", r"line 8 \(return view\.no_such_thing\): Unknown attribute "
+                  r"'no_such_thing' of type PlayerView$", False),
+    "slice": ("return first(choices)[0] * 0", r"line 8 \(return first\(choices\)\[0\] \* 0\): Only accept "
+              r"returning of array passed into the function as argument", True),
+    "new array": ("return np.zeros(3, np.int64)[0]", r"line 8 \(return np\.zeros\(3, np\.int64\)\[0\]\): No "
+                  r"implementation of function .*zeros.* found for signature zeros\(", True),
+    "list": ("return [n, 1][1]", r"line 8: NRT required but not enabled", True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(COMPILE_FAILURES))
+def test_a_decision_that_does_not_compile_is_one_line_naming_it(user_code, case):
+    """numba's pages (a chain of 'Failed in nopython mode' through the kernel's own functions) become
+    one line: the strategy, the decisions, your file, line and code, numba's reason, and where the
+    code needs numba's runtime, why the kernel has none; numba's own error stays chained."""
+    import re
+
+    from numba.core.errors import NumbaError
+
+    body, words, runtime = COMPILE_FAILURES[case]
+    mod = user_code({"broken_decision.py": f"""\
+        import numpy as np
+        from numba import njit
+        @njit
+        def first(c):
+            return c[:1]
+        @njit
+        def token(view, choices, n):
+            {body}
+        """}, "broken_decision")
+    with pytest.raises(StrategyError) as info:
+        sim.simulate(players=2, games=3, seed=1, strategy=KernelStrategy("heuristic", token=mod.token, name="broken"))
+    text = str(info.value)
+    assert "\n" not in text and "Failed in" not in text, text
+    assert text.startswith("strategy 'broken': KernelStrategy decisions (token) do not compile at "), text
+    assert re.search(re.escape(mod.__file__) + ", " + words, text), text
+    assert ("the kernel runs without numba's runtime" in text) is runtime, text
+    assert isinstance(info.value.__cause__, NumbaError)

@@ -128,11 +128,16 @@ def default_threads() -> int:
 
 
 def _naming_refusals(strategy, batch):
-    """``batch`` (a KernelStrategy's pairing), its refusal of an illegal answer naming ``strategy``."""
+    """``batch`` (a KernelStrategy's pairing), its refusal of an illegal answer, or numba's of code
+    that does not compile, naming ``strategy``."""
+    from numba.core.errors import NumbaError
+
     def play(*args):
-        """The pairing's call; an illegal answer's refusal re-raised with the strategy's name."""
+        """The pairing's call; an illegal answer's refusal or a compile failure re-raised with the strategy's name."""
         try:
             return batch(*args)
+        except NumbaError as e:  # compiling the pairing (the first call) failed: numba's pages stay chained
+            raise strategy.refusal(e) from e
         except ValueError as e:
             named = strategy.refusal(e)
             if named is None:

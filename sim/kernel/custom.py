@@ -57,6 +57,7 @@ import hashlib
 import importlib
 import inspect
 import os
+import re
 import sys
 import types
 
@@ -1263,6 +1264,53 @@ def compile_batch_function(decisions: dict, key: str | None = None):
     return batch
 
 
+# numba's words where code the kernel calls needs its runtime (NRT), which the kernel runs without
+_NEEDS_RUNTIME = ("Only accept returning of array passed into the function as argument",
+                  "NRT required but not enabled")
+_FILE_LINE = re.compile(r'^File "(?P<path>[^"]+)", line (?P<line>\d+)')
+_AT_LINE = re.compile(r'^During: lowering .* at (?P<path>\S+) \((?P<line>\d+)\)$')
+
+
+def compile_failure(message: str, decisions: dict) -> str:
+    """numba's refusal to compile a pairing, said in one line: what numba could not do, the first
+    place in your code it points at (a file neither of this package nor installed), and, where
+    that code needs numba's runtime, why the kernel has none."""
+    lines = [ln.strip() for ln in message.splitlines()]
+    reasons = [i for i, ln in enumerate(lines) if ln and not ln.startswith("Failed in ")]
+    what = lines[reasons[0]] if reasons else "numba gave no reason"
+    what = re.sub(r"\[ContextType_[0-9a-f]+\]", "", what)  # the view's type, without the kernel's context hash
+    if what.endswith(":"):  # "No implementation of function ... found for signature:", then the signature
+        sig = next((ln for ln in lines[reasons[0] + 1:] if ln), "")
+        what = what[:-1] + (f" {sig[3:].strip()}" if sig.startswith(">>>") else "")
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # sim/
+
+    def yours(m):
+        """The file of match ``m`` (absolute), if it is your code's, else None."""
+        if m is None or m["path"].startswith("<"):
+            return None
+        path = os.path.abspath(m["path"])  # numba names a file relative to the working folder
+        mine = not path.startswith(package + os.sep) and f"{os.sep}site-packages{os.sep}" not in path
+        return path if mine else None
+
+    where = ""
+    for i, ln in enumerate(lines):  # a block 'File "...", line N:', its code, and a caret under it
+        path = yours(_FILE_LINE.match(ln))
+        if path:
+            caret = next((j for j in range(i + 1, min(i + 8, len(lines))) if lines[j] == "^"), None)
+            where = f" at {path}, line {_FILE_LINE.match(ln)['line']}" + (f" ({lines[caret - 1]})" if caret else "")
+            break
+    else:  # a lowering error says only 'During: lowering "..." at PATH (N)'
+        path = next(((p, m["line"]) for m in map(_AT_LINE.search, lines) if (p := yours(m))), None)
+        where = f" at {path[0]}, line {path[1]}" if path else ""
+    names = ", ".join(sorted(decisions))
+    text = f"KernelStrategy decisions ({names}) do not compile{where}: {what}"
+    if any(s in message for s in _NEEDS_RUNTIME):
+        text += ("; the kernel runs without numba's runtime, so code it calls cannot create an array, a list,"
+                 " a dict or a string, nor return a slice of an array: write into an array the decision is"
+                 " handed, or return an index")
+    return text
+
+
 class KernelStrategy:
     """A built-in strategy with some decisions replaced by your ``@njit`` functions (kernel only)."""
 
@@ -1315,6 +1363,10 @@ class KernelStrategy:
 
         if type(e) is ValueError and str(e).startswith(REFUSED):
             return StrategyError(f"strategy {self.name!r}: {e}")
+        from numba.core.errors import NumbaError
+
+        if isinstance(e, NumbaError):  # the pairing did not compile: numba's pages, said in a few lines
+            return StrategyError(f"strategy {self.name!r}: {compile_failure(str(e), self.decisions)}")
         return None
 
     def params(self) -> dict:
