@@ -475,7 +475,19 @@ def _check_reads(model: BandsModel, source: str, content_path, overrides: dict |
         if sets:
             # a --set is a change tried on the whole gate: refused where no cell reads it; a cell that leaves it
             # unread (its variant replaces the value) truly replays its baseline's games, and is named in a warning
-            cells = [c for c in model.cell if not set(sets) <= set(c.overrides)]
+            # a cell's own overrides apply after --set: where they replace it, the cell replays its baseline
+            mine = {c.name: reads.replaced_by(pack, sets, dict(c.overrides), [c.players]) if c.overrides else []
+                    for c in model.cell}
+            cells = [c for c in model.cell if set(mine[c.name]) != set(sets)]
+            if not cells:
+                path = next(iter(sets))
+                raise SetError(f"--set {path}={json.dumps(sets[path])}: every cell of {source} sets it itself, "
+                               "after --set, which replaces it; no cell would play it")
+            for c in model.cell:
+                for path in mine[c.name]:
+                    warnings.warn(f"--set {path}={json.dumps(sets[path])} has no effect in cell[{c.name}]: its own "
+                                  f"overrides replace it, and it replays its baseline's games",
+                                  reads.UnreadOverrideWarning, stacklevel=2)
             hit = reads.first_unread(pack, sets, [cell_of(c) for c in cells], raw=raw)
             if hit is not None and hit.kind in ("meta", "rows", "scoped"):
                 then = "" if hit.kind == "meta" else f"; no cell of {source} would play it"

@@ -28,6 +28,9 @@ UNREAD = [
     ({"setup.player_count[players=1].henchmen_level2": 0}, 1, "easier", None),  # solo easier: all at level 1
     ({"characters.character[name=Calli Dagger].advanced_choices": CALLI_PICKS}, 2, "fixed-skills", None),
     ({"setup.player_count[players=2].lineup": ["Nika Shizuka", "Dexter Kane"]}, 2, "standard", "random"),
+    # a character no seat plays: the default 2-player line-up, and one given by name
+    ({"characters.character[name=Agent Five].life": 9}, 2, "standard", None),
+    ({"characters.character[name=Agent Five].skills.spycraft": 4}, 2, "standard", "Nika Shizuka,Dexter Kane"),
 ]
 # the same values where the games read them
 READ = [
@@ -37,6 +40,9 @@ READ = [
     ({"setup.player_count[players=3].easier_extra_choice": 2}, 3, "easier", None),
     ({"setup.player_count[players=1].henchmen_level2": 0}, 1, "standard", None),
     ({"setup.player_count[players=2].lineup": ["Nika Shizuka", "Dexter Kane"]}, 2, "standard", None),
+    ({"characters.character[name=Agent Five].life": 9}, 5, "standard", None),  # Agent Five sits at 5 players
+    ({"characters.character[name=Agent Five].life": 9}, 2, "standard", "random"),  # and may at any count
+    ({"characters.character[name=Agent Five].skills.spycraft": 4}, 2, "standard", "Nika Shizuka,Agent Five"),
 ]
 
 
@@ -250,3 +256,44 @@ def test_tune_and_sensitivity_refuse_a_knob_only_a_variant_reads(monkeypatch):
     with pytest.raises(S.SensitivityError, match=r"dirty_location_delta 1 -> 2 at 2 players: only the variant "
                                                  r"'dirty-location' reads it .*sensitivity plays the standard game"):
         S.sensitivity([2], ["setup.variants.dirty_location_delta"], games=10)
+
+
+def test_an_experiment_override_a_setup_replaces_is_refused_naming_the_setup(tmp_path):
+    """A setup's own overrides apply after the experiment's (and ``run --set``): where they set the same value,
+    that setup's cells play without the experiment's, under a header that names it."""
+    text = SPEC.replace('variants = ["standard", "dirty-lobo"]\n', "").replace(
+        '"setup.player_count[players=2].lobo_start" = [1, 3]', '"villain.counts" = { minus_one = 4 }')
+    with pytest.raises(OptionError) as e:
+        load_spec(spec_file(tmp_path, text)).with_overrides({"villain.counts": {"injury": 5}})
+    assert str(e.value) == ('--set villain.counts={"injury": 5}: has no effect in the cells of setup \'lobo\': '
+                            '[setup.lobo] sets "villain.counts" = {"minus_one": 4} after it, which replaces it; '
+                            'those cells of spec.toml would play as if it were not given')
+    own = text.replace("batch = 100\n", 'batch = 100\noverrides = { "villain.counts" = { injury = 5 } }\n')
+    with pytest.raises(SpecError, match=r'experiment\.overrides: "villain\.counts" = \{"injury": 5\} has no effect '
+                                        r"in the cells of setup 'lobo'.*would play as if it were not set"):
+        load_spec(spec_file(tmp_path, own))
+    # a value of the experiment the setup leaves alone plays in every cell
+    other = text.replace("batch = 100\n", 'batch = 100\noverrides = { "lobo.track.start" = 1 }\n')
+    assert len(load_spec(spec_file(tmp_path, other)).cells()) == 2
+
+
+def test_check_set_a_cells_own_override_replaces_is_named_or_refused(tmp_path, monkeypatch, capsys):
+    """``check --set`` under a cell that sets the same value itself: that cell replays its baseline's games, and
+    a warning names it; where every cell does, no cell would play the change, and it is refused."""
+    own = 'overrides = { "villain.counts" = { minus_one = 4 } }\n'
+    first = BANDS.index('[[cell]]\nname = "2p-dirty"')
+    p = tmp_path / "b.toml"
+    p.write_text(textwrap.dedent(BANDS[:first] + own + "\n" + BANDS[first:]))
+    _no_games(monkeypatch)
+    with pytest.raises(AssertionError, match="games were played"):  # the dirty cell plays the change
+        main(["check", str(p), "--set", "villain.counts={injury=5}"])
+    warned = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning: --set")]
+    assert warned == ['warning: --set villain.counts={"injury": 5} has no effect in cell[2p]: its own overrides '
+                      "replace it, and it replays its baseline's games"], warned
+    both = tmp_path / "both.toml"
+    both.write_text(textwrap.dedent(BANDS[:first] + own + "\n" + BANDS[first:] + own))
+    with pytest.raises(SystemExit) as e:
+        main(["check", str(both), "--set", "villain.counts={injury=5}"])
+    assert e.value.code == 2 and str(e.value) == (
+        'error: --set villain.counts={"injury": 5}: every cell of both.toml sets it itself, after --set, which '
+        "replaces it; no cell would play it")

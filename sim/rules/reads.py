@@ -51,6 +51,10 @@ READ_ONLY_UNDER = (
 
 
 SCOPED = frozenset(f for f, _, _ in READ_ONLY_UNDER)
+# fields with a row per character: a game reads the rows of the characters at its table only (a random line-up
+# may seat any), except the names, by which a line-up is given
+CHARACTER_PREFIX = "character_"
+CHARACTER_READ_WHOLE = frozenset({"character_names"})
 
 
 def per_player(field: str) -> bool:
@@ -128,16 +132,72 @@ def why_unread(before, after, settings, characters: str | None = None) -> str | 
     """Why games of ``settings`` play alike with ``before`` and ``after`` though the packs differ where such a
     game could look (its player count's entries): every field that differs is one its variant or line-up
     replaces (:func:`replaced`). None when a differing field is read, or when nothing differs there."""
-    return _why(changed(before, after, settings.players), after, settings, characters)
+    return _why(changed(before, after, settings.players), before, after, settings, characters)
 
 
-def _why(diff: list[str], after, settings, characters) -> str | None:
+def seated(pack, players: int, characters) -> frozenset | None:
+    """The characters (indices) that sit at a ``players``-player game of ``pack`` with the line-up ``characters``
+    as given (see :func:`replaced`); None where any may (a random line-up, or one this cannot resolve)."""
+    label = lineup_label(characters)
+    if label == "random":
+        return None
+    if label == "default":
+        return frozenset(int(c) for c in pack.setup_lineup[players] if c >= 0)
+    given = characters.split(",") if isinstance(characters, str) else characters
+    try:
+        return frozenset(pack.character_index(c.strip()) if isinstance(c, str) else int(c) for c in given)
+    except (ValueError, TypeError):
+        return None
+
+
+def _unseated(before, after, field: str, players: int, characters) -> str | None:
+    """Why a change of a character's field (``character_life``...) is unread: it changes only characters no seat
+    plays. None where a seated character's value changes (or the arrays' shapes differ)."""
+    if not field.startswith(CHARACTER_PREFIX) or field in CHARACTER_READ_WHOLE:
+        return None
+    x, y = np.asarray(getattr(before, field)), np.asarray(getattr(after, field))
+    sits = seated(after, players, characters)
+    if sits is None or x.shape != y.shape:
+        return None
+    rows = {int(i) for i in np.nonzero((x != y).reshape(len(x), -1).any(axis=1))[0]}
+    if not rows or rows & sits:
+        return None
+    names = ", ".join(repr(after.character_names[i]) for i in sorted(rows))
+    playing = ", ".join(repr(after.character_names[i]) for i in sorted(sits))
+    return f"it changes only {names}, whom no seat plays (the line-up is {playing})"
+
+
+def _why(diff: list[str], before, after, settings, characters) -> str | None:
     if not diff:
         return None
     skip = replaced(after.for_players(settings.players), settings, characters)
-    if not all(f in skip for f in diff):
-        return None
-    return "; ".join(dict.fromkeys(skip[f] for f in diff))
+    reasons = []
+    for f in diff:
+        why = skip.get(f) or _unseated(before, after, f, settings.players, characters)
+        if why is None:
+            return None
+        reasons.append(why)
+    return "; ".join(dict.fromkeys(reasons))
+
+
+def replaced_by(load, outer: dict, inner: dict, players) -> list[str]:
+    """The paths of ``outer`` (overrides applied first: ``run --set``, ``check --set``) that ``inner`` (applied
+    after them: a setup's or a bands cell's own) replaces wholly for games of ``players``: each changes what
+    such a game could read without ``inner``, and nothing with it (``villain.counts`` set by both, say).
+    ``load(overrides) -> Content``; a set of overrides it refuses is not judged (the caller reports it)."""
+    from sim.content import ContentError
+
+    out = []
+    for path in outer:
+        rest = {k: v for k, v in outer.items() if k != path}
+        try:
+            alone = any(changed(load(rest), load(outer), p) for p in players)
+            under = any(changed(load({**rest, **inner}), load({**outer, **inner}), p) for p in players)
+        except ContentError:
+            continue
+        if alone and not under:
+            out.append(path)
+    return out
 
 
 def played_key(pack, settings, characters: str | None = None) -> str:
@@ -146,6 +206,7 @@ def played_key(pack, settings, characters: str | None = None) -> str:
     p = settings.players
     c = pack.for_players(p)
     skip = replaced(c, settings, characters)
+    sits = seated(c, p, characters)
     h = hashlib.sha256()
     for f in _fields(c):
         if f in skip:
@@ -153,6 +214,8 @@ def played_key(pack, settings, characters: str | None = None) -> str:
         v = getattr(c, f)
         if per_player(f):
             v = v[p]
+        if f.startswith(CHARACTER_PREFIX) and f not in CHARACTER_READ_WHOLE and sits is not None:
+            v = np.asarray(v)[sorted(i for i in sits if i < len(v))]  # the rows of the seated characters
         h.update(f.encode() + b"\0")
         if isinstance(v, np.ndarray):
             h.update(str((v.shape, str(v.dtype))).encode() + np.ascontiguousarray(v).tobytes())
@@ -261,7 +324,7 @@ def first_unread(load, overrides: dict, cells: list[tuple], under: dict | None =
                        else "villain_counts" if any(f.startswith("villain_") for f in fields) else "value")
                 return Unread(path, f"has no effect in {where}: setup.toml's player_count {p} sets its own {own}, "
                                     f"which {p}-player games play instead", cell, "shadowed")
-            why = _why(diffs[p], after, s, characters)
+            why = _why(diffs[p], before, after, s, characters)
             if why is None:
                 read = True
             elif not set(diffs[p]) <= SCOPED:
