@@ -147,6 +147,52 @@ def _exact_kernel_twin(strategy):
     )
 
 
+def check_labels(strategy, players: int) -> None:
+    """Refuse strategy objects whose games the table's ``strategy`` column would name wrongly: an object named
+    like a registered strategy of another kind (a subclass of the heuristic that keeps its name), the ``tuned``
+    set of another player count, or two seats of one name that play differently (a mixed team's label names
+    each seat's strategy). Parameters are not in the label, as with ``params=``: an object of a registered
+    family with parameters of its own keeps the family's name unless it is given one."""
+    import strategies
+
+    from sim.content.constants import MAX_PLAYERS
+    from sim.text import count
+
+    team = strategy if isinstance(strategy, (list, tuple)) else [strategy]
+    objects = [s for s in team if not isinstance(s, str)]
+    if not objects:  # names only: built from the registry, each seat's params alike
+        return
+    for s in objects:
+        name = getattr(s, "name", None)
+        if name not in strategies.names():
+            continue
+        ref = strategies.make(name, players=players)
+        why = (f"it is a {type(s).__name__}, not a {type(ref).__name__}" if type(s) is not type(ref)
+               else f"it has its own {', '.join(sorted(set(vars(s)) - set(vars(ref))))}" if set(vars(s)) != set(vars(ref))
+               else None)
+        if why is None and strategies.per_player_count(name) and s.params() != ref.params():
+            built = [q for q in range(1, MAX_PLAYERS + 1)
+                     if q != players and s.params() == strategies.make(name, players=q).params()]
+            if built:
+                held = count(built[0], "player") if len(built) == 1 else f"{' or '.join(map(str, built))} players"
+                why = f"it holds the set of {held}"
+        if why:
+            raise ValueError(f"strategy object named {name!r} is not the registered strategy {name!r} at "
+                             f"{count(players, 'player')} ({why}): its games would be labelled {name!r}; "
+                             + (f"build it for these games (strategies.make({name!r}, players={players})), or "
+                                if strategies.per_player_count(name) and type(s) is type(ref) else "")
+                             + "give it a name of its own (name=...)")
+    by_name: dict = {}
+    for seat, s in enumerate(team):
+        obj = strategies.make(s, players=players) if isinstance(s, str) else s
+        key = (type(obj), repr(sorted(obj.params().items())) if hasattr(obj, "params") else id(obj))
+        first = by_name.setdefault(getattr(obj, "name", None), (seat, key))
+        if first[1] != key:
+            raise ValueError(f"seats {first[0]} and {seat} are both labelled {obj.name!r} but play differently "
+                             "(other parameters or another kind of strategy): the team's label would not tell them "
+                             "apart; give one a name of its own (name=...)")
+
+
 def team_label(team) -> str:
     """The ``strategy`` column of a team's rows (as the reference engine's record writes it): the one name
     when every seat plays it, else every seat's name in seat order, comma-separated, so two seatings of the
@@ -385,6 +431,7 @@ def simulate(
         return _tally(c, settings, strategy, params, seed, game0, int(games), engine, threads, batch,
                       characters, variant, keep_bits=False).summary()
     if engine == "reference":
+        check_labels(strategy, players)  # the table's strategy column names each seat's strategy
         team = make_team(strategy, players, params)
         from sim.rules import play_game
 
@@ -392,7 +439,8 @@ def simulate(
         return records_frame(records)
     from sim.kernel import run_batch
 
-    strat = _kernel_strategy(strategy, params, players)
+    strat = _kernel_strategy(strategy, params, players)  # (refuses a strategy the kernel cannot play first)
+    check_labels(strategy, players)
     table = KernelTable(c, settings, int(games))  # filled as the threads play
     run_batch(c, settings, strat, seed, game0, int(games), threads=threads, sink=table.take)
     return table.frame(team_label(strat if isinstance(strat, list) else [strat]))

@@ -107,3 +107,35 @@ def test_a_patched_helper_method_or_module_value_is_refused_not_played_as_the_bu
             sim.simulate(strategy="heuristic", **kw)
     assert strategies.builtin_changes() == []  # put back: played again
     assert sim.simulate(strategy="heuristic", **kw).height == 200
+
+
+class Brave(HeuristicStrategy):
+    """A subclass that keeps the heuristic's name."""
+
+    def token(self, view, choices):
+        return 0
+
+
+@pytest.mark.parametrize("engine", ["kernel", "reference"])
+def test_a_table_never_labels_games_with_a_strategy_that_did_not_play_them(engine):
+    """The strategy column is each seat's name: an object named like a registered strategy that it is not, the
+    tuned set of another player count, or two seats of one name that play differently are refused."""
+    kw = {"games": 5, "seed": 1, "engine": engine}
+    if engine == "reference":  # (the kernel refuses a subclass first: it has no kernel twin)
+        with pytest.raises(ValueError, match=r"strategy object named 'heuristic' is not the registered strategy "
+                                             r"'heuristic' at 2 players \(it is a Brave, not a HeuristicStrategy\)"):
+            sim.simulate(players=2, strategy=Brave(), **kw)
+        assert sim.simulate(players=2, strategy=Brave(name="brave"), **kw)["strategy"].unique().to_list() == ["brave"]
+    with pytest.raises(ValueError, match=r"seats 0 and 1 are both labelled 'heuristic' but play differently"):
+        sim.simulate(players=2, strategy=[HeuristicStrategy(pool_target=2), "heuristic"], **kw)
+    mixed = sim.simulate(players=2, strategy=[HeuristicStrategy(name="p2", pool_target=2), "heuristic"], **kw)
+    assert mixed["strategy"].unique().to_list() == ["p2,heuristic"]
+    sets = {p: strategies.make("tuned", players=p).params() for p in (1, 2)}
+    assert sets[1] != sets[2]
+    with pytest.raises(ValueError, match=r"'tuned' at 2 players \(it holds the set of 1 player\).*"
+                                         r"strategies\.make\('tuned', players=2\)"):
+        sim.simulate(players=2, strategy=strategies.make("tuned", players=1), **kw)
+    assert sim.simulate(players=2, strategy=strategies.make("tuned", players=2), **kw)["strategy"][0] == "tuned"
+    # parameters of its own keep the family's name, as params= does (a single strategy for every seat)
+    own = sim.simulate(players=2, strategy=strategies.make("heuristic", pool_target=5), **kw)
+    assert own.equals(sim.simulate(players=2, strategy="heuristic", params={"pool_target": 5}, **kw))
