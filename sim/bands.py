@@ -83,6 +83,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
+from sim.content import DEFAULT_PACK
 from sim.content.overrides import SetError
 from sim.results import Z95, wilson_interval
 from sim.rules.state import OUTCOME_NAMES, Settings
@@ -503,6 +504,28 @@ def _check_reads(model: BandsModel, source: str, content_path, overrides: dict |
                                   f"its baseline's games", reads.UnreadOverrideWarning, stacklevel=2)
 
 
+def _check_skills(model: BandsModel, source: str, skills: str) -> None:
+    """``check --skills``: a cell whose games it leaves as they are (its skills already so, or its variant word
+    ``fixed-skills`` fixing them) replays its baseline's games, and a warning names it; refused where no cell
+    plays other games."""
+    import warnings
+
+    from sim.rules import reads
+
+    same = [c for c in model.cell
+            if Settings._variant_flags(c.variant, skills) == Settings._variant_flags(c.variant, c.skills)]
+    def why(c: CellSection) -> str:
+        fixed = Settings._variant_flags(c.variant)["fixed_skills"]
+        return "its variant 'fixed-skills' fixes them" if fixed else f"its skills are {c.skills!r} already"
+
+    if len(same) == len(model.cell):
+        raise SetError(f"--skills {skills} changes no cell of {source}: " + "; ".join(
+            f"cell[{c.name}]: {why(c)}" for c in same))
+    for c in same:
+        warnings.warn(f"--skills {skills} has no effect in cell[{c.name}] ({why(c)}): it replays its baseline's "
+                      "games", reads.UnreadOverrideWarning, stacklevel=2)
+
+
 def check_baselines(model: BandsModel, file: str) -> None:
     """Refuse, before any game is played, a file whose cells cannot be compared with a baseline."""
     c = model.check
@@ -603,8 +626,14 @@ def run_check(path: str | Path, content: str | Path | None = None, update: bool 
     ``skills`` (``check --skills``) sets up every cell's advanced skills that way.
     """
     model, p = load_bands(path)
-    content_path = content or (None if model.check.content is None else (p.parent / model.check.content).resolve())
+    own = None if model.check.content is None else (p.parent / model.check.content).resolve()
+    if update and content is not None and Path(content).resolve() != (own or Path(DEFAULT_PACK).resolve()):
+        raise SetError(f"--content with --update would record baselines of a pack {p.name} does not name, which "
+                       f"every later check would compare with its own; set [check] content in {p.name} instead")
+    content_path = content or own
     validate_bands(model, p.name, content_path, overrides, skills)
+    if skills is not None:
+        _check_skills(model, p.name, skills)
     records: dict[str, WinsRecord | str] = {}
     if not update:
         check_baselines(model, p.name)

@@ -616,7 +616,7 @@ def cmd_check(args) -> int:
         print(json.dumps({"passed": not failed, "notices": notices, "cells": as_json(results)}, indent=2))
     else:
         given = [_check_pack_line(args, content),
-                 None if args.skills is None else f"--skills {args.skills} in every cell"]
+                 None if args.skills is None else f"--skills {args.skills}"]
         if any(given):  # what the command line changed from the bands file
             print(f"played with: {'; '.join(x for x in given if x)}")
         print(report_table(results))

@@ -210,4 +210,4 @@ def test_check_names_content_set_and_skills(own_pack, pack, tmp_path, capsys):
     first = run(["check", str(bands), "--content", pack, "--set", "lobo.track.start=1", "--skills", "fixed"],
                 capsys).splitlines()[0]
     assert first == (f"played with: content pack 'my-pack' at {pack} with --set lobo.track.start=1 (under each "
-                     "cell's own overrides); --skills fixed in every cell")
+                     "cell's own overrides); --skills fixed")

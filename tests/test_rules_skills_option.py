@@ -132,3 +132,60 @@ def test_band_cells_take_skills(tmp_path):
 
     with pytest.raises(BandsError, match="skills"):
         run_check(p, update=True)
+
+
+def test_check_skills_names_each_cell_it_leaves_as_it_is_and_refuses_one_that_changes_none(tmp_path, capsys):
+    """``check --skills`` on a cell whose skills are so already, or whose variant word fixes them, replays that
+    cell's baseline: a warning names it; where no cell plays other games, the option is refused (exit 2)."""
+    from sim.cli import main
+
+    p = tmp_path / "b.toml"
+    p.write_text(textwrap.dedent("""
+        [check]
+        seed = 7
+        games = 100
+        batch = 100
+        tolerance = 0.5
+
+        [[cell]]
+        name = "variant"
+        players = 3
+        variant = "fixed-skills"
+        win_rate = [0.0, 1.0]
+
+        [[cell]]
+        name = "fixed"
+        players = 3
+        skills = "fixed"
+        win_rate = [0.0, 1.0]
+    """))
+    assert main(["check", str(p), "--update"]) == 0
+    capsys.readouterr()
+    main(["check", str(p), "--skills", "pick"])
+    err = capsys.readouterr().err
+    assert err.splitlines() == ["warning: --skills pick has no effect in cell[variant] (its variant 'fixed-skills' "
+                                "fixes them): it replays its baseline's games"], err
+    with pytest.raises(SystemExit) as e:
+        main(["check", str(p), "--skills", "fixed"])
+    assert e.value.code == 2 and str(e.value) == (
+        "error: --skills fixed changes no cell of b.toml: cell[variant]: its variant 'fixed-skills' fixes them; "
+        "cell[fixed]: its skills are 'fixed' already")
+
+
+def test_check_update_with_another_content_pack_is_refused(tmp_path):
+    """Baselines recorded from a pack the bands file does not name would fail every later check."""
+    import shutil
+
+    from sim.cli import main
+    from sim.content import DEFAULT_PACK
+
+    p = tmp_path / "b.toml"
+    p.write_text("[check]\nseed = 7\ngames = 50\nbatch = 50\n\n[[cell]]\nname = \"c\"\nplayers = 2\n"
+                 "win_rate = [0.0, 1.0]\n")
+    shutil.copytree(DEFAULT_PACK, tmp_path / "pack")
+    with pytest.raises(SystemExit) as e:
+        main(["check", str(p), "--update", "--content", str(tmp_path / "pack")])
+    assert e.value.code == 2 and str(e.value) == (
+        "error: --content with --update would record baselines of a pack b.toml does not name, which every later "
+        "check would compare with its own; set [check] content in b.toml instead")
+    assert main(["check", str(p), "--update", "--content", str(DEFAULT_PACK)]) == 0  # the pack it plays anyway
