@@ -187,14 +187,9 @@ def targets_from_bands(path, strategy: str, engine: str = "kernel", params: dict
 
 def overrides_of(knobs: list[Knob], values: tuple) -> dict:
     """The content overrides of one candidate (``villain.counts.X`` and ``...villain_counts.X`` knobs become one table)."""
-    out: dict = {}
-    for knob, v in zip(knobs, values):
-        table, _, kind = knob.path.rpartition(".")
-        if table == "villain.counts" or table.endswith(".villain_counts"):
-            out.setdefault(table, {})[kind] = v
-        else:
-            out[knob.path] = v
-    return out
+    from sim.content.overrides import fold_counts
+
+    return fold_counts({knob.path: v for knob, v in zip(knobs, values)})
 
 
 @dataclass

@@ -102,3 +102,18 @@ def test_bad_villain_counts_end_in_one_cli_line(text, capsys):
         main(["play", "--games", "10", "--set", f"villain.counts={text}"])
     assert "villain.counts: minus_one" in str(e.value) and "not a whole number" in str(e.value)
     assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kinds, table", [
+    ({"villain.counts.injury": 5}, ("villain.counts", {"injury": 5})),
+    ({"villain.counts": {"minus_one": 4}, "villain.counts.injury": 5}, ("villain.counts", {"minus_one": 4, "injury": 5})),
+    ({"setup.player_count[players=4].villain_counts.minus_one": 5},
+     ("setup.player_count[players=4].villain_counts", {"minus_one": 5})),
+])
+def test_one_kind_of_villain_card_is_a_path_of_its_own_as_tune_knobs_name_it(raw, kinds, table):
+    """``villain.counts.injury = 5`` is ``villain.counts = {injury = 5}`` (and so for a player count's own
+    ``villain_counts``): ``--set`` and spec overrides take the paths ``tune`` and ``sensitivity`` knobs name."""
+    assert apply_overrides(raw, kinds) == apply_overrides(raw, dict([table]))
+    with pytest.raises(OverrideError, match=r"override 'villain\.counts\.injuries': no villain card kind 'injuries' "
+                                            r"\(kinds: injury, minus_one, plus_one, plus_two\)"):
+        apply_overrides(raw, {"villain.counts.injuries": 5})

@@ -205,10 +205,33 @@ def rebalance_villain(raw: dict, counts: dict) -> None:
         comp[k] = want[k]
 
 
+def _counts_table(path: str) -> bool:
+    """Whether ``path`` names a table of villain card counts (the pack's, or a player count's own)."""
+    return path == "villain.counts" or path.endswith(".villain_counts")
+
+
+def fold_counts(overrides: dict) -> dict:
+    """``overrides`` with each ``villain.counts.KIND`` (or a player count's ``villain_counts.KIND``) folded into
+    its table, ``villain.counts = {KIND = n}``, as a knob of ``tune`` or ``sensitivity`` names one kind; a table
+    given too takes the kinds given after it."""
+    out: dict = {}
+    for path, value in overrides.items():
+        table, _, kind = path.rpartition(".")
+        if _counts_table(table):
+            if kind not in VILLAIN_KINDS:
+                raise OverrideError(f"override {path!r}: no villain card kind {kind!r} (kinds: "
+                                    f"{', '.join(sorted(VILLAIN_KINDS))})")
+            path, value = table, {kind: value}
+        if _counts_table(path) and isinstance(out.get(path), dict) and isinstance(value, dict):
+            value = {**out[path], **value}
+        out[path] = value
+    return out
+
+
 def apply_overrides(raw: dict, overrides: dict) -> dict:
     """A deep copy of ``raw`` with every override applied (raises OverrideError)."""
     out = copy.deepcopy(raw)
-    for path, value in overrides.items():
+    for path, value in fold_counts(overrides).items():
         if path == "villain.counts":
             if not isinstance(value, dict):
                 raise OverrideError("villain.counts takes a table {plus_two, plus_one, minus_one, injury}")
