@@ -438,10 +438,12 @@ def cmd_run(args) -> int:
         return 0
     print(f"{spec.name}: {len(report.computed)} batch(es) played, {len(report.skipped)} reused -> {report.out}")
     engine = args.engine or spec.model.experiment.engine
-    given = [_pack_line(None, args.set, base="each cell's content pack"),
+    own = spec.content_path()  # the spec's [experiment] content: a pack other than the built-in one
+    base = "each cell's content pack" if own is None else f"the spec's content pack at {own}"
+    given = [_pack_line(None, args.set, base=base) or (None if own is None else base),
              None if args.skills is None else f"--skills {args.skills} in every cell",
              None if args.engine is None else f"--engine {args.engine}"]
-    if any(given):  # what the command line changed from the spec
+    if any(given):  # what the command line changed from the spec, and a pack other than the built-in one
         print(f"played with: {'; '.join(x for x in given if x)}")
     if report.checked:
         print(f"cross-check: {len(report.checked)} of them had been saved by another engine; replayed on the {engine} "

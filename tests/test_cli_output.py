@@ -211,3 +211,14 @@ def test_check_names_content_set_and_skills(own_pack, pack, tmp_path, capsys):
                 capsys).splitlines()[0]
     assert first == (f"played with: content pack 'my-pack' at {pack} with --set lobo.track.start=1 (under each "
                      "cell's own overrides); --skills fixed")
+
+
+def test_run_names_the_specs_own_content_pack(pack, tmp_path, capsys):
+    """A spec's ``[experiment] content`` is said in the output, not only in metadata.json."""
+    shutil.copytree(pack, tmp_path / "its-pack")
+    spec = tmp_path / "tiny.toml"
+    spec.write_text(SPEC.replace("batch = 20\n", 'batch = 20\ncontent = "its-pack"\n'), encoding="utf-8")
+    out = run(["run", str(spec), "--quiet", "--out", str(tmp_path / "own")], capsys)
+    assert f"\nplayed with: the spec's content pack at {tmp_path / 'its-pack'}\n" in out, out
+    out = run(["run", str(spec), "--quiet", "--out", str(tmp_path / "set"), "--set", "lobo.track.start=1"], capsys)
+    assert f"\nplayed with: the spec's content pack at {tmp_path / 'its-pack'} with --set lobo.track.start=1\n" in out
