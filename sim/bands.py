@@ -413,7 +413,7 @@ def validate_bands(model: BandsModel, source: str, content_path, overrides: dict
             from strategies.tuned import TunedError
 
             try:
-                strategies.make(cell.strategy, players=cell.players, **cell.params)
+                strategies.build(cell.strategy, cell.params, players=cell.players)
             except TunedError as e:  # the tuned file's fault, not the cell's params
                 raise BandsError(source, f"{key}.strategy", str(e)) from None
             except (TypeError, ValueError) as e:

@@ -232,7 +232,7 @@ def _strategies(names: list[str], params: dict, players: list[int], flag: str) -
     out: dict = {}
     for p in players:
         try:
-            out[p] = {name: strategies.make(name, players=p, **params) for name in dict.fromkeys(names)}
+            out[p] = {name: strategies.build(name, params, players=p) for name in dict.fromkeys(names)}
         except TunedError as e:  # the tuned file's fault (it names its key), not --param's
             raise SystemExit(f"error: --strategy {flag}: {e}") from None
         except ValueError as e:

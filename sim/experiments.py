@@ -384,7 +384,7 @@ def _check_cross(spec: Spec) -> None:
 
         for n in m.grid.players:  # a per-player-count base (tuned) is checked at every count
             try:
-                strategies.make(s.base, players=n, **s.params)
+                strategies.build(s.base, s.params, players=n)
             except TunedError as e:  # the tuned file's fault, not the table's params
                 raise SpecError(f, f"strategy.{name}.base", f"{s.base!r} at {count(n, 'player')}: {e}") from None
             except (TypeError, ValueError) as e:

@@ -71,7 +71,7 @@ def make_team(strategy, players: int, params: dict | None = None) -> list:
     if isinstance(strategy, str) and "," in strategy:  # "heuristic,bold,...": one name per seat
         strategy = [x.strip() for x in strategy.split(",")]
     if isinstance(strategy, str):
-        return [strategies.make(strategy, players=players, **params) for _ in range(players)]
+        return [strategies.build(strategy, params, players=players) for _ in range(players)]
     if params:  # an object is built already: the params would be silently ignored
         objects = [s for s in (strategy if isinstance(strategy, (list, tuple)) else [strategy]) if not isinstance(s, str)]
         if objects:
@@ -82,7 +82,7 @@ def make_team(strategy, players: int, params: dict | None = None) -> list:
     if isinstance(strategy, (list, tuple)):
         if len(strategy) != players:
             raise ValueError(f"strategy: {len(strategy)} given for {players} seats")
-        return [strategies.make(s, players=players, **params) if isinstance(s, str) else s for s in strategy]
+        return [strategies.build(s, params, players=players) if isinstance(s, str) else s for s in strategy]
     if isinstance(strategy, strategies.Strategy):
         return [strategy] * players
     raise TypeError(f"strategy must be a registered name, a Strategy or one per seat, got {strategy!r}")
@@ -212,7 +212,7 @@ def _kernel_strategy(strategy, params: dict | None, players: int | None = None):
             raise ValueError("a KernelStrategy plays every seat: give it alone, not in a per-seat team")
         return [_exact_kernel_twin(s) for s in team]
     if isinstance(strategy, str):
-        return _exact_kernel_twin(strategies.make(strategy, players=players, **(params or {})))
+        return _exact_kernel_twin(strategies.build(strategy, params, players=players))
     from sim.kernel.custom import KernelStrategy
 
     if isinstance(strategy, (strategies.Strategy, KernelStrategy)):

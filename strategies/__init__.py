@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from strategies.base import Strategy
-from strategies.heuristic import BOLD, CAUTIOUS, HeuristicParams, HeuristicStrategy
+from strategies.heuristic import (
+    BOLD,
+    CAUTIOUS,
+    HeuristicParams,
+    HeuristicStrategy,
+    check_param_names,
+)
 from strategies.random_strategy import RandomStrategy
 from strategies.tuned import make_tuned
 
@@ -80,7 +86,8 @@ def register(name: str, factory: Callable[..., Strategy], per_players: bool = Fa
     """Register a strategy factory under a name (a factory takes keyword parameters).
 
     With ``per_players`` the factory also takes ``players=`` (the seat count) and
-    :func:`make` passes it on.
+    :func:`make` passes it on; a ``players`` key among the parameters is then refused (by the
+    factory's ``check_params(params)`` when it has one, the heuristic's names check for ``tuned``).
     """
     if name in _REGISTRY:
         raise ValueError(f"strategy {name!r} is already registered")
@@ -99,21 +106,37 @@ def names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def make(name: str, players: int | None = None, **params) -> Strategy:
+def make(name: str, /, players: int | None = None, **params) -> Strategy:
     """Build a registered strategy with optional parameters.
 
     ``players`` (the seat count) matters only to strategies with one parameter set per
-    player count (``tuned``), which refuse to be built without it.
+    player count (``tuned``), which refuse to be built without it. Parameters held in a
+    dict (a user's, which may name anything): :func:`build`.
     """
+    return build(name, params, players)
+
+
+def build(name: str, params: dict | None = None, players: int | None = None) -> Strategy:
+    """:func:`make` with the parameters as one dict: a ``name`` or ``players`` key in it is a parameter
+    like any other (refused by the built-in strategies, which take neither), never the label or the seat
+    count."""
     if name not in _REGISTRY:
         raise ValueError(f"unknown strategy {name!r}; registered: {', '.join(names())}")
+    params = dict(params or {})
+    factory = _REGISTRY[name]
     if name in _PER_PLAYERS:
-        return _REGISTRY[name](players=players, **params)
-    return _REGISTRY[name](**params)
+        if "players" in params:  # the call would take it for the seat count
+            check = getattr(factory, "check_params", None)
+            if check is not None:
+                check(params)
+            raise ValueError(f"strategy {name!r}: players is the seat count, which the game gives, not a parameter")
+        return factory(players=players, **params)
+    return factory(**params)
 
 
 def _preset(name: str, preset: dict) -> Callable[..., Strategy]:
     def factory(**params) -> Strategy:
+        check_param_names(params)  # a "name" among them is refused, not taken for the label
         return HeuristicStrategy(name=name, **{**preset, **params})
 
     return factory
@@ -133,6 +156,6 @@ register("tuned", make_tuned, per_players=True)
 
 BUILT_IN = ("random", "heuristic", "cautious", "bold")
 
-__all__ = ["Strategy", "HeuristicStrategy", "HeuristicParams", "RandomStrategy", "make", "names", "per_player_count", "register", "BUILT_IN"]
+__all__ = ["Strategy", "HeuristicStrategy", "HeuristicParams", "RandomStrategy", "build", "make", "names", "per_player_count", "register", "BUILT_IN"]
 
 builtin_changes()  # the snapshot, taken as the families are imported

@@ -120,14 +120,27 @@ def distance_lists(content) -> list[list[int]]:
     return [[int(x) for x in row] for row in content.hop_distance]
 
 
+# keyword names a strategy is built with that are not parameters: given as one (``--param name=x``,
+# ``params = {players = 2}``) they are refused as unknown, never taken for the label or the seat count
+NOT_PARAMS = {"name": "the strategy's label", "players": "the seat count, which the game gives"}
+
+
+def check_param_names(params) -> None:
+    """Refuse a parameter name the heuristic does not take (a ValueError listing the known ones); ``name``
+    and ``players`` are not parameters and are refused the same way, saying what they are."""
+    known = {f.name for f in fields(HeuristicParams)}
+    unknown = sorted(set(params) - known)
+    if unknown:
+        notes = [f"{k} is {NOT_PARAMS[k]}, not a parameter" for k in unknown if k in NOT_PARAMS]
+        note = f" ({'; '.join(notes)})" if notes else ""
+        raise ValueError(f"unknown heuristic parameter(s): {', '.join(unknown)}{note}; known: {', '.join(sorted(known))}")
+
+
 class HeuristicStrategy(Strategy):
     """A sensible player; see :class:`HeuristicParams` for what can be tuned."""
 
     def __init__(self, name: str = "heuristic", **params):
-        known = {f.name for f in fields(HeuristicParams)}
-        unknown = set(params) - known
-        if unknown:
-            raise ValueError(f"unknown heuristic parameter(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+        check_param_names(params)
         self.name = name
         self.p = HeuristicParams(**params)
 

@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 
 from sim.text import count
-from strategies.heuristic import HeuristicStrategy
+from strategies.heuristic import HeuristicStrategy, check_param_names
 
 TUNED_PATH = Path(__file__).resolve().parent / "tuned.toml"
 RETUNE = "re-run `smersh-sim tune-strategy` (see the README) to write it"
@@ -86,12 +86,18 @@ def make_tuned(players: int | None = None, **params) -> HeuristicStrategy:
 
     A bad value in the tuned file is a :class:`TunedError` naming the file's key
     (``tuned.toml: players.4.params.pool_target``); a bad value in ``params`` is the
-    heuristic's own ValueError.
+    heuristic's own ValueError, and so is a parameter it does not take.
     """
     if players is None:
         raise ValueError("strategy 'tuned' has one parameter set per player count "
                          "(strategies/tuned.toml): give the player count (players=...)")
+    check_param_names(params)
     path = TUNED_PATH  # read at each call: a test may point it at another file
     own = tuned_params(players, path)
     _check_file_params(own, players, path)
     return HeuristicStrategy(name="tuned", **{**own, **params})
+
+
+# what strategies.build asks of a dict of parameters that holds "players" (which the call would take for the
+# seat count): the heuristic's refusal, naming the parameters it takes
+make_tuned.check_params = check_param_names

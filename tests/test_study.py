@@ -56,6 +56,11 @@ def finished_run(tmp_path_factory):
         (("seed = 5", "seed = 5\nsede = 3"), "experiment.sede", "unknown key"),
         (('strategies = ["heuristic", "cancel_early"]', 'strategies = ["heuristic", "nope"]'), "grid.strategies", "unknown strategy 'nope'"),
         (("cancel_at = 1", "cancel_ta = 1"), "strategy.cancel_early.params", "unknown heuristic parameter"),
+        # the label and the seat count are not parameters (no clash of arguments in the message)
+        (("cancel_at = 1", 'name = "foo"'), "strategy.cancel_early.params", "unknown heuristic parameter(s): name"),
+        (("cancel_at = 1", "players = 3"), "strategy.cancel_early.params", "unknown heuristic parameter(s): players"),
+        (('base = "heuristic"\nparams = { cancel_at = 1 }', 'base = "tuned"\nparams = { players = 3 }'),
+         "strategy.cancel_early.params", "unknown heuristic parameter(s): players"),
         (('[compare]', '[setup.odd]\noverrides = { "lobo.track.strat" = 2 }\n[compare]'), None, None),
     ],
 )
