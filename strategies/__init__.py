@@ -13,7 +13,7 @@ from strategies.heuristic import (
     check_param_names,
 )
 from strategies.random_strategy import RandomStrategy
-from strategies.tuned import make_tuned
+from strategies.tuned import check_players, make_tuned
 
 
 def _snapshot(namespace: dict) -> dict:
@@ -119,10 +119,13 @@ def make(name: str, /, players: int | None = None, **params) -> Strategy:
 def build(name: str, params: dict | None = None, players: int | None = None) -> Strategy:
     """:func:`make` with the parameters as one dict: a ``name`` or ``players`` key in it is a parameter
     like any other (refused by the built-in strategies, which take neither), never the label or the seat
-    count."""
+    count. ``players``, when given, is an integer from 1 to 6, as ``sim.simulate`` takes it (a TypeError
+    for another type, a bool included; a ValueError out of range)."""
     if name not in _REGISTRY:
         raise ValueError(f"unknown strategy {name!r}; registered: {', '.join(names())}")
     params = dict(params or {})
+    if players is not None:  # a seat count that is not one is refused, whichever strategy takes it
+        check_players(players)
     factory = _REGISTRY[name]
     if name in _PER_PLAYERS:
         if "players" in params:  # the call would take it for the seat count

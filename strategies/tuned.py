@@ -81,16 +81,31 @@ def _check_file_params(params: dict, players: int, path: str | Path) -> None:
             raise TunedError(f"{where}: {e}; {RETUNE}") from None
 
 
+def check_players(players) -> None:
+    """Refuse a seat count that is not an integer from 1 to 6 as ``sim.simulate`` does (a TypeError for another
+    type, a bool included; a ValueError out of range), rather than play the set of a count converted from it."""
+    import numpy as np
+
+    from sim.content.constants import MAX_PLAYERS
+
+    if not isinstance(players, (int, np.integer)) or isinstance(players, (bool, np.bool_)):
+        raise TypeError(f"players must be an integer, got {type(players).__name__} {players!r}")
+    if not 1 <= players <= MAX_PLAYERS:
+        raise ValueError(f"players must be an integer from 1 to {MAX_PLAYERS}, got {players}")
+
+
 def make_tuned(players: int | None = None, **params) -> HeuristicStrategy:
     """The ``tuned`` strategy for ``players`` seats (``params`` override single values).
 
     A bad value in the tuned file is a :class:`TunedError` naming the file's key
     (``tuned.toml: players.4.params.pool_target``); a bad value in ``params`` is the
-    heuristic's own ValueError, and so is a parameter it does not take.
+    heuristic's own ValueError, and so is a parameter it does not take. ``players`` is an
+    integer from 1 to 6 (a float, a string or a bool is refused, not converted to a count).
     """
     if players is None:
         raise ValueError("strategy 'tuned' has one parameter set per player count "
                          "(strategies/tuned.toml): give the player count (players=...)")
+    check_players(players)
     check_param_names(params)
     path = TUNED_PATH  # read at each call: a test may point it at another file
     own = tuned_params(players, path)

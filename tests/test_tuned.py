@@ -61,6 +61,25 @@ def test_tuned_needs_the_player_count_and_no_kernel_strategy_base():
         KernelStrategy("tuned", use_watch=use_watch)
 
 
+@pytest.mark.parametrize("players,error,match", [
+    (4.7, TypeError, "players must be an integer, got float 4.7"),
+    ("4", TypeError, "players must be an integer, got str '4'"),
+    (True, TypeError, "players must be an integer, got bool True"),
+    (0, ValueError, "players must be an integer from 1 to 6, got 0"),
+    (7, ValueError, "players must be an integer from 1 to 6, got 7"),
+])
+def test_a_player_count_that_is_not_one_is_refused_not_converted(players, error, match):
+    """As sim.simulate refuses it: 4.7, "4" or True would otherwise play the set of 4 (or 1) players."""
+    from strategies.tuned import make_tuned
+
+    with pytest.raises(error, match=match):
+        strategies.make("tuned", players=players)
+    with pytest.raises(error, match=match):
+        make_tuned(players)
+    with pytest.raises(error, match=match):  # whichever strategy it is given to
+        strategies.make("heuristic", players=players)
+
+
 def test_missing_player_count_is_refused(tmp_path):
     p = tmp_path / "tuned.toml"
     p.write_text('[meta]\nseed = 1\n[players.4.params]\npool_target = 5\n', encoding="utf-8")
