@@ -803,6 +803,23 @@ def cmd_tune(args) -> int:
     return 0
 
 
+def _check_tune_strategy_options(args, kw: dict) -> None:
+    """Refuse tune-strategy options that do not go together (the values ``kw`` with the defaults filled in),
+    naming them, before the out file is checked or any game is played."""
+
+    def flag(key: str) -> str:  # "--trial-games 5,000 (the default)"
+        return f"--{key.replace('_', '-')} {kw[key]:,}" + (" (the default)" if getattr(args, key) is None else "")
+
+    if kw["budget"] < kw["trial_games"]:
+        raise OptionError(f"{flag('budget')} is less than one trial of {flag('trial_games')}: raise --budget "
+                          "or lower --trial-games")
+    if kw["holdout_seed"] is None and kw["seed"] == MAX_SEED:
+        raise OptionError(f"--seed {kw['seed']} leaves no default --holdout-seed (seed + 1): give one")
+    if kw["holdout_seed"] == kw["seed"]:
+        raise OptionError(f"--holdout-seed {kw['holdout_seed']} is the search's {flag('seed')}: the held-out games "
+                          "must be fresh; give another --holdout-seed")
+
+
 def cmd_tune_strategy(args) -> int:
     from pathlib import Path
 
@@ -816,14 +833,15 @@ def cmd_tune_strategy(args) -> int:
         if given:
             raise OptionError(f"--reproduce takes players, budget, seeds and game counts from the file; "
                               f"drop {', '.join(given)} (or drop --reproduce)")
+    if not args.reproduce:
+        defaults = {"players": [1, 2, 3, 4, 5, 6], "budget": 400_000, "trial_games": 5_000, "seed": 1,
+                    "holdout_games": 100_000, "holdout_seed": None}
+        kw = {k: v if getattr(args, k) is None else getattr(args, k) for k, v in defaults.items()}
+        _check_tune_strategy_options(args, kw)
     _check_out_file(args.out)
     try:
         if args.reproduce:
             kw = TS.reproduce_args(args.reproduce)
-        else:
-            defaults = {"players": [1, 2, 3, 4, 5, 6], "budget": 400_000, "trial_games": 5_000, "seed": 1,
-                        "holdout_games": 100_000, "holdout_seed": None}
-            kw = {k: v if getattr(args, k) is None else getattr(args, k) for k, v in defaults.items()}
         result = TS.tune(**kw, threads=args.threads, progress=progress)
     except TS.TuneStrategyError as e:
         raise SystemExit(f"error: {e}") from None
