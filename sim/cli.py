@@ -762,7 +762,7 @@ def cmd_tune(args) -> int:
         return 0
     band = "; ".join(f"{count(t.players, 'player')} [{100 * t.low:.1f}%, {100 * t.high:.1f}%]" for t in targets)
     print(f"target: {band}; {result.who()}, seed {args.seed}; {rec['candidates']} settings raced, {rec['games_played']:,} of {rec['budget']:,} games "
-          f"({rec['dropped']} dropped, {rec['on_edge']} on a band edge, {rec['unresolved']} unresolved: budget spent)")
+          f"({rec['dropped']} dropped, {rec['on_edge']} on a band edge, {rec['unresolved']} unresolved; stopped: {result.stop_reason()})")
     _print_pack(args, content)
     if result.same_games:
         def label(values):

@@ -236,6 +236,14 @@ class Levels:
                 "method": "Wilson intervals, Bonferroni over the looks the budget allows"}
 
 
+# why a race stops (TuneResult.stopped): the words of the summary line
+STOPPED = {
+    "decided": "every setting decided (found, dropped or on an edge)",
+    "budget": "budget spent",
+    "looks": "the last of the {looks} looks the intervals allow for taken",
+}
+
+
 @dataclass
 class TuneResult:
     knobs: list[Knob]
@@ -249,6 +257,12 @@ class TuneResult:
     made: dict = field(default_factory=dict)  # what the games were played with (see tune); empty for race alone
     # a setting the TPE search suggested -> the raced one whose games it plays (it is not raced again)
     same_games: dict = field(default_factory=dict)
+    # why the race stopped (a key of STOPPED): every setting decided, the budget spent, or the last look taken
+    stopped: str = "decided"
+
+    def stop_reason(self) -> str:
+        """Why the race stopped, in words (the summary line's end)."""
+        return STOPPED[self.stopped].format(looks=self.levels.looks)
 
     def who(self) -> str:
         """``heuristic players`` or ``bold players (pool_target=6)``: the level of play the figures describe."""
@@ -393,13 +407,16 @@ def race(
                      + (f"; {len(same)} more it suggested play the same games as one of them and are not raced "
                         "again" if same else ""))
     # ``done``: games per player count every racing candidate has played (game indices 0..done-1)
+    stopped = "looks"  # the loop's own end: no look left that the intervals allow for
     while looks < levels.looks:
         racing = [c for c in cands if c.state == "racing"]
         if not racing:
+            stopped = "decided"
             break
         cost = len(racing) * len(targets)
         n = min(round_size, (budget - played) // cost)
         if n < 1:
+            stopped = "budget"
             break
         jobs = [(c.values, t.players, done, n) for c in racing for t in targets]
         for (values, players, _, _), wins in zip(jobs, _evaluate_all(evaluate, jobs)):
@@ -417,10 +434,14 @@ def race(
                      f"{states.count('racing')} racing, {states.count('dropped')} dropped, {states.count('edge')} on an "
                      f"edge ({played:,} of {budget:,} games)")
         round_size *= 2
-    for c in cands:
-        if c.state == "racing":
-            c.state = "unresolved"
-    return TuneResult(knobs, targets, cands, played, budget, seed, levels, same_games=same)
+    racing = [c for c in cands if c.state == "racing"]
+    if not racing:  # the last round decided every setting left
+        stopped = "decided"
+    elif stopped == "looks" and (budget - played) // (len(racing) * len(targets)) < 1:
+        stopped = "budget"  # the last look took the last games a round can have
+    for c in racing:
+        c.state = "unresolved"
+    return TuneResult(knobs, targets, cands, played, budget, seed, levels, same_games=same, stopped=stopped)
 
 
 def _evaluate_all(evaluate: Evaluate, jobs: list[tuple]) -> list[int]:
@@ -705,6 +726,8 @@ def report(result: TuneResult, side: list[dict]) -> dict:
         "dropped": states.count("dropped"),
         "on_edge": states.count("edge"),
         "unresolved": states.count("unresolved"),
+        "stopped": result.stopped,
+        "stopped_because": result.stop_reason(),
         "raced": raced,
         **same,
     }

@@ -372,6 +372,28 @@ def test_a_setting_pinned_on_a_band_edge_stops_racing():
     assert lo < 0.27 < hi and hi - lo <= 0.04 / T.EDGE_RESOLUTION
 
 
+def test_the_summary_says_why_the_race_stopped(monkeypatch, capsys):
+    """'budget spent' only where it was: a race whose every setting was decided with games to spare says so
+    (in the summary line and tune.json's record), and one that ran out of games says that."""
+    from sim.cli import main
+
+    knobs = [T.Knob("a", (0, 5, 9)), T.Knob("b", (0,))]  # 0.20 (dropped), 0.45 (found), 0.65 (dropped)
+    decided = T.race(knobs, TARGET, synthetic, budget=200_000)
+    assert {c.state for c in decided.candidates} == {"found", "dropped"} and decided.games_played < 200_000
+    assert decided.stopped == "decided"
+    assert T.report(decided, [])["stopped_because"] == "every setting decided (found, dropped or on an edge)"
+    spent = T.race(KNOBS, TARGET, synthetic, budget=150_000, seed=3)
+    assert any(c.state == "unresolved" for c in spent.candidates)
+    assert spent.stopped == "budget" and T.report(spent, [])["stopped_because"] == "budget spent"
+    for res, end in ((decided, "stopped: every setting decided (found, dropped or on an edge))"),
+                     (spent, "stopped: budget spent)")):
+        monkeypatch.setattr(T, "tune", lambda *a, res=res, **k: (res, []))
+        main(["tune", "--target", "0.43:0.47", "--knob", "a=0,5,9", "--knob", "b=0", "--budget", str(res.budget)])
+        (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("target:")]
+        assert line.endswith(end), line
+        assert (f"{res.games_played:,} of {res.budget:,} games" in line) and ("budget spent" in line) == (res is spent)
+
+
 BANDS = """
 [check]
 seed = 1
