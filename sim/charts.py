@@ -305,7 +305,7 @@ def tornado(table: pl.DataFrame, path: Path, players: int) -> Path:
     ax.set_xlabel("change in win rate (points): red one step down, blue one step up")
     base = rows[0]["default_win_rate"] * 100 if rows else float("nan")
     made = made_with(table)
-    games = rows[0]["games"] if rows else 0
+    games = max((r["games"] for r in rows if not r["refused"]), default=0)  # a refused step played none
     ax.set_title(f"{count(players, 'player')}, {who_played(made)}: win rate {base:.1f}% on the unchanged pack\n"
                  f"{games:,} games a setting, seed {made['seed']}, pack {made['content_hash'][:12]}, rules version "
                  f"{made['rules_version']}, {made['engine']}\nbars: 95% paired intervals", fontsize=9)

@@ -6,7 +6,7 @@ again with the same seeds (common random numbers). The paired difference in
 win rate against the unchanged pack, with its 95% interval (Tango's score
 interval, as in ``compare``), is the knob's effect per step. A step the pack
 refuses (off the printed board or track) is reported as refused, with the
-reason, and plays nothing.
+reason, and plays nothing (its row's ``games`` is 0, its win rate and difference empty).
 
 A step's ``from`` and ``to`` are the values a game of that player count plays,
 which are not always the pack's: a player count's own ``lobo_start`` or
@@ -222,8 +222,9 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
                 overrides = overrides_of([Knob(knob, (value + step,))], (value + step,))
                 try:
                     pack = load_with_overrides(path, overrides, f"sensitivity {knob}={value + step}")
-                except ContentError as e:
+                except ContentError as e:  # played nothing: no games, no win rate
                     row["refused"] = str(e)
+                    row["games"] = 0
                     rows.append(row)
                     continue
                 row["to"] = played_value(apply_overrides(raw, overrides), knob, p)
@@ -293,6 +294,12 @@ def who_played(made: dict) -> str:
     return f"{made['strategy']} players" + (f" ({', '.join(f'{k}={v}' for k, v in params.items())})" if params else "")
 
 
+def games_per_setting(table: pl.DataFrame) -> list[int]:
+    """The games each played setting of a sensitivity table had (sorted, distinct): a refused step played
+    none (its ``games`` is 0) and is left out, so the unchanged pack's count is never understated."""
+    return sorted(table.filter(pl.col("refused").is_null())["games"].unique().to_list())
+
+
 def short_name(knob: str) -> str:
     """``setup.player_count[players=4].location_target`` -> ``location_target``."""
     if knob.startswith("setup.player_count["):
@@ -312,7 +319,7 @@ def write_outputs(table: pl.DataFrame, out: Path) -> list[Path]:
 
     made = made_with(table)
     meta = {"strategy": made["strategy"], "strategy_params": made["params"], "seed": made["seed"],
-            "games": ",".join(map(str, sorted(table["games"].unique().to_list()))), "engine": made["engine"],
+            "games": ",".join(map(str, games_per_setting(table))), "engine": made["engine"],
             "content_hash": made["content_hash"], "rules_version": made["rules_version"]}
     out.mkdir(parents=True, exist_ok=True)
     files = [out / "sensitivity.parquet", out / "sensitivity.csv"]
@@ -323,5 +330,5 @@ def write_outputs(table: pl.DataFrame, out: Path) -> list[Path]:
     return files
 
 
-__all__ = ["SensitivityError", "default_knobs", "made_with", "played_value", "provenance", "sensitivity", "short_name",
+__all__ = ["SensitivityError", "default_knobs", "games_per_setting", "made_with", "played_value", "provenance", "sensitivity", "short_name",
            "value_played", "who_played", "write_outputs"]

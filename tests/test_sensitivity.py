@@ -38,6 +38,41 @@ def test_steps_are_paired_and_refusals_reported(tmp_path):
     assert pl.read_parquet(tmp_path / "sensitivity.parquet").equals(t)
 
 
+def test_a_refused_step_claims_no_games(tmp_path, capsys):
+    """Dr. Lobo starts at 0: the step to -1 is refused and plays nothing, so its row says 0 games (the table,
+    the CSV, the --json output), and the Parquet metadata and the chart give the games of the steps played."""
+    import json
+
+    from PIL import Image
+
+    from sim.cli import main
+    from sim.manifest import read_metadata
+
+    knob = ["setup.player_count[players={players}].lobo_start"]
+    t = S.sensitivity([2], knob, games=300, seed=4)
+    down, up = t.sort("step").iter_rows(named=True)
+    assert down["refused"] and (down["from"], down["to"], down["games"], down["win_rate"]) == (0, -1, 0, None)
+    assert up["refused"] is None and up["games"] == 300
+    assert S.games_per_setting(t) == [300]
+    S.write_outputs(t, tmp_path)
+    assert read_metadata(tmp_path / "sensitivity.parquet")["games"] == "300"
+    assert pl.read_csv(tmp_path / "sensitivity.csv").sort("step")["games"].to_list() == [0, 300]
+    assert json.loads(Image.open(tmp_path / "tornado_2p.png").text["Description"])["games"] == 300
+    main(["sensitivity", "--players", "2", "--games", "300", "--seed", "4", "--knob", knob[0], "--json"])
+    rows = sorted(json.loads(capsys.readouterr().out), key=lambda r: r["step"])
+    assert [(r["games"], r["refused"] is None) for r in rows] == [(0, False), (300, True)]
+
+
+def test_the_committed_table_claims_no_games_for_a_refused_step():
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parent.parent / "results" / "sensitivity"
+    for t in (pl.read_parquet(folder / "sensitivity.parquet"), pl.read_csv(folder / "sensitivity.csv")):
+        refused = t.filter(pl.col("refused").is_not_null())
+        assert refused.height and refused["games"].to_list() == [0] * refused.height
+        assert set(t.filter(pl.col("refused").is_null())["games"].to_list()) == {20_000}
+
+
 def test_per_player_knobs_read_the_pack_values_they_fall_back_to():
     raw = load_raw(DEFAULT_PACK)
     assert S.current_value(raw, "setup.player_count[players=4].lobo_start") == raw["lobo.toml"]["track"]["start"]
