@@ -179,7 +179,7 @@ def check_folder(folder: Path | str, need: Iterable[str] = ("summary.parquet",))
         if not path.is_file():
             if name not in need:
                 continue  # e.g. games.parquet, which is not committed: absent is not inconsistent
-            why = "missing"
+            raise ResultsError(_absent(folder, name))  # not kept here, which no other run's file explains
         elif path.stat().st_size != entry.get("bytes"):
             why = f"{path.stat().st_size} bytes, the manifest says {entry.get('bytes')}"
         elif file_sha256(path) != entry.get("sha256"):
@@ -190,6 +190,39 @@ def check_folder(folder: Path | str, need: Iterable[str] = ("summary.parquet",))
                 "was changed; run the study again into this folder"
             )
     return manifest
+
+
+GAMES_FILE = "games.parquet"  # the per-game table: bulky, so .gitignore leaves it out of committed results
+
+
+def _rerun_command(folder: Path) -> str:
+    """``smersh-sim run experiments/player_count.toml --out results/player_count``: the command that writes the
+    run again, its spec named by the file ``metadata.json`` records (under experiments/ where it is there)."""
+    try:
+        spec_file = json.loads((folder / METADATA).read_text()).get("spec_file")
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        spec_file = None
+    if not isinstance(spec_file, str) or not spec_file:
+        spec = "SPEC"
+    elif (Path("experiments") / spec_file).is_file():
+        spec = f"experiments/{spec_file}"
+    elif (Path(__file__).resolve().parent.parent / "experiments" / spec_file).is_file():
+        spec = str(Path(__file__).resolve().parent.parent / "experiments" / spec_file)
+    else:
+        spec = f"SPEC (the spec file {spec_file})"
+    return f"`smersh-sim run {spec} --out {folder}`"
+
+
+def _absent(folder: Path, name: str) -> str:
+    """Why a file the manifest lists, and the reader needs, is not in the folder, and how to write it."""
+    again = _rerun_command(folder)
+    if name == GAMES_FILE:
+        return (f"{folder / name}: the per-game table is not in this folder: the run wrote it ({MANIFEST} lists it), "
+                f"but {GAMES_FILE} is not committed with the results (.gitignore leaves the bulky per-game tables "
+                f"out), so a clone has the summary and charts only; run the study again to write it: {again} (the "
+                "same spec writes it again)")
+    return (f"{folder / name}: not in this folder, though {MANIFEST} lists it as a file of the run (removed, or not "
+            f"copied with the rest); run the study again to write it: {again}")
 
 
 SENSITIVITY_FILE = "sensitivity.parquet"  # what `smersh-sim sensitivity --out` writes (sim.sensitivity)

@@ -103,8 +103,37 @@ def test_manifest_names_every_file_of_the_run(spec, tmp_path):
     # a listed file that is absent only matters to a reader that needs it (games.parquet is not committed)
     (out / "games.parquet").unlink()
     check_folder(out)
-    with pytest.raises(ResultsError, match=r"games\.parquet: does not match .*missing"):
+    with pytest.raises(ResultsError, match=r"games\.parquet: the per-game table is not in this folder") as e:
         check_folder(out, need=("games.parquet",))
+    assert "does not match" not in str(e.value) and "mixes files" not in str(e.value)
+
+
+def test_a_per_game_table_not_kept_is_named_with_the_command_that_writes_it(spec, tmp_path, monkeypatch):
+    """A clone of the repository has results/player_count without games.parquet (not committed, by design):
+    read_games says the table is not there and how to write it, not that the folder mixes runs; a
+    games.parquet of another run still is a mix."""
+    clone = tmp_path / "results" / "player_count"
+    shutil.copytree(ROOT / "results" / "player_count", clone, ignore=shutil.ignore_patterns("games.parquet", ".*"))
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(ResultsError) as e:
+        sim.study.read_games(clone)
+    msg = str(e.value)
+    assert msg.startswith(f"{clone / 'games.parquet'}: the per-game table is not in this folder"), msg
+    assert "not committed" in msg and f"`smersh-sim run experiments/player_count.toml --out {clone}`" in msg
+    assert "mixes files" not in msg
+    read_summary(clone)  # the summary is there and checks
+    # the advice works: the spec run again into the folder writes the table
+    out = tmp_path / "out"
+    run_study(spec, out, progress=False, charts=False)
+    (out / "games.parquet").unlink()
+    with pytest.raises(ResultsError, match=re.escape(f"`smersh-sim run SPEC (the spec file folder.toml) --out {out}`")):
+        sim.study.read_games(out)
+    run_study(spec, out, progress=False, charts=False)
+    assert sim.study.read_games(out).height == 96
+    # a real mismatch keeps its own words
+    pl.read_parquet(out / "games.parquet").head(10).write_parquet(out / "games.parquet")
+    with pytest.raises(ResultsError, match=r"games\.parquet: does not match .*mixes files of different runs"):
+        sim.study.read_games(out)
 
 
 def test_missing_folder_and_unreadable_manifest(tmp_path):
