@@ -304,6 +304,41 @@ def _derived(raw: dict, overrides: dict, path, players: int) -> Content:
         raise ContentError("setup.toml", f"player_count {players}", f"its lobo_start / villain_counts: {e}") from None
 
 
+# ------------------------------------------------------------------ Location target
+def location_advances(n_henchmen: int, level2: int) -> int:
+    """The most times the Location Track can advance in one game.
+
+    It advances only on a passed henchman test at a green Location token (Field Manual 2.3;
+    a test inside an encounter card levels the henchman up without moving it, FAQ 6), and a
+    pass levels the henchman up, or at level 3 defeats him and takes his token out of the game.
+    Henchman levels never go down, so each henchman is passed at a token at most once per
+    level from his start to level 3: 3 times from level 1, twice from level 2.
+    """
+    return n_henchmen * K.HENCHMAN_LEVELS - level2
+
+
+def _check_location_target(row, n_henchmen: int, delta: int) -> None:
+    """Refuse a Location target (with the dirty-location variant's ``delta`` added) that the Location
+    Track can never reach at ``row``'s player count: only the henchmen win would be left."""
+    p, target, k = row.players, row.location_target, row.henchmen_level2
+    most = location_advances(n_henchmen, k)
+    if target <= most and target + delta <= most:
+        return
+    how = (f"only a passed henchman test at a Location token moves it, once for each level a henchman is passed "
+           f"at, from his start to level {K.HENCHMAN_LEVELS}: henchmen.toml's {n_henchmen} henchmen x "
+           f"{K.HENCHMAN_LEVELS} levels" + (f", less 1 for each of the henchmen_level2 = {k} starting at level 2"
+                                            if k else ""))
+    if target > most:
+        what, where = f"location_target = {target}", ""
+    else:
+        what = (f"location_target = {target} with variants.dirty_location_delta = {delta} makes the dirty-location "
+                f"variant's target {target + delta}")
+        where = " in that variant"
+    raise ContentError("setup.toml", f"player_count {p}",
+                       f"{what}, but the Location Track can advance at most {most} times in a {p}-player game, so "
+                       f"the Location win could never happen{where} ({how})")
+
+
 # ------------------------------------------------------------------ villain deck
 def _check_villain_deck(vil, row, start: int, loss: int) -> None:
     """Refuse a villain deck that the set-up removals of ``row`` leave unable to serve the game.
@@ -637,6 +672,7 @@ def build(raw: dict, path: str | Path | None = None, *, _players: int | None = N
                 entry,
                 f"henchmen_level2 = {r.henchmen_level2}, but there are {nh} henchmen",
             )
+        _check_location_target(r, nh, setup.variants.dirty_location_delta)
         plus_one = sum(1 for c in vil.card if c.category == "plus_one")
         if r.remove_random_plus_one > plus_one:
             raise ContentError(
