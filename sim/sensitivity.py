@@ -184,7 +184,8 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
     ``runner`` (:mod:`sim.distributed`) plays the settings: here by default, or on a Dask cluster.
     """
     from sim.compare import paired_stats
-    from sim.content import DEFAULT_PACK, ContentError, load_raw
+    from sim.content import DEFAULT_PACK, ContentError, load_raw, unprinted
+    from sim.content.loader import collecting_unprinted, warn_unprinted_summary
     from sim.content.overrides import OverrideError, apply_overrides, load_with_overrides
     from sim.distributed import LocalRunner
     from sim.rules.reads import played_key, why_unread
@@ -201,6 +202,7 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
     prm = tuple(sorted((params or {}).items()))
     rows, tasks = [], []  # tasks: (row index or -1 for a player count's unchanged pack, players)
     idle = []  # steps that change nothing a game of their player count plays: refused before any game
+    stepped = []  # the values of the steps' packs the printed game does not have: said once, below
     for p in players:
         tasks.append((("base", p), (base, p, games, strategy, prm, seed, engine)))
         for given in knobs or default_knobs(p):
@@ -221,7 +223,8 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
                        "diff_low": None, "diff_high": None, "refused": None}
                 overrides = overrides_of([Knob(knob, (value + step,))], (value + step,))
                 try:
-                    pack = load_with_overrides(path, overrides, f"sensitivity {knob}={value + step}")
+                    with collecting_unprinted(stepped):
+                        pack = load_with_overrides(path, overrides, f"sensitivity {knob}={value + step}")
                 except ContentError as e:  # played nothing: no games, no win rate
                     row["refused"] = str(e)
                     row["games"] = 0
@@ -240,6 +243,7 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
         raise SensitivityError("these steps change nothing a game of their player count plays, so their effect "
                                "would read as zero, or as noise: " + "; ".join(idle)
                                + ". Step the value that player count plays, or leave it out (--players)")
+    warn_unprinted_summary(stepped, "sensitivity's steps", known=unprinted(base))
     wins = {key: w for (key, _), w in runner.run(play_win_vector, tasks)}
     for i, row in enumerate(rows):
         base_wins = wins[("base", row["players"])]

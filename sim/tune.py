@@ -536,17 +536,20 @@ class GameEvaluator:
         self.runner = runner if runner is not None else LocalRunner()
         self.packs: dict = {}
         self.raws: dict = {}
+        self.unprinted: list = []  # the values of the settings' packs the printed game does not have
         self.seen: dict[tuple, _Seen] = {}  # by the target player counts: the settings twin was asked about
 
     def pack(self, values: tuple):
         """The content of one candidate (a TuneError naming the knob values if the pack refuses them)."""
         if values not in self.packs:
             from sim.content import ContentError
+            from sim.content.loader import collecting_unprinted
             from sim.content.overrides import load_with_overrides
 
             label = ", ".join(f"{k.path}={v}" for k, v in zip(self.knobs, values))
             try:
-                self.packs[values] = load_with_overrides(self.content_path, overrides_of(self.knobs, values), None)
+                with collecting_unprinted(self.unprinted):  # said once for all the settings: tune()
+                    self.packs[values] = load_with_overrides(self.content_path, overrides_of(self.knobs, values), None)
             except ContentError as e:
                 raise TuneError(f"--knob {label}: the pack refuses this setting: {e}") from None
         return self.packs[values]
@@ -651,7 +654,8 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
 
     ``runner`` (:mod:`sim.distributed`) plays each round's games: here by default, or on a Dask cluster.
     """
-    from sim.content import DEFAULT_PACK
+    from sim.content import DEFAULT_PACK, unprinted
+    from sim.content.loader import warn_unprinted_summary
     from sim.run import resolve_content
 
     check_knobs(knobs)
@@ -667,6 +671,11 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
     for values in settings:
         evaluator.raw(values)
     check_distinct(knobs, evaluator.packs, targets, evaluator.raws)
+    # every knob's values are among these settings: each field a knob sweeps off the printed game is
+    # said in one warning, not one per setting (the unchanged pack says its own)
+    known = unprinted(resolve_content(path))
+    warn_unprinted_summary(evaluator.unprinted, "tune's settings", known)
+    known += [u.text for u in evaluator.unprinted]
     result = race(knobs, targets, evaluator, budget, seed=seed, max_candidates=max_candidates, progress=progress)
     result.made = made_with(strategy, params, engine, resolve_content(path).hash)
     best = result.found()
@@ -679,6 +688,7 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
     side = []
     if also_players:
         side = side_effects(evaluator, resolve_content(path), best[:SIDE_SETTINGS], also_players)
+    warn_unprinted_summary(evaluator.unprinted, "tune's settings", known)  # any the search met that the above did not
     return result, side
 
 

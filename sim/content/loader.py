@@ -19,6 +19,9 @@ import json
 import re
 import tomllib
 from collections import deque
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -88,28 +91,186 @@ PRINTED = (
     ("lobo.toml", "the space where Dr. Lobo wins (loss)", "lobo_loss", LOBO_TRACK_LAST),
 )
 
+NO_CAP = 99  # giver_choice_max_un: no cap on the UN Transports of a choice
+NOT_PRINTED = ...  # a player count the rulebook prints no value for (no warning there)
 
-def unprinted(c: Content) -> list[str]:
-    """The pack's values that are legal but differ from the printed game, one sentence each."""
+# The set-up values the rulebook prints, for 1..6 players (docs/RULES.md, "Set-up by number of
+# players", names the text each comes from): Field Manual, Set-Up By Number of Players (1 and 2
+# players; 3-4 players: "no tokens and no special instructions"), 3 Villain Phase (Intel Overflow:
+# 1-3 players 5, 4+ players 4), the Secret Mission reward (2 Resolve solo), 1.1 Rest Action (solo:
+# the Blue die), Variants (5 players: Resolve -1, Rocko's unchanged, "all other rules are the same
+# as if you are playing a 4-player game"; 6 players: -2, Rocko's -1; For An Easier Game); the
+# Location targets: Reference Manual (5 for 3-5 players, 4 for 2, 3 for 1), none for 6 players.
+PRINTED_SETUP = {
+    "board_intel": (3, 2, 0, 0, 0, 0),
+    "extra_un": (0, 2, 0, 0, 0, 0),
+    "extra_top_secret": (0, 0, 0, 0, 0, 0),
+    "extra_choice": (3, 0, 0, 0, 0, 0),
+    "giver_extra_un": (0, 1, 0, 0, 0, 0),
+    "giver_extra_top_secret": (0, 1, 0, 0, 0, 0),
+    "giver_choice_max_un": (1, NO_CAP, NO_CAP, NO_CAP, NO_CAP, NO_CAP),
+    "henchmen_level2": (2, 1, 0, 0, 0, 0),
+    "remove_injury_cards": (True, True, False, False, False, False),
+    "remove_minus_one": (True, True, False, False, False, False),
+    "remove_random_plus_one": (3, 0, 0, 0, 0, 0),
+    "resolve_cut": (0, 0, 0, 0, 1, 2),
+    "resolve_cut_reduced": (0, 0, 0, 0, 0, 1),
+    "location_target": (3, 4, 5, 5, 5, NOT_PRINTED),
+    "overflow_limit": (5, 5, 5, 4, 4, 4),
+    "mission_resolve": (2, 1, 1, 1, 1, 1),
+    "rest_roll_die": ("blue", None, None, None, None, None),
+    "easier_extra_choice": (0, 0, 1, 1, 1, NOT_PRINTED),
+    "easier_extra_top_secret": (0, 1, 0, 0, 0, 0),
+    "easier_henchmen_level1": (True, False, False, False, False, False),
+}
+PRINTED_LOBO_START = 0  # Dr. Lobo's pawn on "Start" (lobo.toml's track.start, a player count's lobo_start)
+PRINTED_VARIANTS = {"dirty_lobo_start": 2, "dirty_location_delta": 1}  # Variants: For A Real Challenge
+
+
+def _show(field: str | None, v) -> str:
+    """A set-up value as setup.toml writes it."""
+    if v is None:
+        return "none (omitted)"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return json.dumps(v)
+    if field == "giver_choice_max_un" and v == NO_CAP:
+        return f"{v} (no cap)"
+    return str(v)
+
+
+@dataclass(frozen=True)
+class Unprinted:
+    """One legal pack value the printed game does not have: a field of ``entry`` (setup.toml's row or
+    table, lobo.toml's track), or a component count of ``file`` (``field`` None, ``what`` counted)."""
+
+    file: str
+    entry: str | None
+    field: str | None
+    what: str
+    value: object
+    printed: object
+
+    def phrase(self, values) -> str:
+        shown = ", ".join(_show(self.field, v) for v in values)
+        return f"{self.field} = {shown}" if self.field else f"{shown} {self.what}"
+
+    @property
+    def text(self) -> str:
+        head = f"{self.file}: {self.entry}" if self.entry else self.file
+        if self.field is None and self.what.startswith("tokens of each"):  # a count per skill: the totals too
+            n = len(K.ADVANCED_SKILLS)
+            return (f"{head}: {self.value} {self.what} ({self.value * n} in all); the printed game has {self.printed} "
+                    f"of each, {self.printed * n} in all (legal, but not the published game)")
+        return (f"{head}: {self.phrase([self.value])}; the printed game has {_show(self.field, self.printed)} "
+                "(legal, but not the published game)")
+
+
+def _setup_value(c: Content, field: str, players: int):
+    if field == "rest_roll_die":
+        d = int(c.setup_rest_roll_die[players])
+        return None if d < 0 else c.die_names[d]
+    a = getattr(c, field if field.startswith("easier_") else "setup_" + field)
+    return bool(a[players]) if a.dtype == np.bool_ else int(a[players])
+
+
+def unprinted_values(c: Content) -> list[Unprinted]:
+    """The pack's values that are legal but differ from the printed game: the component counts, Dr. Lobo's
+    start, each player count's set-up values (where the rulebook prints one) and the variants'."""
     out = []
     for file, what, attr, printed in PRINTED:
         value = len(c.top_secret_effect) if attr == "n_top_secret" else int(getattr(c, attr))
         if value != printed:
-            if attr == "n_advanced_skill_tokens":  # a count per skill: say the totals too
-                n = len(K.ADVANCED_SKILLS)
-                out.append(f"{file}: {value} {what} ({value * n} in all); the printed game has {printed} of each, "
-                           f"{printed * n} in all (legal, but not the published game)")
-                continue
-            out.append(f"{file}: {value} {what}; the printed game has {printed} (legal, but not the published game)")
+            out.append(Unprinted(file, None, None, what, value, printed))
+    if int(c.lobo_start) != PRINTED_LOBO_START:
+        out.append(Unprinted("lobo.toml", "track", "start", "Dr. Lobo's start", int(c.lobo_start), PRINTED_LOBO_START))
+    for p in range(1, K.MAX_PLAYERS + 1):
+        entry = f"player_count {p}"
+        own = c.by_players.get(p)
+        if own is not None and own.lobo_start != c.lobo_start and own.lobo_start != PRINTED_LOBO_START:
+            out.append(Unprinted("setup.toml", entry, "lobo_start", "Dr. Lobo's start", int(own.lobo_start),
+                                 PRINTED_LOBO_START))
+        for field, printed in PRINTED_SETUP.items():
+            value = _setup_value(c, field, p)
+            if printed[p - 1] is not NOT_PRINTED and value != printed[p - 1]:
+                out.append(Unprinted("setup.toml", entry, field, field, value, printed[p - 1]))
+    for field, printed in PRINTED_VARIANTS.items():
+        value = int(getattr(c, field))
+        if value != printed:
+            out.append(Unprinted("setup.toml", "variants", field, field, value, printed))
     return out
 
 
-def warn_unprinted(c: Content) -> Content:
-    """Warn (UnprintedValueWarning) about each unprinted value of ``c``; return ``c``."""
+def unprinted(c: Content) -> list[str]:
+    """The pack's values that are legal but differ from the printed game, one sentence each."""
+    return [u.text for u in unprinted_values(c)]
+
+
+_COLLECTING: ContextVar[list | None] = ContextVar("unprinted_collecting", default=None)
+
+
+@contextmanager
+def collecting_unprinted(into: list):
+    """Within it, a pack loaded adds its unprinted values (:class:`Unprinted`) to ``into`` instead of
+    warning: a command that plays many packs (tune's settings, sensitivity's steps) says them once, with
+    :func:`warn_unprinted_summary`, instead of one warning for each value of a swept knob."""
+    token = _COLLECTING.set(into)
+    try:
+        yield into
+    finally:
+        _COLLECTING.reset(token)
+
+
+def unprinted_summary(values: list[Unprinted], where: str) -> list[str]:
+    """``values`` (of several packs) as one line for each file and entry: a field's values together
+    (``setup.toml: player_count 4, in sensitivity's steps: location_target = 4, 6 (printed: 5);
+    ...``); a file and entry with a single value is said as the pack itself says it."""
+    groups: dict[tuple, dict[tuple, tuple[Unprinted, list]]] = {}
+    for u in values:
+        fields = groups.setdefault((u.file, u.entry), {})
+        _, seen = fields.setdefault((u.field, u.what), (u, []))
+        if u.value not in seen:
+            seen.append(u.value)
+    lines = []
+    for (file, entry), fields in groups.items():
+        if len(fields) == 1 and len(next(iter(fields.values()))[1]) == 1:
+            lines.append(next(iter(fields.values()))[0].text)
+            continue
+        parts = []
+        for u, seen in fields.values():
+            try:
+                seen = sorted(seen)
+            except TypeError:  # a die name and none
+                pass
+            parts.append(f"{u.phrase(seen)} (printed: {_show(u.field, u.printed)})")
+        head = f"{file}: {entry}" if entry else file
+        lines.append(f"{head}, in {where}: {'; '.join(parts)}; legal, but not the published game")
+    return lines
+
+
+def warn_unprinted_summary(values: list[Unprinted], where: str, known=()) -> None:
+    """Warn (UnprintedValueWarning) once for each line of :func:`unprinted_summary`, leaving out the values
+    whose sentence is in ``known`` (those of the unchanged pack, which warns on its own)."""
     import warnings
 
-    for message in unprinted(c):
-        warnings.warn(UnprintedValueWarning(message), stacklevel=3)
+    known = set(known)
+    for line in unprinted_summary([u for u in values if u.text not in known], where):
+        warnings.warn(UnprintedValueWarning(line), stacklevel=2)
+
+
+def warn_unprinted(c: Content) -> Content:
+    """Warn (UnprintedValueWarning) about each unprinted value of ``c`` (or, inside :func:`collecting_unprinted`,
+    add them to its list); return ``c``."""
+    import warnings
+
+    values = unprinted_values(c)
+    into = _COLLECTING.get()
+    if into is not None:
+        into.extend(values)
+        return c
+    for u in values:
+        warnings.warn(UnprintedValueWarning(u.text), stacklevel=3)
     return c
 
 
