@@ -1,22 +1,31 @@
 """Run an experiment spec: cells x batches, resumable, with atomic writes and flat memory.
 
 Each (cell, batch) is played once and its aggregate saved under
-``<out>/.state/<spec-hash>/``; a run started again skips every finished batch
+``<out>/.state/<cell-id>/``; a run started again skips every finished batch
 and produces byte-identical files. Final files (``summary.parquet``,
 ``games.parquet``, ``metadata.json``, charts) are assembled from the batch
 aggregates only, each written under a temporary name, then renamed into place;
 ``manifest.json`` is written last (see :mod:`sim.manifest`).
 
-Resume is safe against change. The state folder's ``key.json`` holds the
-resume key: the spec, the content hash of every setup, ``RULES_VERSION`` and
-a hash of the simulator's code (every module of ``sim/`` and ``strategies/``
-except those that only present results, see :data:`PRESENTATION_MODULES`).
-When any of them differs, the old batches are discarded and replayed, with a
-notice that says what changed. Beside each batch a record
-(``batch_NNNNNN.json``, written last) names its cell, seed, game range, key and
-the sha256 of its files; a batch whose record is missing or does not match
-(copied from another cell or range, truncated, corrupt) is replayed, with a
-notice naming the file.
+Resume is safe against change. Each cell's ``key.json`` holds the resume key
+of its batches (:func:`cell_keys`): everything that decides the cell's games
+(the seed, the cell's players, strategy, variant, line-up and setup, its
+``[strategy.X]`` table and what its seats play, its setup's overrides and
+content hash, every other ``[experiment]`` field but those of
+:data:`UNKEYED_EXPERIMENT`, ``RULES_VERSION``, a hash of the simulator's code:
+every module of ``sim/`` and ``strategies/`` except those that only present
+results, see :data:`PRESENTATION_MODULES`), and the batch layout (games and
+batch size). An edit of the spec that decides no game (its name, description,
+``[compare]``, ``[targets]``, the engine, ``games_table_limit``) keeps every
+batch, and the result files are assembled anew from them. When a cell's key
+differs, its old batches are discarded and replayed, with a notice that says
+what changed; when the games or the batch size changed, only the batches whose
+game range moved are; the folders of cells the spec no longer has are removed,
+with a notice, so ``.state/`` holds only batches the spec can use. Beside
+each batch a record (``batch_NNNNNN.json``, written last) names its cell, seed,
+game range, key and the sha256 of its files; a batch whose record is missing
+or does not match (copied from another cell or range, truncated, corrupt) is
+replayed, with a notice naming the file.
 
 The engine is not part of the key: the kernel and the reference engine play
 the very same games, so their batches are interchangeable. Each record names
@@ -34,6 +43,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -154,7 +164,9 @@ def cell_summary(cell: Cell, parts: list[dict[str, np.ndarray]], n_games: int, t
 # so they stay out of the code hash (every other module of sim/ and strategies/ is in it).
 PRESENTATION_MODULES = frozenset({"bands.py", "bench.py", "charts.py", "cli.py", "compare.py", "golden.py",
                                   "manifest.py"})
-STATE_FORMAT = 3  # layout of .state/: bump when a batch file changes shape (3: the tally of sim/tally.py)
+# layout of .state/: bump when a batch file changes shape (3: the tally of sim/tally.py; 4: a folder per cell,
+# keyed by what decides its games, in place of a folder per spec)
+STATE_FORMAT = 4
 
 
 def code_roots() -> list[Path]:
@@ -223,15 +235,82 @@ def results_key(spec: Spec, contents: dict) -> dict:
     return key
 
 
-def resume_key(spec: Spec, contents: dict, source: str | None = None) -> dict:
-    """The results key plus the code hash and state format; ``key`` is the digest of all of it."""
-    k = {**results_key(spec, contents), "source": source_hash() if source is None else source,
-         "state_format": STATE_FORMAT}
-    return {**k, "key": _digest(k)}
+# Fields of a spec that decide no game of a batch, so that editing them keeps the batches. Everything else a
+# spec holds is in the key of the cells it concerns, a field added to the spec later included.
+#   name, description: labels; compare, targets: read by `compare` and the charts from the summary;
+#   engine: both engines play the same games (each record names the engines that played its batch);
+#   games, batch: where a batch starts and ends (kept by each record's game range and key.json's layout);
+#   games_table_limit: whether the per-game tables are kept (a record names the files its batch has).
+UNKEYED_EXPERIMENT = frozenset({"name", "description", "engine", "games", "batch", "games_table_limit"})
+UNKEYED_SECTIONS = frozenset({"compare", "targets"})
+# sections read per cell: the grid by the cell's coordinates, [strategy.X] and [setup.X] by the cell's own
+CELL_SECTIONS = frozenset({"experiment", "grid", "strategy", "setup"})
+GRID_DIMENSIONS = {"players": "players", "strategies": "strategy", "variants": "variant",
+                   "characters": "characters", "setups": "setup"}
+
+
+def _strategy_plays(spec: Spec, cell: Cell, modules_of: dict) -> dict | list:
+    """What the cell's seats play: for a registered strategy (or a per-seat team) the parameters of each seat
+    as built (what ``tuned`` reads from ``strategies/tuned.toml`` included; one entry when every seat plays the
+    same), for a module strategy its path and source hash."""
+    from sim.run import make_team
+    from strategies import modules
+
+    base, params = spec.strategy_of(cell.strategy)
+    if modules.is_module_path(base):
+        return modules_of[cell.strategy]
+    seats = [{"name": s.name, "params": s.params()} for s in make_team(base, cell.players, params)]
+    return seats[0] if all(x == seats[0] for x in seats) else seats
+
+
+def cell_keys(spec: Spec, contents: dict, source: str | None = None) -> dict[str, dict]:
+    """Cell id -> the resume key of its batches: everything that decides the cell's games but where a batch
+    starts and ends (the seed, the cell's players, strategy, variant as played, line-up and setup, its
+    ``[strategy.X]`` table and what its seats play, its setup's overrides and content hash, every other field
+    of ``[experiment]`` but :data:`UNKEYED_EXPERIMENT`, ``RULES_VERSION``, the code hash and the state format).
+    ``key`` is the digest of the rest; the engine is not in it."""
+    m = spec.model
+    source = source_hash() if source is None else source
+    modules_of = module_hashes(spec)
+    experiment = {k: v for k, v in m.experiment.model_dump(mode="json").items() if k not in UNKEYED_EXPERIMENT}
+    grid_other = {f: v for f, v in m.grid.model_dump(mode="json").items() if f not in GRID_DIMENSIONS}
+    other = {s: getattr(m, s).model_dump(mode="json") for s in type(m).model_fields
+             if s not in CELL_SECTIONS | UNKEYED_SECTIONS}
+    keys = {}
+    for cell in spec.cells():
+        table = m.strategy.get(cell.strategy)
+        setup = m.setup.get(cell.setup)
+        k = {
+            "state_format": STATE_FORMAT,
+            "rules_version": sim.RULES_VERSION,
+            "source": source,
+            "experiment": experiment,
+            "cell": cell.as_dict(),
+            "strategy": {"table": None if table is None else table.model_dump(mode="json"),
+                         "plays": _strategy_plays(spec, cell, modules_of)},
+            "setup": {"overrides": None if setup is None else setup.model_dump(mode="json")["overrides"],
+                      "content": contents[cell.setup].hash},
+        }
+        if grid_other:
+            k["grid"] = grid_other
+        if other:
+            k["other"] = other
+        keys[cell.id] = {**k, "key": _digest(k)}
+    return keys
+
+
+def resume_digest(keys: dict[str, dict]) -> str:
+    """One digest of a run's cell keys (``provenance.json``'s ``resume_key``)."""
+    return _digest({cid: k["key"] for cid, k in sorted(keys.items())})
+
+
+def _short(value, width: int = 60) -> str:
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _key_change(old: dict | None, new: dict) -> str:
-    """What differs between the key the batches were played with and today's, in words."""
+    """What differs between the key a cell's batches were played with and today's, in words."""
     if old is None:
         return "no resume key (an older version wrote them)"
     if not isinstance(old, dict) or "key" not in old:
@@ -239,21 +318,37 @@ def _key_change(old: dict | None, new: dict) -> str:
     why = []
     if old.get("state_format") != new["state_format"]:
         why.append(f"state format {old.get('state_format')} (today {new['state_format']})")
-    if old.get("spec") != new["spec"]:
-        why.append("another spec")
-    old_content = old.get("content") if isinstance(old.get("content"), dict) else {}
-    for setup, h in new["content"].items():
-        if old_content.get(setup) != h:
-            was = str(old_content.get(setup) or "none")[:12]
-            why.append(f"another content pack for setup {setup!r} (hash {was} -> {h[:12]})")
+    old_exp = old.get("experiment") if isinstance(old.get("experiment"), dict) else {}
+    for k in sorted(set(old_exp) | set(new["experiment"])):
+        if old_exp.get(k) != new["experiment"].get(k):
+            why.append(f"experiment.{k} {_short(old_exp.get(k))} (today {_short(new['experiment'].get(k))})")
+    if old.get("cell") != new["cell"]:
+        why.append(f"another cell saved under the same folder name ({_short(old.get('cell'))})")
+    cell = new["cell"]
+    old_strategy = old.get("strategy") if isinstance(old.get("strategy"), dict) else {}
+    name = cell["strategy"]
+    if old_strategy.get("table") != new["strategy"]["table"]:
+        why.append(f"another [strategy.{name}] table")
+    elif old_strategy.get("plays") != new["strategy"]["plays"]:
+        plays = new["strategy"]["plays"]
+        if isinstance(plays, dict) and "source_hash" in plays:
+            was = old_strategy.get("plays") if isinstance(old_strategy.get("plays"), dict) else {}
+            why.append(f"another source of the module strategy {name} ([strategy.{name}] module, hash "
+                       f"{str(was.get('source_hash'))[:12]} -> {plays['source_hash'][:12]})")
+        else:
+            why.append(f"other parameters of strategy {name} (e.g. an edited strategies/tuned.toml)")
+    old_setup = old.get("setup") if isinstance(old.get("setup"), dict) else {}
+    setup = cell["setup"]
+    if old_setup.get("overrides") != new["setup"]["overrides"]:
+        why.append(f"other overrides of setup {setup!r}")
+    if old_setup.get("content") != new["setup"]["content"]:
+        was = str(old_setup.get("content") or "none")[:12]
+        why.append(f"another content pack for setup {setup!r} (hash {was} -> {new['setup']['content'][:12]})")
+    for section in ("grid", "other"):
+        if old.get(section) != new.get(section):
+            why.append(f"another {section} section {_short(old.get(section))} (today {_short(new.get(section))})")
     if old.get("rules_version") != new["rules_version"]:
         why.append(f"RULES_VERSION {old.get('rules_version')!r} (today {new['rules_version']!r})")
-    if old.get("strategy_params") != new["strategy_params"]:
-        changed = sorted(n for n in set(new["strategy_params"]) | set(old.get("strategy_params") or {})
-                         if (old.get("strategy_params") or {}).get(n) != new["strategy_params"].get(n))
-        why.append(f"other parameters of strategy {', '.join(changed)} (e.g. an edited strategies/tuned.toml)")
-    if old.get("strategy_modules") != new.get("strategy_modules"):
-        why.append("another source of a module strategy ([strategy.X] module)")
     if old.get("source") != new["source"]:
         why.append("other simulator code in sim/ or strategies/ (source hash "
                    f"{str(old.get('source'))[:12]} -> {new['source'][:12]})")
@@ -265,24 +360,110 @@ def _notice(report: RunReport, message: str) -> None:
     print(f"notice: {message}", file=sys.stderr, flush=True)
 
 
-def _open_state(state: Path, key: dict, report: RunReport) -> None:
-    """Discard batches played under another resume key (with a notice), then record today's key."""
-    kpath = state / "key.json"
-    old: dict | None = None
-    if kpath.exists():
-        try:
-            old = json.loads(kpath.read_text())
-        except (OSError, UnicodeDecodeError, ValueError):
-            old = {}
-    if old == key:
-        return
-    stale = sorted(f for f in state.glob("*/*") if f.is_file())
-    if stale:
-        _notice(report, f"{state}: its {len(stale)} batch file(s) were played with {_key_change(old, key)}; "
-                        "discarding them and replaying every batch")
-        for f in stale:
-            f.unlink()
-    atomic_write_text(kpath, dumps(key))
+def _cells_label(ids: list[str]) -> str:
+    shown = ", ".join(ids[:4]) + (f" and {len(ids) - 4} more" if len(ids) > 4 else "")
+    return f"cell {shown}" if len(ids) == 1 else f"{len(ids)} cells ({shown})"
+
+
+_BATCH_FILE = re.compile(r"^(?:batch|games)_(\d{6})\.(?:npz|parquet|json)(?:\.tmp)?$")
+
+
+def _batch_index(f: Path) -> int | None:
+    hit = _BATCH_FILE.match(f.name)
+    return int(hit.group(1)) if hit else None
+
+
+def _batch_range(layout: dict, b: int) -> tuple[int, int] | None:
+    """(first game, games) of batch ``b`` under ``layout`` (``{"games", "batch"}``), None past its end."""
+    game0 = b * layout["batch"]
+    return (game0, min(layout["batch"], layout["games"] - game0)) if game0 < layout["games"] else None
+
+
+def _layout_change(old: dict, new: dict) -> str:
+    return "; ".join(f"experiment.{k} {old[k]} (today {new[k]})" for k in ("games", "batch") if old[k] != new[k])
+
+
+def _valid_layout(layout) -> bool:
+    return (isinstance(layout, dict) and set(layout) == {"games", "batch"}
+            and all(type(v) is int and v >= 1 for v in layout.values()))
+
+
+def _is_cell_folder(p: Path) -> bool:
+    """A cell's folder as :func:`_open_state` writes it (its key.json names a cell)."""
+    try:
+        return p.is_dir() and isinstance(json.loads((p / "key.json").read_text()).get("cell"), dict)
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return False
+
+
+def _open_state(state: Path, keys: dict[str, dict], layout: dict, report: RunReport) -> None:
+    """Keep in ``state`` only the batches this spec can use, saying what else goes and why; record each cell's
+    key and the batch layout.
+
+    A folder that is no cell of the spec (a cell the grid no longer has, or an earlier layout of ``.state/``)
+    is removed; so are a cell's batches played under another key (with what changed, :func:`_key_change`)
+    and, when ``experiment.games`` or ``experiment.batch`` changed, the batches whose game range is no
+    longer one of the spec's. Batches of other cells and other ranges are reused as they are."""
+    import shutil
+
+    state.mkdir(parents=True, exist_ok=True)
+    strays = sorted(p for p in state.iterdir() if p.name not in keys)
+    cells = [p.name for p in strays if _is_cell_folder(p)]
+    if cells:
+        _notice(report, f"{state}: removing the saved batches of {_cells_label(cells)}, which the spec no "
+                        "longer has")
+    others = [p.name for p in strays if p.name not in cells]
+    if others:
+        _notice(report, f"{state}: removing {', '.join(others[:4])}{' ...' if len(others) > 4 else ''}: "
+                        "not a cell's folder (an earlier layout of .state/, one folder per spec, or a file put "
+                        "there by hand)")
+    for p in strays:
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        else:
+            p.unlink()
+    discarded: dict[str, list[tuple[str, int]]] = {}  # why -> [(cell, batches)]
+    moved: dict[str, list[tuple[str, int]]] = {}
+    for cid, key in keys.items():
+        cdir = state / cid
+        cdir.mkdir(exist_ok=True)
+        kpath = cdir / "key.json"
+        old: dict | None = None
+        if kpath.exists():
+            try:
+                old = json.loads(kpath.read_text())
+            except (OSError, UnicodeDecodeError, ValueError):
+                old = {}
+        want = {**key, "layout": layout}
+        if old == want:
+            continue
+        files = [f for f in cdir.iterdir() if f.name != "key.json"]
+        same_key = isinstance(old, dict) and old.get("key") == key["key"]
+        if same_key and _valid_layout(old.get("layout")):  # another layout: the batches whose games moved go
+            gone = [f for f in files if _batch_index(f) is not None
+                    and _batch_range(old["layout"], _batch_index(f)) != _batch_range(layout, _batch_index(f))]
+            why, into = _layout_change(old["layout"], layout), moved
+        else:
+            gone = files
+            why = "an unreadable key.json (its batch layout)" if same_key else _key_change(old, key)
+            into = discarded
+        if gone:  # counted in batches (a batch's files share its number)
+            into.setdefault(why, []).append((cid, len({_batch_index(f) if _batch_index(f) is not None else f.name
+                                                       for f in gone})))
+        for f in gone:
+            if f.is_dir() and not f.is_symlink():
+                shutil.rmtree(f)
+            else:
+                f.unlink()
+        atomic_write_text(kpath, dumps(want))
+    for why, hit in discarded.items():
+        _notice(report, f"{state}: the {sum(n for _, n in hit)} saved batch(es) of {_cells_label([c for c, _ in hit])} "
+                        f"were played with {why}; discarding them and replaying every batch of "
+                        f"{'that cell' if len(hit) == 1 else 'those cells'}")
+    for why, hit in moved.items():
+        _notice(report, f"{state}: {why}: discarding the {sum(n for _, n in hit)} saved batch(es) of "
+                        f"{_cells_label([c for c, _ in hit])} whose game range is no longer one of the spec's "
+                        "batches; every other saved batch is reused")
 
 
 # ------------------------------------------------------------------ batch files
@@ -517,11 +698,9 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
             if spec.overrides_of(setup)
             else resolve_content(spec.content_path())
         )
-    key = resume_key(spec, contents)
-    state = out / ".state" / spec.hash[:16]
-    state.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(state / "spec.json", spec.canonical_json().encode())
-    _open_state(state, key, report)
+    keys = cell_keys(spec, contents)
+    state = out / ".state"
+    _open_state(state, keys, {"games": spec.games, "batch": spec.batch}, report)
     n_batches = -(-spec.games // spec.batch)
     total = len(cells) * n_batches
     show = sys.stderr.isatty() if progress is None else progress
@@ -541,7 +720,7 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
             game0 = b * spec.batch
             size = min(spec.batch, spec.games - game0)
             paths = _batch_paths(cdir, b)
-            expect = {"cell": cell.id, "seed": spec.seed, "game0": game0, "games": size, "key": key["key"],
+            expect = {"cell": cell.id, "seed": spec.seed, "game0": game0, "games": size, "key": keys[cell.id]["key"],
                       "content_hash": content.hash}
             usable, why = _batch_state(paths, expect, write_games)
             played_by = _record_engines(paths[2]) if usable else None
@@ -593,7 +772,7 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
         for b in range(n_batches):
             label = ",".join(_record_engines(_batch_paths(state / cell.id, b)[2])) or "unrecorded"
             report.batch_engines[label] = report.batch_engines.get(label, 0) + 1
-    report.files = assemble(spec, out, state, cells, n_batches, contents, write_games, charts, key, engine,
+    report.files = assemble(spec, out, state, cells, n_batches, contents, write_games, charts, keys, engine,
                             report.batch_engines)
     report.finished = True
     return report
@@ -614,19 +793,20 @@ def result_metadata(spec: Spec, contents: dict) -> dict:
     }
 
 
-def provenance(key: dict, engine: str, batch_engines: dict[str, int] | None = None) -> dict:
+def provenance(keys: dict[str, dict], engine: str, batch_engines: dict[str, int] | None = None) -> dict:
     """What produced a run without deciding its numbers; kept out of the committed files.
 
     ``engine`` is the engine of the run that assembled the files (every batch was played by it, then or
     before); ``batch_engines`` counts the batches by the engines that played them, in the order they did
     (``{"kernel,reference": 4}``: the kernel saved them, the reference engine replayed them and matched).
     """
-    return {"git_revision": git_revision(), "versions": package_versions(), "source_hash": key["source"],
-            "resume_key": key["key"], "engine": engine,
+    source = next(iter(keys.values()))["source"]
+    return {"git_revision": git_revision(), "versions": package_versions(), "source_hash": source,
+            "resume_key": resume_digest(keys), "engine": engine,
             "batch_engines": dict(sorted((batch_engines or {}).items()))}
 
 
-def assemble(spec, out: Path, state: Path, cells, n_batches, contents, write_games, charts, key, engine,
+def assemble(spec, out: Path, state: Path, cells, n_batches, contents, write_games, charts, keys, engine,
              batch_engines: dict[str, int] | None = None) -> list[Path]:
     """Build summary.parquet (and games.parquet, metadata.json, charts) from the batch files; the manifest last."""
     import pyarrow as pa
@@ -682,7 +862,7 @@ def assemble(spec, out: Path, state: Path, cells, n_batches, contents, write_gam
     if charts:
         files.extend(study_charts(summary, out, spec))
     prov = out / PROVENANCE
-    atomic_write_text(prov, dumps(provenance(key, engine, batch_engines)))
+    atomic_write_text(prov, dumps(provenance(keys, engine, batch_engines)))
     manifest = write_manifest(out, files, meta["key"])
     return files + [prov, manifest]
 

@@ -176,7 +176,7 @@ def rerun_into_copy(clean, tmp_path, damage):
     spec = load_spec(spec_file)
     work = tmp_path / "out"
     shutil.copytree(out, work)
-    state = work / ".state" / spec.hash[:16]
+    state = work / ".state"
     damaged = damage(state)
     report = run_study(spec, work, progress=False, charts=False)
     assert report.finished
@@ -267,7 +267,7 @@ def test_npz_with_bad_crc_really_fails_to_load(clean, tmp_path):
     import numpy as np
 
     spec_file, out = clean
-    src = next((out / ".state").glob("*/p3_heuristic_standard_default_default/batch_000001.npz"))
+    src = next((out / ".state").glob("p3_heuristic_standard_default_default/batch_000001.npz"))
     bad = tmp_path / "bad.npz"
     shutil.copyfile(src, bad)
     _flip(bad, _npz_data_offset(bad))
@@ -277,8 +277,7 @@ def test_npz_with_bad_crc_really_fails_to_load(clean, tmp_path):
 
 def test_batch_record_names_cell_seed_and_game_range(clean):
     spec_file, out = clean
-    spec = load_spec(spec_file)
-    rec = json.loads((out / ".state" / spec.hash[:16] / "p3_heuristic_standard_default_default" / "batch_000002.json").read_text())
+    rec = json.loads((out / ".state" / "p3_heuristic_standard_default_default" / "batch_000002.json").read_text())
     assert rec["cell"] == "p3_heuristic_standard_default_default"
     assert (rec["seed"], rec["game0"], rec["games"]) == (3, 32, 16)
     assert set(rec["files"]) == {"batch_000002.npz", "games_000002.parquet"}
@@ -300,7 +299,7 @@ def test_a_run_on_another_engine_replays_and_checks_the_saved_batches(clean, tmp
     spec = load_spec(spec_file)
     work = tmp_path / "out"
     shutil.copytree(out, work)
-    state = work / ".state" / spec.hash[:16]
+    state = work / ".state"
     assert {r["engines"][0] for r in _records(state).values()} == {"kernel"}
     assert main(["run", str(spec_file), "--out", str(work), "--engine", "reference", "--quiet"]) == 0
     cap = capsys.readouterr()
@@ -323,7 +322,7 @@ def test_a_run_on_another_engine_replays_and_checks_the_saved_batches(clean, tmp
     # a fresh folder records the one engine that played it
     fresh = run_study(spec, tmp_path / "fresh", engine="reference", progress=False, charts=False)
     assert fresh.checked == [] and fresh.batch_engines == {"reference": 6}
-    assert {tuple(r["engines"]) for r in _records(tmp_path / "fresh" / ".state" / spec.hash[:16]).values()} \
+    assert {tuple(r["engines"]) for r in _records(tmp_path / "fresh" / ".state").values()} \
         == {("reference",)}
 
 
@@ -365,7 +364,7 @@ def test_a_batch_another_engine_plays_differently_is_refused_and_left_as_saved(c
     spec = load_spec(spec_file)
     work = tmp_path / "out"
     shutil.copytree(out, work)
-    state = work / ".state" / spec.hash[:16]
+    state = work / ".state"
     cell = "p3_heuristic_standard_default_default"
     _rewrite_consistently(state, cell, 1, change)
     saved = {f.name: f.read_bytes() for f in (state / cell).glob("*_000001.*")}

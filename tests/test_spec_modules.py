@@ -113,8 +113,9 @@ def test_an_edited_module_replays_its_batches(tmp_path, module):
     assert run_study(spec, out, progress=False).finished
     module.write_text(MODULE.replace("len(choices) - 1", "0  # ignore every token") + "\n# edited\n")
     again = run_study(spec, out, progress=False)
-    assert again.finished and len(again.computed) == 6 and not again.skipped
-    assert any("module strategy" in n for n in again.notices)
+    wary = "p2_wary_standard_default_default"  # its cell replays; the heuristic's batches decide nothing of it
+    assert again.finished and sorted(again.computed) == [(wary, b) for b in range(3)] and len(again.skipped) == 3
+    assert any("module strategy wary" in n for n in again.notices)
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["strategy_modules"]["wary"]["source_hash"] == _folder_hash(module)
 
@@ -136,7 +137,7 @@ def wary(**params):
 
 def test_an_edited_helper_module_replays_its_batches_with_the_new_code(tmp_path, module, monkeypatch):
     """The module imports a helper beside it: an edit of the helper alone changes the recorded source
-    hash, replays every batch of the strategy, and the replay plays the edited helper, not the one
+    hash, replays every batch of the strategy's cells, and the replay plays the edited helper, not the one
     imported before."""
     import sys
 
@@ -151,8 +152,9 @@ def test_an_edited_helper_module_replays_its_batches_with_the_new_code(tmp_path,
     assert before == _folder_hash(module)
     helper.write_text("def pick(choices):\n    return 0\n")
     again = run_study(spec, out, progress=False)
-    assert again.finished and not again.skipped and len(again.computed) == 6
-    assert any("module strategy" in n for n in again.notices)
+    wary = "p2_wary_standard_default_default"
+    assert again.finished and sorted(again.computed) == [(wary, b) for b in range(3)] and len(again.skipped) == 3
+    assert any("module strategy wary" in n for n in again.notices)
     after = json.loads((out / "metadata.json").read_text())["strategy_modules"]["wary"]["source_hash"]
     assert after == _folder_hash(module) != before
     from strategies import HeuristicStrategy
