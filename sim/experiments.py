@@ -487,6 +487,7 @@ def _check_cross(spec: Spec) -> None:
             Settings.build(base, len(names), names, None)
         except (ValueError, ContentError) as e:
             raise SpecError(f, "grid.characters", str(e)) from None
+    _check_cell_ids(spec)
     _check_reads(spec, pack)
     for k in m.targets.win_rate:
         if int(k) not in m.grid.players:
@@ -501,6 +502,32 @@ def _check_cross(spec: Spec) -> None:
         for dim, value in m.compare.baseline.items():
             if isinstance(value, bool) or value not in grid[dim]:
                 raise SpecError(f, f"compare.baseline.{dim}", f"{value!r} is not in the grid's {dim} values {grid[dim]}")
+
+
+GRID_KEYS = {"players": "grid.players", "strategy": "grid.strategies", "variant": "grid.variants",
+             "characters": "grid.characters", "setup": "grid.setups"}
+
+
+def _check_cell_ids(spec: Spec) -> None:
+    """Refuse two cells with one id, or an id that is not one folder name: a cell's id names its row of
+    summary.parquet and its folder of batches under .state/, so such cells would mix their games or
+    put them elsewhere."""
+    f = spec.path.name
+    seen: dict[str, Cell] = {}
+    for cell in spec.cells():
+        cid = cell.id
+        for d in DIMENSIONS:
+            value = str(getattr(cell, d))
+            if any(c in value for c in "/\\\0"):
+                raise SpecError(f, GRID_KEYS[d], f"{value!r} gives the cell id {cid!r}, which is not one folder "
+                                "name (it holds a slash or a backslash); rename it")
+        if cid in seen:
+            other = seen[cid]
+            d = next(d for d in DIMENSIONS if getattr(cell, d) != getattr(other, d))
+            raise SpecError(f, GRID_KEYS[d], f"{getattr(other, d)!r} and {getattr(cell, d)!r} give the same cell id "
+                            f"{cid!r} (an id drops spaces and writes commas as +): their rows of summary.parquet "
+                            "and their batches would be one; rename one of them")
+        seen[cid] = cell
 
 
 def _show(path: str, value) -> str:

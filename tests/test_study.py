@@ -82,6 +82,35 @@ def test_bad_specs_name_file_key_and_reason(tmp_path, patch, key, reason):
     assert key in msg and reason in msg, msg
 
 
+@pytest.mark.parametrize("strategies, tables, key, says", [
+    # two tables whose names differ by a space only: one cell id, one row and one folder of batches
+    ('["a b", "ab"]', '[strategy."a b"]\nbase = "heuristic"\nparams = { pool_target = 5 }\n'
+                      '[strategy.ab]\nbase = "heuristic"\nparams = { pool_target = 9 }\n',
+     "grid.strategies", "'a b' and 'ab' give the same cell id 'p2_ab_standard_default_default'"),
+    # a per-seat team and a table named like its cell id
+    ('["heuristic,bold", "heuristic+bold"]', '[strategy."heuristic+bold"]\nbase = "bold"\n',
+     "grid.strategies", "'heuristic,bold' and 'heuristic+bold' give the same cell id"),
+    ('["a/b"]', '[strategy."a/b"]\nbase = "heuristic"\n', "grid.strategies",
+     "'a/b' gives the cell id 'p2_a/b_standard_default_default', which is not one folder name"),
+])
+def test_cells_whose_ids_collide_or_are_no_folder_name_are_refused(tmp_path, strategies, tables, key, says):
+    text = f"""
+[experiment]
+name = "ids"
+seed = 1
+games = 10
+batch = 10
+
+[grid]
+players = [2]
+strategies = {strategies}
+
+{tables}"""
+    with pytest.raises(SpecError) as e:
+        load_spec(write_spec(tmp_path, text))
+    assert str(e.value).startswith(f"mini.toml: {key}: {says}"), str(e.value)
+
+
 def test_results_open_in_polars_pandas_and_duckdb_with_metadata(finished_run):
     import duckdb
 
