@@ -154,7 +154,6 @@ def check_labels(strategy, players: int) -> None:
     each seat's strategy). Parameters are not in the label, as with ``params=``: an object of a registered
     family with parameters of its own keeps the family's name unless it is given one."""
     import strategies
-
     from sim.content.constants import MAX_PLAYERS
     from sim.text import count
 
