@@ -31,10 +31,13 @@ Dask is an optional extra: ``pip install 'smersh-sim[distributed]'``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
 import re
+import signal
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -351,6 +354,73 @@ def _run_job(fn, job, shared, threads, code=None):
         raise
 
 
+@contextlib.contextmanager
+def _interrupts_held():
+    """Ctrl-C held back for the block: a SIGINT that comes in meanwhile is raised as KeyboardInterrupt as it
+    ends, and every thread and process started in the block keeps SIGINT blocked for good.
+
+    A ``local:N`` cluster is started in such a block: its event loop's thread, the nannies that run there and
+    the worker processes they start (then, or later in place of a lost one) inherit the blocked signal, so
+    the Ctrl-C that a terminal sends to the whole process group stops only this process, which then stops
+    the cluster (:meth:`DaskRunner.close`, itself run in such a block so that a second Ctrl-C cannot cut it
+    short). A worker that took the Ctrl-C itself would die with a traceback and leave the run waiting for
+    workers that are gone. Held back only where Python's own handler is in place in the main thread (not
+    where SIGINT is ignored, nor where a program installed its own)."""
+    caught: list[int] = []
+    hold = (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+    if hold:
+        signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    masked = hasattr(signal, "pthread_sigmask")  # not on Windows, where no process group shares a Ctrl-C
+    if masked:
+        from multiprocessing import resource_tracker
+
+        # multiprocessing starts its resource tracker with the first worker process, and starting it
+        # unblocks SIGINT in the starting thread (the event loop's, which starts the workers): start it first
+        resource_tracker.ensure_running()
+        before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if masked:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        if hold:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            if caught:
+                raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _logs_off():
+    """No log record of this process gets out during the block."""
+    before = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logging.disable(before)
+
+
+def _quiet(cluster) -> None:
+    """No "exception was never retrieved" report from the event loop of a cluster being stopped: a message
+    to a worker that is going away fails there, and nothing is left to retrieve it."""
+    try:
+        cluster.loop.asyncio_loop.set_exception_handler(lambda loop, context: None)
+    except AttributeError:
+        pass
+
+
+def _kill_workers(cluster) -> None:
+    """Kill the worker processes of a local cluster at once, with no worker started in their place (they
+    write nothing: the results come back to this process, which alone writes files)."""
+    for nanny in list(getattr(cluster, "workers", {}).values()):
+        try:
+            nanny.auto_restart = False
+            os.kill(nanny.process.process.pid, signal.SIGKILL)
+        except (AttributeError, TypeError, OSError):  # not started, gone already, or a Dask that differs
+            pass
+
+
 class DaskRunner:
     """Plays jobs as tasks on a Dask cluster; results come back in completion order."""
 
@@ -368,29 +438,31 @@ class DaskRunner:
         self._cluster = None
         self.client = None
         try:
-            if self.scheduler.kind == "local":
-                # the scheduler always serves HTTP (dashboard_address=None means port 8787, and a warning
-                # when another cluster holds it): a free port on this host only, and no dashboard
-                self._cluster = distributed.LocalCluster(
-                    n_workers=self.scheduler.workers, threads_per_worker=1, processes=True,
-                    dashboard_address="127.0.0.1:0", scheduler_kwargs={"dashboard": False},
-                    silence_logs=logging.ERROR,
-                )
-                self.client = distributed.Client(self._cluster)
-            else:
-                self.client = distributed.Client(self.scheduler.address, timeout="20s")
-        except (OSError, ValueError, TypeError) as e:  # unreachable, timed out, or an address Dask refuses
-            self.close()
-            raise SchedulerError(f"--scheduler {self.scheduler}: cannot reach the Dask scheduler ({e})") from None
-        try:
+            try:
+                if self.scheduler.kind == "local":
+                    # the scheduler always serves HTTP (dashboard_address=None means port 8787, and a warning
+                    # when another cluster holds it): a free port on this host only, and no dashboard. Its
+                    # logs stay off the terminal (the run says in one line whatever stops it), and its
+                    # worker processes are stopped by this one, never by a Ctrl-C of their own
+                    with _interrupts_held():
+                        self._cluster = distributed.LocalCluster(
+                            n_workers=self.scheduler.workers, threads_per_worker=1, processes=True,
+                            dashboard_address="127.0.0.1:0", scheduler_kwargs={"dashboard": False},
+                            silence_logs=logging.CRITICAL,
+                        )
+                        self.client = distributed.Client(self._cluster)
+                else:
+                    self.client = distributed.Client(self.scheduler.address, timeout="20s")
+            except (OSError, ValueError, TypeError) as e:  # unreachable, timed out, or an address Dask refuses
+                raise SchedulerError(f"--scheduler {self.scheduler}: cannot reach the Dask scheduler ({e})") from None
             try:
                 self.client.register_plugin(warm_kernel_plugin(), name="smersh-warm-kernel")
             except Exception as e:  # a worker failed to unpickle or run it: it cannot load the simulator
                 raise SchedulerError(f"--scheduler {self.scheduler}: a worker cannot load the simulator "
                                      f"({_remote_error(e)}); {SAME_CODE_HINT}") from None
             self.description = f"Dask cluster {self.scheduler} ({self._wait_ready()} workers)"
-        except BaseException:
-            self.close()
+        except BaseException as e:  # a Ctrl-C included: the cluster of local:N is stopped, not left behind
+            self.close(interrupted=isinstance(e, KeyboardInterrupt))
             raise
 
     def _workers(self) -> dict:
@@ -415,6 +487,12 @@ class DaskRunner:
 
     def _none_ready(self, workers: dict) -> str:
         t = f"{self.ready_timeout:g} s"
+        if self.scheduler.kind == "local":  # no worker to start by hand: those started here are gone
+            state = "; ".join(f"{a}{_name_of(a, w)} ({w.get('status', '?')})" for a, w in sorted(workers.items()))
+            return (f"--scheduler {self.scheduler}: no worker is ready after {t}: the {self.scheduler.workers} "
+                    f"worker process(es) started here for this run "
+                    + (f"failed to start or are stopping: {state}" if workers else "have stopped")
+                    + " (killed from outside, out of memory, or unable to load the simulator)")
         if not workers:
             return (f"--scheduler {self.scheduler}: no worker on the cluster for {t}; start some with "
                     f"`dask worker {self.scheduler}` on hosts with smersh-sim installed")
@@ -501,21 +579,30 @@ class DaskRunner:
                 if f.status == "pending":
                     f.cancel()
 
-    def close(self) -> None:
-        """Disconnect (and stop the cluster of ``local:N``); safe to call more than once."""
+    def close(self, *, interrupted: bool = False) -> None:
+        """Disconnect (and stop the cluster of ``local:N``); safe to call more than once. ``interrupted`` (a
+        Ctrl-C): the worker processes of ``local:N`` are killed at once, not asked to finish the batch they
+        play (which Dask waits for up to 4 s before it kills them itself). A Ctrl-C meanwhile is raised
+        once the cluster has stopped."""
         client, cluster, self.client, self._cluster = self.client, self._cluster, None, None
-        try:
-            if client is not None:
-                client.close()
-        finally:
-            if cluster is not None:
-                cluster.close()
+        # a local cluster's processes going away is no news to print (its logs are off the terminal anyway,
+        # but Dask puts them back before its event loop has stopped)
+        with _interrupts_held(), (_logs_off() if cluster is not None else contextlib.nullcontext()):
+            try:
+                if client is not None:
+                    client.close()
+            finally:
+                if cluster is not None:
+                    _quiet(cluster)
+                    if interrupted:
+                        _kill_workers(cluster)
+                    cluster.close()
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, exc_type, *exc) -> None:
+        self.close(interrupted=exc_type is not None and issubclass(exc_type, KeyboardInterrupt))
 
 
 def runner(scheduler: str | None, ready_timeout: float | None = None):

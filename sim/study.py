@@ -39,6 +39,7 @@ batches by the engines that played them (``batch_engines``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -580,11 +581,9 @@ def run_study(
         scheduler = parse_scheduler(scheduler)  # a bad value is refused before the output folder is touched
     with locked(out):
         runner = DaskRunner(scheduler, ready_timeout=ready_timeout) if scheduler is not None else None
-        try:
+        # closed also when the run stops before it plays (e.g. a refused .state); at once after a Ctrl-C
+        with runner if runner is not None else contextlib.nullcontext():
             return _run_locked(spec, out, engine, progress, max_batches, games_table, charts, runner)
-        finally:
-            if runner is not None:  # also when the run stops before it plays (e.g. a refused .state)
-                runner.close()
 
 
 @dataclass(frozen=True)

@@ -500,3 +500,100 @@ def test_a_run_left_without_workers_stops_instead_of_waiting_for_ever(bare_sched
                         os.killpg(worker.pid, signal.SIGKILL)
                         killed = True
     assert 1 <= len(got) < 40
+
+
+def _worker_sigint_blocked() -> bool:
+    return signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="no process group to share a Ctrl-C")
+def test_local_workers_are_stopped_by_the_run_not_by_a_ctrl_c_of_their_own():
+    """The Ctrl-C a terminal sends to the whole process group reaches local:N's worker processes too: they
+    must not die of it (with a traceback each, leaving the run to wait for workers that are gone)."""
+    with DaskRunner("local:2") as r:
+        assert set(r.client.run(_worker_sigint_blocked).values()) == {True}
+        pids = r.client.run(os.getpid)
+        for pid in pids.values():
+            os.kill(pid, signal.SIGINT)
+        time.sleep(2)
+        assert r.client.run(os.getpid) == pids and r.n_workers() == 2  # the same processes, all still there
+
+
+def test_a_local_cluster_left_without_workers_names_no_command_to_start_them():
+    r = DaskRunner.__new__(DaskRunner)  # only what the message reads
+    r.scheduler, r.ready_timeout = parse_scheduler("local:2"), 10.0
+    for workers in ({}, {"tcp://127.0.0.1:40155": {"status": "closing", "name": 0}}):
+        msg = r._none_ready(workers)
+        assert msg.startswith("--scheduler local:2: no worker is ready after 10 s: the 2 worker process(es) "
+                              "started here for this run "), msg
+        assert "dask worker" not in msg and "\n" not in msg
+    assert "tcp://127.0.0.1:40155 (closing)" in msg
+
+
+INTERRUPTED_SPEC = """
+[experiment]
+name = "interrupted"
+seed = 11
+games = 1000
+batch = 50
+engine = "reference"
+
+[grid]
+players = [2, 4]
+strategies = ["heuristic", "bold"]
+"""
+
+
+def _live_members(pgid: int) -> list[str]:
+    """The processes of group ``pgid`` that have not exited (zombies aside), as ``'pid command'``."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()  # after "pid (comm) ": state, ppid, pgrp, ...
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            alive.append(f"{stat.parent.name} {text[:text.rindex(')') + 1]}")
+    return alive
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
+@pytest.mark.parametrize("to", ["the process group", "the command only"])
+def test_ctrl_c_stops_a_local_cluster_run_at_once_in_one_line(tmp_path, to):
+    spec_file, out = tmp_path / "spec.toml", tmp_path / "out"
+    spec_file.write_text(textwrap.dedent(INTERRUPTED_SPEC))
+    # SIGINT is ignored in background shells; give the child Python's normal handler back
+    p = subprocess.Popen([sys.executable, "-m", "sim.cli", "run", str(spec_file), "--out", str(out), "--quiet",
+                          "--scheduler", "local:2"], cwd=ROOT, text=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.time() + 240
+        while not list(out.glob(".state/*/*/batch_*.json")) and p.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+        assert p.poll() is None, p.communicate()
+        saved = len(list(out.glob(".state/*/*/batch_*.json")))
+        assert 1 <= saved < 80, "interrupted too late"
+        sent = time.monotonic()
+        if to == "the process group":  # what a Ctrl-C in a terminal does
+            os.killpg(p.pid, signal.SIGINT)
+        else:
+            p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=120)
+        took = time.monotonic() - sent
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 130, err
+    lines = err.strip().splitlines()
+    assert lines[-1] == "interrupted; run the same command again to resume", err
+    assert all(line.startswith("notice: playing ") for line in lines[:-1]) and "Traceback" not in err, err
+    # at once: its workers are killed, not waited for (Dask gives a busy one 4 s to finish before it kills it)
+    assert took < 4, f"{took:.1f} s from the Ctrl-C to the exit"
+    deadline = time.time() + 10
+    while _live_members(p.pid) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not _live_members(p.pid), _live_members(p.pid)  # no worker process left behind
+    assert len(list(out.glob(".state/*/*/batch_*.json"))) >= saved  # what finished is kept for the resume
