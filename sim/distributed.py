@@ -14,7 +14,9 @@ which order the batches were played: a batch's games are a pure function of
   costs only the batch it was playing: the scheduler plays it again elsewhere,
   and a result is handed back once per job, whatever happened on the cluster.
   A job that fails every retry stops the run with its error; every batch handed
-  back before that has been saved by the caller.
+  back before that has been saved by the caller. A job whose games stop on their
+  own error (a strategy's illegal answer, an engine that stops) is not tried
+  again: it raises that error in the caller, as a run here does.
 
 A worker plays with its own installed code, not the caller's, while the resume
 key and the metadata of the results are computed here. So every task carries
@@ -44,7 +46,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 INSTALL_HINT = "pip install 'smersh-sim[distributed]'"
-RETRIES = 2  # a job raising an exception is tried this many more times (lost workers are retried by Dask)
+RETRIES = 2  # a job raising an exception is tried this many more times (lost workers are retried by Dask), unless
+# the exception is one of its games' own (_games_own_errors), which is the same on every try
 
 
 class SchedulerError(ValueError):
@@ -340,15 +343,49 @@ def _task_threads(threads) -> int:
     return max(1, _host_cores() // max(1, on_host))
 
 
+def _games_own_errors() -> tuple[type[BaseException], ...]:
+    """What a job raises that playing it again anywhere would raise again, since its games are a pure function
+    of (seed, game index): a strategy's illegal answer (StrategyError, also a KernelStrategy that numba
+    cannot compile) and an engine that stops where the rules cannot go on (RuntimeError: the reference
+    engine's RuleError, the kernel's own). The command line, with or without a cluster, ends on them in one
+    line of their own."""
+    from sim.rules.errors import StrategyError
+
+    return StrategyError, RuntimeError
+
+
+@dataclass(frozen=True)
+class _GamesError:
+    """What a worker hands back instead of a result when the job raised one of :func:`_games_own_errors`:
+    the exception itself (with notes naming the worker and holding its traceback there). Handed back, not
+    raised, so that Dask neither plays the job again nor logs its traceback on the worker."""
+
+    error: BaseException
+
+
 def _run_job(fn, job, shared, threads, code=None):
     """The task a worker runs: ``fn(job, shared)`` with the kernel's thread count for this worker
     (:func:`_task_threads`), if the worker's code identity is ``code`` (the caller's); else, without
-    playing, what its identity is (:class:`_OtherCode`)."""
+    playing, what its identity is (:class:`_OtherCode`). An error of the games' own
+    (:func:`_games_own_errors`) is handed back as a :class:`_GamesError`; any other is raised, for Dask to
+    try the job again (:data:`RETRIES`)."""
     other = _check_code(code)
     if other is not None:
         return other
     try:
         return fn(job, shared, threads=_task_threads(threads))
+    except _games_own_errors() as e:
+        import pickle
+        import traceback
+
+        there = "".join(traceback.format_exception(e)).rstrip()  # for SMERSH_SIM_TRACEBACK=1
+        e.add_note(f"on worker {_worker_label()}")  # travels with the exception back to the caller
+        e.add_note(f"its traceback there:\n{there}")
+        try:
+            pickle.loads(pickle.dumps(e))
+        except Exception:  # an exception that cannot travel: raised, as any other
+            raise e from None
+        return _GamesError(e)
     except Exception as e:
         e.add_note(f"on worker {_worker_label()}")  # travels with the exception back to the caller
         raise
@@ -522,6 +559,9 @@ class DaskRunner:
         :class:`WorkerCodeMismatch`, and nothing it played is yielded.
         A job whose task fails every retry raises :class:`BatchFailed` (the
         remaining tasks are cancelled); everything yielded before stays valid.
+        A job that stops on an error of its games' own (a strategy's illegal
+        answer, an engine that stops: :func:`_games_own_errors`) is not tried
+        again, and raises that error itself, as a run here would.
         A cluster left without a ready worker for ``ready_timeout`` seconds
         raises :class:`SchedulerError` instead of waiting for ever.
         """
@@ -572,6 +612,8 @@ class DaskRunner:
                                       + f": {type(cause).__name__}: {cause}") from None
                 if isinstance(result, _OtherCode):
                     raise WorkerCodeMismatch(describe_mismatch(result.worker, result.identity, code))
+                if isinstance(result, _GamesError):  # not tried again: raised as a run here raises it
+                    raise result.error
                 yield job, result
                 f.release()
         finally:

@@ -154,9 +154,10 @@ def test_an_interrupted_cluster_run_resumes_without_replaying(tmp_path, local_re
 
 
 def fails_on_three(job, shared, threads=None):
-    """A job function for the failure test: job 3 always raises."""
+    """A job function for the failure test: job 3 always raises (an error the games do not raise themselves,
+    such as a disk of one host, so it is tried again)."""
     if job == 3:
-        raise RuntimeError("batch three is broken")
+        raise OSError("batch three is broken")
     return job * shared
 
 
@@ -169,7 +170,97 @@ def test_a_job_failing_every_retry_stops_the_run_and_keeps_what_finished(cluster
     assert all(result == job * 10 for job, result in got) and 3 not in dict(got)
     # what failed, where, and the worker's own exception, in one line
     assert str(failed.value).startswith("job 3 failed on the cluster after 3 tries (the last on worker tcp://")
-    assert str(failed.value).endswith("RuntimeError: batch three is broken") and "\n" not in str(failed.value)
+    assert str(failed.value).endswith("OSError: batch three is broken") and "\n" not in str(failed.value)
+
+
+def games_stop_on_three(job, shared, threads=None):
+    """A job function whose job 3 stops on an error of the games' own (``shared``: its kind, and a file that
+    counts the tries)."""
+    from sim.rules.errors import RuleError, StrategyError
+
+    kind, tries = shared
+    if job == 3:
+        with open(tries, "a") as f:
+            f.write("try\n")
+        raise {"strategy": StrategyError("strategy 'bad' chose token option 99 of 3"),
+               "rules": RuleError("villain deck and discard pile are both empty"),
+               "kernel": RuntimeError("an encounter deck is empty")}[kind]
+    return job
+
+
+@pytest.mark.parametrize("kind,error", [("strategy", "StrategyError"), ("rules", "RuleError"),
+                                        ("kernel", "RuntimeError")])
+def test_a_games_own_error_is_not_tried_again_and_is_raised_as_here(tmp_path, cluster, kind, error):
+    """The same games stop the same way on any worker: no retry, and the caller gets the error itself (the
+    command line then prints the one line it prints without a cluster), naming the worker in a note."""
+    tries = tmp_path / "tries"
+    got = []
+    with DaskRunner(cluster.scheduler_address) as r:
+        with pytest.raises(Exception) as e:
+            for job, _ in r.run(games_stop_on_three, range(8), shared=(kind, str(tries))):
+                got.append(job)
+    assert type(e.value).__name__ == error and 3 not in got
+    assert tries.read_text() == "try\n"  # played once
+    notes = e.value.__notes__
+    assert notes[0].startswith("on worker tcp://") and "games_stop_on_three" in notes[1], notes
+
+
+BAD_STRATEGY = """
+from strategies import HeuristicStrategy
+
+
+class Bad(HeuristicStrategy):
+    \"\"\"The heuristic until the Lobo track reaches 7; then it picks a token option that is not there.\"\"\"
+
+    def token(self, view, choices):
+        if view.lobo >= 7:
+            return 99
+        return super().token(view, choices)
+
+
+def bad(**params):
+    return Bad(name="bad", **params)
+"""
+
+BAD_SPEC = """
+[experiment]
+name = "bad"
+seed = 3
+games = 400
+batch = 50
+engine = "reference"
+
+[grid]
+players = [2]
+strategies = ["mine"]
+
+[strategy.mine]
+module = "badstrat:bad"
+"""
+
+
+def test_a_strategy_that_answers_illegally_ends_a_cluster_run_in_the_line_of_a_run_here(tmp_path):
+    """Not tried again on other workers, and no worker's log of it: the one line a run here prints."""
+    import re
+
+    mods = tmp_path / "mods"
+    mods.mkdir()
+    (mods / "badstrat.py").write_text(textwrap.dedent(BAD_STRATEGY))
+    spec_file = tmp_path / "bad.toml"
+    spec_file.write_text(textwrap.dedent(BAD_SPEC))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(mods)])}
+
+    def run(out: str, *options: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "sim.cli", "run", str(spec_file), "--out", str(tmp_path / out),
+                               "--quiet", *options], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+    line = r"error: strategy 'bad' chose token option 99 of \d+"
+    here = run("here")
+    assert here.returncode == 1 and re.fullmatch(line, here.stderr.strip()), here.stderr
+    there = run("there", "--scheduler", "local:2")
+    lines = there.stderr.strip().splitlines()
+    assert there.returncode == 1 and len(lines) == 2, there.stderr
+    assert lines[0] == "notice: playing 8 batch(es) on Dask cluster local:2 (2 workers)" and re.fullmatch(line, lines[1])
 
 
 def pretend_other_code(what: str, tuned_path: str) -> None:
