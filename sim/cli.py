@@ -1054,8 +1054,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="advanced skills at set-up in every cell, overriding the spec's experiment.skills "
                          "(part of the spec's hash)")
     ru.add_argument("--scheduler", default=None, metavar="local:N|tcp://HOST:PORT",
-                    help="play the batches on a Dask cluster: N local worker processes, or an existing scheduler "
-                         "(needs pip install 'smersh-sim[distributed]'); the results are the same")
+                    help="play the batches on a Dask cluster: N local worker processes (at most one per core), or an "
+                         "existing scheduler (needs pip install 'smersh-sim[distributed]'); the results are the same")
     _ready_timeout_arg(ru)
     ru.set_defaults(func=cmd_run)
 

@@ -80,14 +80,20 @@ _INPROC = re.compile(r"^inproc://\S+$")
 
 
 def parse_scheduler(text: str) -> Scheduler:
-    """``'local:2'`` or ``'tcp://host:8786'`` -> :class:`Scheduler` (a clear error otherwise)."""
+    """``'local:2'`` or ``'tcp://host:8786'`` -> :class:`Scheduler` (a clear error otherwise). ``local:N``
+    takes N from 1 to the cores this process may use (:func:`_host_cores`)."""
     if not isinstance(text, str) or not text.strip():
         raise SchedulerError("--scheduler: give local:N (N worker processes here) or a scheduler address tcp://HOST:PORT")
     text = text.strip()
     if text.startswith("local"):
         m = re.fullmatch(r"local:(\d+)", text)
-        if not m or not 1 <= int(m.group(1)) <= 1024:
-            raise SchedulerError(f"--scheduler {text!r}: expected local:N with N workers between 1 and 1024, e.g. local:2")
+        cores = _host_cores()
+        if not m or int(m.group(1)) < 1:
+            raise SchedulerError(f"--scheduler {text!r}: expected local:N with N worker processes from 1 to {cores}, "
+                                 f"the cores this command may use, e.g. local:{min(2, cores)}")
+        if int(m.group(1)) > cores:
+            raise SchedulerError(f"--scheduler {text!r}: at most local:{cores} here, the cores this command may use "
+                                 "(more worker processes than cores would only take turns on them)")
         return Scheduler("local", workers=int(m.group(1)))
     if _INPROC.match(text):
         return Scheduler("address", address=text)

@@ -79,6 +79,38 @@ def test_scheduler_values_are_checked():
             parse_scheduler(bad)
 
 
+def test_local_worker_processes_are_at_most_the_cores_here(monkeypatch):
+    import sim.distributed as D
+
+    monkeypatch.setattr(D, "_host_cores", lambda: 4)
+    assert parse_scheduler("local:4").workers == 4
+    for bad in ("local:5", "local:1000", "local:1024"):
+        with pytest.raises(SchedulerError, match=rf"^--scheduler '{bad}': at most local:4 here, the cores this "
+                                                 r"command may use \(more worker processes than cores"):
+            parse_scheduler(bad)
+    with pytest.raises(SchedulerError, match=r"expected local:N with N worker processes from 1 to 4, the cores"):
+        parse_scheduler("local:0")
+
+
+def test_too_many_local_workers_is_an_option_error_before_any_work(tmp_path, monkeypatch, capsys):
+    import sim.distributed as D
+    from sim.cli import main
+
+    def no_cluster(*args, **kwargs):
+        raise AssertionError("a cluster was started")
+
+    monkeypatch.setattr(D, "_host_cores", lambda: 2)
+    monkeypatch.setattr(D, "DaskRunner", no_cluster)
+    spec_file = tmp_path / "spec.toml"
+    spec_file.write_text(textwrap.dedent(SPEC))
+    with pytest.raises(SystemExit) as e:
+        main(["run", str(spec_file), "--out", str(tmp_path / "out"), "--scheduler", "local:3"])
+    assert e.value.code == 2 and not (tmp_path / "out").exists()
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == ["error: --scheduler 'local:3': at most local:2 here, the cores this command "
+                                        "may use (more worker processes than cores would only take turns on them)"]
+
+
 def test_without_dask_the_option_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # import fails as if not installed
     with pytest.raises(SchedulerError, match=r"pip install 'smersh-sim\[distributed\]'"):
