@@ -282,15 +282,17 @@ def test_update_rebaselines_and_prints_the_diff(tmp_path, packs):
     before = load_bands(path)[0].cell[0].baseline
     rc, out = _cli(["check", path, "--content", packs["lobo2"]])
     assert rc == 1 and "FAIL 3p-heuristic: win_rate" in out
-    rc, diff = _cli(["check", path, "--content", packs["lobo2"], "--update", "--margin", "0.03"])
+    # the pack the baselines come from is the file's own ([check] content), never --content alone
+    path.write_text(path.read_text().replace("tolerance = 0.01\n", f'tolerance = 0.01\ncontent = "{packs["lobo2"]}"\n'))
+    rc, diff = _cli(["check", path, "--update", "--margin", "0.03"])
     assert rc == 0 and diff.startswith("--- bands.toml (before)")
     assert f"-baseline = {{ seed = 7, games = 4000, wins = {before.wins} }}" in diff
     assert "+baseline = { seed = 7, games = 4000, wins = " in diff and "+win_rate = [" in diff
     after = load_bands(path)[0].cell[0]
     assert after.baseline.wins < before.wins
-    assert _cli(["check", path, "--content", packs["lobo2"]])[0] == 0
-    assert _cli(["check", path])[0] == 1  # the default pack now drifted from the new baseline
-    rc, again = _cli(["check", path, "--content", packs["lobo2"], "--update", "--margin", "0.03"])
+    assert _cli(["check", path])[0] == 0
+    assert _cli(["check", path, "--content", DEFAULT_PACK])[0] == 1  # the default pack drifted from the new baseline
+    rc, again = _cli(["check", path, "--update", "--margin", "0.03"])
     assert rc == 0 and again.strip() == "bands and baselines unchanged"
 
 
