@@ -1088,8 +1088,9 @@ _CHECKS = {
 }
 
 
-def _adapter(name: str, user):
-    """The kernel-side decision ``name(ctx, seat, ...)`` calling ``user(view, ...)`` and checking its answer."""
+def _adapter(name: str, user, key: str = ""):
+    """The kernel-side decision ``name(ctx, seat, ...)`` calling ``user(view, ...)`` and checking its answer
+    (compiled under a name of the pairing ``key``'s own)."""
     from sim.kernel.view import make_view
 
     args = SIGNATURES[name]
@@ -1115,7 +1116,17 @@ def _adapter(name: str, user):
            "_flag_answer": _flag_answer, "_gamble_answer": _gamble_answer, "_check_henchmen": _check_henchmen,
            "_check_writes": _check_writes, "_read_only": _read_only}
     exec(src, env)  # noqa: S102 - a fixed template: numba needs the arguments spelled out
+    if key:  # (an adapter made outside a pairing, by a test or a replay, is never cached)
+        env[name].__qualname__ = _own_name(name, key)
     return njit(**{**KERNEL_OPTIONS, "cache": False})(env[name])
+
+
+def _own_name(qualname: str, key: str) -> str:
+    """The name a pairing compiles its copy of ``qualname`` under: numba names a compiled function by its module,
+    its name and a count of the functions this process compiled, so a copy that kept the original's name could
+    take the same symbol as code loaded from the cache (compiled by another process), and the program would call
+    the wrong one: a pairing played the built-in strategy's games, its decisions never asked."""
+    return f"{qualname}__pairing_{key[:32]}"
 
 
 class _Fresh:
@@ -1131,8 +1142,9 @@ class _Fresh:
     compiled afresh (not from numba's own cache of it). Your dispatchers are left as they are.
     """
 
-    def __init__(self):
-        """No copies yet."""
+    def __init__(self, key: str = ""):
+        """No copies yet; ``key``: the pairing's, whose copies are compiled under names of their own."""
+        self._key = key
         self._copies: dict[int, object] = {}  # id(original) -> its copy
         self._originals: list = []  # kept alive while their ids are keys
         self._module_names: dict[int, set] = {}  # id(module) -> the names copied into its copy
@@ -1163,7 +1175,7 @@ class _Fresh:
         env = dict(f.__globals__)  # a snapshot: later assignments to the module do not reach the copy
         cells = tuple(types.CellType() for _ in f.__closure__ or ()) or None
         clone = types.FunctionType(f.__code__, env, f.__name__, None, cells)
-        clone.__qualname__ = f.__qualname__
+        clone.__qualname__ = _own_name(f.__qualname__, self._key) if self._key else f.__qualname__
         clone.__doc__ = f.__doc__
         copy = type(d)(py_func=clone, locals=dict(d.locals), targetoptions=dict(d.targetoptions),
                        pipeline_class=d._compiler.pipeline_class)
@@ -1203,7 +1215,7 @@ def compile_batch_function(decisions: dict, key: str | None = None):
     :func:`pairing_key`) names the pairing's cache folder.
     """
     key = key or pairing_key(decisions)
-    fresh = _Fresh()  # copies taken now, with the values the key was computed from
+    fresh = _Fresh(key)  # copies taken now, with the values the key was computed from
     decisions = {name: fresh.value(f) for name, f in decisions.items()}
     strategy_module = importlib.import_module("sim.kernel.strategy")
     modules = [importlib.import_module(f"sim.kernel.{m}") for m in KERNEL_MODULES]
@@ -1235,7 +1247,7 @@ def compile_batch_function(decisions: dict, key: str | None = None):
                     break
     substitute = types.ModuleType(f"{strategy_module.__name__}_custom")
     substitute.__dict__.update(vars(strategy_module))
-    substitute.__dict__.update({name: _adapter(name, f) for name, f in decisions.items()})
+    substitute.__dict__.update({name: _adapter(name, f, key) for name, f in decisions.items()})
     if "move" in decisions:  # always list the legal moves for the user's choice
         substitute.direct_move = strategy_module.list_the_moves
     envs = {m.__name__: {**vars(m), "decide": substitute} for m in modules}
@@ -1245,7 +1257,7 @@ def compile_batch_function(decisions: dict, key: str | None = None):
         for name in [n for (mod, n) in marked if mod == m.__name__]:
             f = getattr(m, name).py_func
             clone = types.FunctionType(f.__code__, envs[m.__name__], f.__name__, f.__defaults__, f.__closure__)
-            clone.__qualname__ = f.__qualname__
+            clone.__qualname__ = _own_name(f.__qualname__, key)  # never the symbol of the kernel's own function
             options = {k: v for k, v in getattr(m, name).targetoptions.items() if k != "nopython"}
             options["cache"] = False  # only the batch function is cached (with all it calls), below
             clones[(m.__name__, name)] = njit(**options)(clone)
