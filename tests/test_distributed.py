@@ -693,10 +693,10 @@ def test_ctrl_c_stops_a_local_cluster_run_at_once_in_one_line(tmp_path, to):
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.time() + 240
-        while not list(out.glob(".state/*/*/batch_*.json")) and p.poll() is None and time.time() < deadline:
+        while not list(out.glob(".state/**/batch_*.json")) and p.poll() is None and time.time() < deadline:
             time.sleep(0.05)
         assert p.poll() is None, p.communicate()
-        saved = len(list(out.glob(".state/*/*/batch_*.json")))
+        saved = len(list(out.glob(".state/**/batch_*.json")))
         assert 1 <= saved < 80, "interrupted too late"
         sent = time.monotonic()
         if to == "the process group":  # what a Ctrl-C in a terminal does
@@ -719,4 +719,4 @@ def test_ctrl_c_stops_a_local_cluster_run_at_once_in_one_line(tmp_path, to):
     while _live_members(p.pid) and time.time() < deadline:
         time.sleep(0.2)
     assert not _live_members(p.pid), _live_members(p.pid)  # no worker process left behind
-    assert len(list(out.glob(".state/*/*/batch_*.json"))) >= saved  # what finished is kept for the resume
+    assert len(list(out.glob(".state/**/batch_*.json"))) >= saved  # what finished is kept for the resume
