@@ -191,3 +191,37 @@ def test_compiled_view_has_no_other_attribute(positions):
     kv = KernelView(ctx, 0)
     want = kv.watched_advance
     assert fair(ctx) == (kv.lobo, kv.resolve(0), kv.pool_size, -100 if want is None else want)
+
+
+VIEW_IN_NRT_CODE = r"""
+import numba
+from sim.kernel.view import make_view
+from tests.test_kernel_custom import _position
+
+ctx = _position()
+
+
+@numba.njit  # numba's runtime on, as in a user's own @njit code
+def players(ctx):
+    return make_view(ctx, 1).n_players
+
+
+print(sum(players(ctx) for _ in range(50)))
+"""
+
+
+@pytest.mark.skipif(NO_JIT, reason="compiled code")
+def test_a_view_made_in_code_with_numba_s_runtime_keeps_its_references_counted():
+    """A view made in code compiled with numba's runtime released the context's arrays it only borrowed:
+    the process freed them twice (glibc: "corrupted double-linked list", or an abort at exit)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root), "MALLOC_CHECK_": "3"}
+    done = subprocess.run([sys.executable, "-c", VIEW_IN_NRT_CODE], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0 and "corrupted" not in done.stderr, done.stderr[-2000:]
+    assert int(done.stdout.split()[-1]) == 50 * 4

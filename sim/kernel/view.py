@@ -27,6 +27,7 @@ from __future__ import annotations
 from numba import config, types
 from numba.core import cgutils
 from numba.core.datamodel import models
+from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic, overload_attribute, overload_method, register_model
 
 from sim.content import constants as codes
@@ -361,11 +362,13 @@ def _make_view(typingctx, ctx, seat):
     """A view of ``ctx`` for ``seat`` (a value: no allocation)."""
 
     def codegen(context, builder, sig, args):
-        """Fill the struct."""
+        """Fill the struct. The view holds a reference to the context's arrays: code compiled with numba's
+        runtime (not the kernel's) counts it, as it counts the view's release (without, a view made in such
+        code released arrays it only borrowed, and the process freed them twice)."""
         v = cgutils.create_struct_proxy(sig.return_type)(context, builder)
         v.ctx = args[0]
         v.seat = context.cast(builder, args[1], sig.args[1], types.int64)
-        return v._getvalue()
+        return impl_ret_borrowed(context, builder, sig.return_type, v._getvalue())
 
     return ViewType(ctx)(ctx, seat), codegen
 
@@ -375,8 +378,9 @@ def _view_ctx(typingctx, view):
     """The view's context (inside this module only)."""
 
     def codegen(context, builder, sig, args):
-        """Read the member."""
-        return cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0]).ctx
+        """Read the member (a reference, counted where numba's runtime counts: see _make_view)."""
+        ctx = cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0]).ctx
+        return impl_ret_borrowed(context, builder, sig.return_type, ctx)
 
     return view.ctx(view), codegen
 
