@@ -262,9 +262,8 @@ class _Plain:
                                             id(decks.popcount): decks.popcount_plain,
                                             id(decks.nth_bit): decks.nth_bit_plain,
                                             id(_read_only): _same}
-        attributes = {name: view._python_attribute(self.value(fn), args)
-                      for name, (fn, args) in {**view.VIEW_API, **view.BASE_API}.items()}
-        self._special[id(view.make_view)] = type("PlainView", (view.KernelView,), attributes)
+        plain_view = type("PlainView", (view.KernelView,), view.python_attributes(self.value))
+        self._special[id(view.make_view)] = self._special[id(view.decision_view)] = plain_view
 
     def decision(self, name: str, user):
         """Your decision ``name``'s adapter, calling ``user`` with its integer array options guarded: a

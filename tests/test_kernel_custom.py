@@ -1470,3 +1470,47 @@ def test_a_pairing_compiles_its_copies_under_names_of_their_own():
         if d not in own and d.py_func.__module__.startswith("sim.kernel"):
             m = __import__(d.py_func.__module__, fromlist=["_"])
             assert any(v is d for v in vars(m).values()), d.py_func.__qualname__
+
+
+# --- the view's index arguments: an index out of its range is refused, naming the decision -----------
+@njit
+def rest_reads_the_seat_before(view):
+    return view.resolve(view.seat - 1) > 2  # at seat 0: view.resolve(-1)
+
+
+@njit
+def level2_reads_past_the_henchmen(view, players, k, out):
+    for i in range(k):
+        out[i] = i
+    if view.henchman(view.n_henchmen) > 0:  # one past the last henchman
+        out[0] = 1
+
+
+def test_an_index_out_of_range_is_refused_naming_the_decision(ctx):
+    """The kernel read ``st[player_base(pk, -1) + P_RESOLVE]`` (another block's number) and played on; the
+    adapter's view now refuses it, naming the decision, in the readable engine's words."""
+    from sim.kernel.custom import VIEW_REFUSED, _adapter
+    from tests.kernel_support import reference_game
+
+    g = reference_game(4, "heuristic", 3, 0)[0]  # the position of ``ctx``
+    f = _adapter("rest", rest_reads_the_seat_before)
+    for seat in (1, 2, 3):  # the seat before: legal
+        assert f(ctx, seat) == (g.players[seat - 1].resolve > 2)
+    with pytest.raises(ValueError) as info:
+        f(ctx, 0)
+    assert str(info.value) == (VIEW_REFUSED + "decision rest asked view.resolve(-1): who must be 0 to 3 (a seat)")
+    ks = KernelStrategy("heuristic", rest=rest_reads_the_seat_before, name="prev")
+    named = ks.refusal(info.value)
+    assert isinstance(named, StrategyError)
+    assert str(named) == "strategy 'prev': decision rest asked view.resolve(-1): who must be 0 to 3 (a seat)"
+    with pytest.raises(ValueError, match=r"decision setup_level2_henchmen asked view\.henchman\(4\): h must be 0 to "
+                                         r"3 \(a henchman\)$"):
+        _adapter("setup_level2_henchmen", level2_reads_past_the_henchmen)(ctx, 1, 2, np.zeros(2, np.int64))
+
+
+def test_the_plain_replay_refuses_an_index_out_of_range_in_the_same_words():
+    from sim.twin import _Plain
+
+    with pytest.raises(ValueError, match=r"^KernelStrategy view: decision rest asked view\.resolve\(-1\): who must "
+                                         r"be 0 to 3 \(a seat\)$"):
+        _Plain().decision("rest", rest_reads_the_seat_before)(_plain_position(), 0)

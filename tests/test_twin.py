@@ -5,6 +5,8 @@ the view's names, between its Python class and its kernel twin; a twin that read
 one more fact is caught, with the game and the decision where the two part ways.
 """
 
+import re
+
 import pytest
 from numba import njit
 
@@ -17,6 +19,7 @@ from sim.content import constants as codes  # noqa: E402
 from sim.kernel.custom import KernelStrategy  # noqa: E402
 from sim.rules.errors import StrategyError  # noqa: E402
 from sim.twin import check_twin, kernel_decisions, python_decisions  # noqa: E402
+from strategies import HeuristicStrategy  # noqa: E402
 from strategies.examples import Brave, brave_kernel  # noqa: E402
 
 
@@ -154,3 +157,47 @@ def test_the_plain_clones_keep_their_functions_so_no_id_is_answered_twice():
     assert ref() is not None and plain.value(ref()) is clone
     for _ in range(50):  # fresh adapters, each dropped at once: every one gets its own clone
         assert plain.value(_adapter("token", rash_token)) is not clone
+
+
+# --- the view's indices: legal ones play identical games, one out of range is refused by both ---------
+@njit
+def prev_rest(view):
+    """At 2 players, the user report's rule: seat 0 asks view.resolve(-1). At 1 and 4: the seat after, a legal
+    index."""
+    if view.n_players == 2:
+        return view.resolve(view.seat - 1) > 2
+    return view.resolve((view.seat + 1) % view.n_players) > 1
+
+
+class PrevRest(HeuristicStrategy):
+    """The readable twin of ``prev_rest``."""
+
+    def rest(self, view):
+        if view.n_players == 2:
+            return view.resolve(view.seat - 1) > 2
+        return view.resolve((view.seat + 1) % view.n_players) > 1
+
+
+PREV_RULE = "decision rest asked view.resolve(-1): who must be 0 to 1 (a seat)"  # at 2 players
+
+
+@pytest.mark.slow
+def test_both_engines_refuse_an_index_out_of_range_and_agree_on_legal_ones():
+    """The user report: ``view.resolve(view.seat - 1)`` at seat 0 read the last seat's Resolve in the readable
+    engine and another block's number in the kernel, which played on without a word. Both refuse it now in the
+    same words, and a rule that asks legal indices plays the same games on both."""
+    import sim
+
+    ks = KernelStrategy("heuristic", rest=prev_rest, name="prev")
+    want = f"strategy 'prev': {PREV_RULE}"
+    with pytest.raises(StrategyError) as kernel:
+        sim.simulate(players=2, games=300, seed=1, strategy=ks)
+    with pytest.raises(StrategyError) as python:
+        sim.simulate(players=2, games=300, seed=1, strategy=PrevRest(name="prev"), engine="reference")
+    assert str(kernel.value) == str(python.value) == want
+    with pytest.raises(StrategyError, match=re.escape(want)):
+        check_twin(PrevRest(name="prev"), ks, players=2, games=300)
+    report = check_twin(PrevRest(name="prev"), ks, players=[1, 4], games=300, seed=1)
+    assert report.agree, str(report)
+    got = sim.simulate(players=4, games=300, seed=1, strategy=ks).drop("strategy")
+    assert not got.equals(sim.simulate(players=4, games=300, seed=1, strategy="heuristic").drop("strategy"))

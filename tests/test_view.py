@@ -193,6 +193,188 @@ def test_compiled_view_has_no_other_attribute(positions):
     assert fair(ctx) == (kv.lobo, kv.resolve(0), kv.pool_size, -100 if want is None else want)
 
 
+# --- an index out of its range: refused by both engines, in the same words --------------------------
+def _legal(g, kind, who):
+    """The legal values of an argument of ``kind`` in position ``g`` (``who``: the call's first argument)."""
+    c = g.content
+    if kind == "top secret card":
+        return 0, len(g.players[who].top_secret) - 1
+    return {
+        "seat": (0, len(g.players) - 1),
+        "henchman": (0, len(g.henchman_level) - 1),
+        "basic skill": (0, len(K.BASIC_SKILLS) - 1),
+        "advanced skill": (0, len(K.ADVANCED_SKILLS) - 1),
+        "mission card": (0, None),  # past the last: -1, as documented; no upper bound
+        "intel type": (0, len(K.INTEL_TYPES) - 1),
+        "place": (K.POOL, c.n_spaces - 1),
+        "space": (0, c.n_spaces - 1),
+        "status card": (0, len(g.status_holder) - 1),
+        "outcomes": (1, 1 << 31),
+    }[kind]
+
+
+def _values(g, kind, who):
+    """``(value, refused)``: an argument of ``kind`` at both ends of its range (every seat), and one past each."""
+    lo, hi = _legal(g, kind, who)
+    if kind == "seat":
+        return [(w, False) for w in range(lo, hi + 1)] + [(lo - 1, True), (hi + 1, True)]
+    if hi is None:  # no upper bound
+        return [(lo, False), (lo + 5, False), (lo - 1, True)]
+    if hi < lo:  # none legal: an empty hand
+        return [(lo, True), (lo - 1, True)]
+    return [(lo, False), (hi, False), (lo - 1, True), (hi + 1, True)]
+
+
+def _calls(g):
+    """``(method, args, refused)`` for every view method with arguments: each argument at both ends of its
+    range and one past each end (the first argument legal where the second is tried)."""
+    from sim.rules.state import VIEW_INDEXES
+
+    out = []
+    for name, (_, params) in VIEW_API.items():
+        kinds = VIEW_INDEXES.get(name, ()) if params else ()
+        assert len(kinds) == len(params), name
+        if not params:
+            continue
+        for a0, bad0 in _values(g, kinds[0], None):
+            if len(kinds) == 1 or bad0:
+                out.append((name, (a0, 0)[: len(kinds)], bad0))
+                continue
+            out += [(name, (a0, a1), bad1) for a1, bad1 in _values(g, kinds[1], a0)]
+    return out
+
+
+def _readable_answer(g, name, args):
+    """The readable engine's answer to ``view.<name>(*args)`` asked by seat 1's ``rest``, or its refusal's text."""
+    from sim.rules.errors import StrategyError
+
+    try:
+        v = getattr(copy.deepcopy(g).view(1, "rest"), name)(*args)
+    except StrategyError as e:
+        return str(e)
+    return None if v is None else int(v)
+
+
+def _kernel_answer(ask, name, args):
+    """The kernel view's answer (``ask(name, args)``), or its refusal's text with the strategy named as
+    KernelStrategy.refusal names it."""
+    from sim.kernel.custom import VIEW_REFUSED
+
+    try:
+        v = ask(name, args)
+    except ValueError as e:
+        assert str(e).startswith(VIEW_REFUSED), e
+        return "strategy 'heuristic': " + str(e)[len(VIEW_REFUSED):]
+    return None if v is None else int(v)
+
+
+def _check_calls(g, ask):
+    calls = _calls(g)
+    refused = 0
+    for name, args, out_of_range in calls:
+        want, got = _readable_answer(g, name, args), _kernel_answer(ask, name, args)
+        assert got == want, (name, args)
+        assert isinstance(want, str) == out_of_range, (name, args, want)
+        refused += out_of_range
+    assert refused > 40
+    return calls
+
+
+def test_an_index_out_of_range_is_refused_in_the_same_words(positions):
+    """``view.resolve(view.seat - 1)`` at seat 0 read the last seat's Resolve (Python wraps a negative index),
+    ``view.resolve(view.n_players)`` whatever lies in the kernel's state past the players: both views refuse
+    each index outside its range, naming the strategy, the decision, the call and the legal range."""
+    from sim.kernel.custom import DECISIONS
+    from sim.rules.errors import StrategyError
+
+    g, cfg, sid, prm = positions[3]
+    code = DECISIONS.index("rest")
+
+    def ask(name, args):
+        ctx = _kernel_view(g, cfg, sid, prm, 1)._ctx
+        return getattr(KernelView(ctx, 1, code), name)(*args)
+
+    _check_calls(g, ask)
+    with pytest.raises(StrategyError, match=r"^strategy 'heuristic': decision rest asked view\.resolve\(-1\): "
+                                            r"who must be 0 to 3 \(a seat\)$"):
+        g.view(0, "rest").resolve(-1)
+    with pytest.raises(StrategyError, match=r"^strategy 'heuristic': decision token asked view\.henchman\(4\): "
+                                            r"h must be 0 to 3 \(a henchman\)$"):
+        g.view(2, "token").henchman(g.view(2).n_henchmen)
+    with pytest.raises(StrategyError, match=r"^strategy 'heuristic': decision move asked view\.random_below\(0\): "
+                                            r"n must be 1 to 2147483648 \(the number of outcomes\)$"):
+        g.view(0, "move").random_below(0)
+    with pytest.raises(StrategyError, match=r"^view\.skill\(0, -1\): skill must be 0 to 4 \(a basic skill\)$"):
+        PlayerView_without_strategy(g).skill(0, -1)
+    # the readable engine's own methods that take a seat
+    for name in ("mission_cities", "status_cards", "status_effects"):
+        assert getattr(g.view(1), name)(None) == getattr(g.view(1), name)(1)
+        with pytest.raises(StrategyError, match=rf"decision rest asked view\.{name}\(4\): seat must be 0 to 3"):
+            getattr(g.view(1, "rest"), name)(4)
+    assert g.view(1).pool_face_up(None) == [g.view(1).pool_face_up(k) for k in range(len(K.INTEL_TYPES))]
+    with pytest.raises(StrategyError, match=r"view\.pool_face_up\(-1\): kind must be 0 to 3 \(an Intel type\)$"):
+        g.view(1).pool_face_up(-1)
+
+
+def PlayerView_without_strategy(g):  # noqa: N802 - reads as the class it makes
+    """A view of a game without strategies (a test's position): the refusal names no strategy."""
+    h = copy.deepcopy(g)
+    h.strategies = []
+    return h.view(0)
+
+
+@pytest.mark.skipif(NO_JIT, reason="compiled code")
+def test_compiled_view_refuses_an_index_out_of_range_in_the_same_words(positions):
+    """The compiled view checks each index as the plain one does (the kernel reads without bounds checks)."""
+    import numpy as np
+
+    from sim.kernel.custom import DECISIONS
+    from sim.kernel.view import decision_view
+
+    g, cfg, sid, prm = positions[3]
+    methods = [(name, len(params)) for name, (_, params) in VIEW_API.items() if params]
+    src = "def ask(ctx, seat, code, which, a0, a1):\n    v = decision_view(ctx, seat, code)\n"
+    for k, (name, n) in enumerate(methods):
+        src += f"    if which == {k}:\n        return np.int64(v.{name}({'a0' if n == 1 else 'a0, a1'}))\n"
+    src += "    return np.int64(-1)\n"
+    env = {"decision_view": decision_view, "np": np}
+    exec(src, env)  # noqa: S102 - one compiled function asking every method
+    ask_nb = numba.njit(env["ask"])
+    which = {name: k for k, (name, _) in enumerate(methods)}
+    code = DECISIONS.index("rest")
+
+    def ask(name, args):
+        ctx = _kernel_view(g, cfg, sid, prm, 1)._ctx  # a fresh state each call (random_below draws)
+        return ask_nb(ctx, 1, code, which[name], args[0], args[1] if len(args) > 1 else 0)
+
+    _check_calls(g, ask)
+
+
+def test_the_readable_engine_names_the_decision_it_asks():
+    """Each call of a strategy's decision hands it a view naming that decision (which a refusal names)."""
+    from sim.content import load
+    from sim.kernel.custom import DECISIONS
+    from sim.rules import Settings, play_game
+    from strategies import HeuristicStrategy
+
+    asked: list = []
+
+    def asking(name):
+        def decide(self, view, *args):
+            asked.append((name, view._decision))
+            return getattr(HeuristicStrategy, name)(self, view, *args)
+
+        return decide
+
+    labelled = type("Labelled", (HeuristicStrategy,), {name: asking(name) for name in DECISIONS})
+    c = load()
+    for players in (1, 2, 4):
+        for game in range(12):
+            play_game(c, Settings.build(c, players), [labelled(name="labelled")] * players, 7, game)
+    assert all(name == decision for name, decision in asked), {p for p in asked if p[0] != p[1]}
+    assert len({name for name, _ in asked}) >= 21, sorted(set(DECISIONS) - {name for name, _ in asked})
+
+
 VIEW_IN_NRT_CODE = r"""
 import numba
 from sim.kernel.view import make_view

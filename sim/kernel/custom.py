@@ -7,7 +7,9 @@ arguments of the built-in decision of the same name (:data:`SIGNATURES`), for
 example ``token(view, choices, n) -> int``. The view
 (:mod:`sim.kernel.view`) has the same attributes as the readable engine's
 ``PlayerView``: ``view.lobo``, ``view.resolve(view.seat)``, ``view.random_below(n)``...
-and nothing else: the game's hidden state is out of reach. Example::
+and nothing else: the game's hidden state is out of reach. An index out of
+its range (``view.resolve(-1)``) stops the run with the readable engine's
+:class:`~sim.rules.errors.StrategyError`, in its words, naming the strategy. Example::
 
     from numba import njit
     import sim
@@ -585,6 +587,9 @@ def _pairing_cache(py_func, key: str) -> FunctionCache:
 # numba's runtime (the kernel runs without it), and run only to raise.
 _RAISE_OPTIONS = {**KERNEL_OPTIONS, "_nrt": True, "cache": False}
 REFUSED = "KernelStrategy decision "  # how each refusal begins (KernelStrategy.refusal adds the name)
+# how the view's refusal of an index out of range begins (sim.kernel.view): KernelStrategy.refusal
+# replaces it with the strategy's name, leaving the readable engine's words (sim.rules.state.PlayerView)
+VIEW_REFUSED = "KernelStrategy view: "
 
 
 def _refuse_range_plain(code, answer, lo, hi):
@@ -1091,7 +1096,7 @@ _CHECKS = {
 def _adapter(name: str, user, key: str = ""):
     """The kernel-side decision ``name(ctx, seat, ...)`` calling ``user(view, ...)`` and checking its answer
     (compiled under a name of the pairing ``key``'s own)."""
-    from sim.kernel.view import make_view
+    from sim.kernel.view import decision_view
 
     args = SIGNATURES[name]
     code = DECISIONS.index(name)
@@ -1099,7 +1104,7 @@ def _adapter(name: str, user, key: str = ""):
         src = (f"def {name}(ctx, {', '.join(args)}):\n"
                f"    for i in range(k):\n"
                f"        out[i] = -1\n"
-               f"    v = _view(ctx, 0)\n"
+               f"    v = _view(ctx, 0, {code})\n"
                f"    _check_writes({code}, _user, (v, {', '.join(args)}))\n"
                f"    _user(v, {', '.join(args)})\n"
                f"    _check_henchmen({code}, out, k, v.n_henchmen)\n")
@@ -1108,11 +1113,11 @@ def _adapter(name: str, user, key: str = ""):
         check = _CHECKS.get(name, "a").format(code=code)
         handed = "".join(f", _read_only({x})" for x in args)  # the options: read only
         src = (f"def {name}(ctx, seat{a}):\n"
-               f"    v = _view(ctx, seat)\n"
+               f"    v = _view(ctx, seat, {code})\n"
                f"    _check_writes({code}, _user, (v{handed},))\n"
                f"    a = _user(v{handed})\n"
                f"    return {check}\n")
-    env = {"_user": user, "_view": make_view, "_index_answer": _index_answer, "_int_answer": _int_answer,
+    env = {"_user": user, "_view": decision_view, "_index_answer": _index_answer, "_int_answer": _int_answer,
            "_flag_answer": _flag_answer, "_gamble_answer": _gamble_answer, "_check_henchmen": _check_henchmen,
            "_check_writes": _check_writes, "_read_only": _read_only}
     exec(src, env)  # noqa: S102 - a fixed template: numba needs the arguments spelled out
@@ -1375,6 +1380,8 @@ class KernelStrategy:
 
         if type(e) is ValueError and str(e).startswith(REFUSED):
             return StrategyError(f"strategy {self.name!r}: {e}")
+        if type(e) is ValueError and str(e).startswith(VIEW_REFUSED):  # the view's: the readable engine's words
+            return StrategyError(f"strategy {self.name!r}: {str(e)[len(VIEW_REFUSED):]}")
         from numba.core.errors import NumbaError
 
         if isinstance(e, NumbaError):  # the pairing did not compile: numba's pages, said in a few lines

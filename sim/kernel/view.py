@@ -12,6 +12,12 @@ and its kernel twin are written against one vocabulary::
 
 :data:`VIEW_API` lists every documented attribute with its arguments; it is the
 whole interface (docs/RULES.md "The player's view" and the README walk-through).
+An index argument outside its range (a seat, a henchman, a skill...:
+``sim.rules.state.VIEW_INDEXES``) is refused, as the readable engine refuses it and in
+its words: the kernel reads without bounds checks, so ``view.resolve(view.n_players)``
+would read whatever lies past the players. The check is in the view only, which the
+built-in strategies never use. The view knows which decision it was made for (the
+adapters of :mod:`sim.kernel.custom` give it the decision's code) and names it.
 The view exposes public facts and the player's own hand only: face-down Intel and
 Location tokens are counted, never identified, and no deck's order can be read.
 Inside compiled code the view has no other attribute (numba refuses
@@ -32,6 +38,7 @@ from numba.extending import intrinsic, overload_attribute, overload_method, regi
 
 from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
+from sim.kernel.custom import _RAISE_OPTIONS, DECISIONS, SIGNATURES, VIEW_REFUSED
 from sim.kernel.decks import airport_open as _airport_open_nb
 from sim.kernel.decks import lobo as _lobo_nb
 from sim.kernel.decks import player_base, status_bonus
@@ -39,6 +46,8 @@ from sim.kernel.layout import (
     C_PLAYERS,
     K_N_HENCHMEN,
     K_N_INTEL,
+    K_N_SPACES,
+    K_N_STATUS,
     L_FACEUP,
     L_GREEN,
     L_HLEVEL,
@@ -69,6 +78,13 @@ from sim.kernel.layout import (
     S_WATCHED,
 )
 from sim.rng import STRATEGY, next_below_nb
+from sim.rules.state import (
+    OPEN_END,
+    RANDOM_BELOW_MAX,
+    VIEW_INDEX_KINDS,
+    VIEW_INDEXES,
+    view_argument_text,
+)
 
 jit = njit(**KERNEL_OPTIONS)
 inline_jit = njit(inline="always", **KERNEL_OPTIONS)  # returns a reference: inlined (no runtime to count it)
@@ -337,12 +353,112 @@ VIEW_API = {
     "status_modifier": (_status_modifier, ("skill",)),
     "random_below": (_random_below, ("n",)),
 }
-_ = (N_ADV, N_SKILLS)  # the argument ranges (tests/test_view.py)
+
+
+# --- the arguments' ranges: r(ctx, seat, first) -> (lo, hi), ``first`` the call's first argument ------
+# An index outside its range is refused where a decision asks (the kernel reads without bounds checks:
+# st[player_base(pk, -1) + P_RESOLVE] is another block's number), in the readable engine's words
+# (sim.rules.state.view_argument_text); the built-in strategies never read through the view.
+@jit
+def _seats(ctx, seat, first):
+    """The seats at the table."""
+    return 0, ctx.cfg[C_PLAYERS] - 1
+
+
+@jit
+def _henchmen(ctx, seat, first):
+    """The henchmen in the game."""
+    return 0, ctx.pk.scal[K_N_HENCHMEN] - 1
+
+
+@jit
+def _basic_skills(ctx, seat, first):
+    """The basic skills."""
+    return 0, N_SKILLS - 1
+
+
+@jit
+def _advanced_skills(ctx, seat, first):
+    """The advanced skills."""
+    return 0, N_ADV - 1
+
+
+@jit
+def _hand(ctx, seat, who):
+    """The Top Secret cards in seat ``who``'s hand."""
+    return 0, ctx.st[player_base(ctx.pk, who) + P_N_TS] - 1
+
+
+@jit
+def _mission_cards(ctx, seat, first):
+    """A secret-mission card (past the last: -1)."""
+    return 0, OPEN_END
+
+
+@jit
+def _intel_types(ctx, seat, first):
+    """The Intel types."""
+    return 0, len(codes.INTEL_TYPES) - 1
+
+
+@jit
+def _places(ctx, seat, first):
+    """A space, the supply or the Pool."""
+    return min(codes.SUPPLY, codes.POOL), ctx.pk.scal[K_N_SPACES] - 1
+
+
+@jit
+def _spaces(ctx, seat, first):
+    """The spaces."""
+    return 0, ctx.pk.scal[K_N_SPACES] - 1
+
+
+@jit
+def _status_cards(ctx, seat, first):
+    """The status cards."""
+    return 0, ctx.pk.scal[K_N_STATUS] - 1
+
+
+@jit
+def _outcomes(ctx, seat, first):
+    """The number of outcomes of a draw."""
+    return 1, RANDOM_BELOW_MAX
+
+
+# the kind of an argument (sim.rules.state.VIEW_INDEX_KINDS) -> its range
+RANGES = {"seat": _seats, "henchman": _henchmen, "basic skill": _basic_skills, "advanced skill": _advanced_skills,
+          "top secret card": _hand, "mission card": _mission_cards, "intel type": _intel_types, "place": _places,
+          "space": _spaces, "status card": _status_cards, "outcomes": _outcomes}
+
+
+_argument_text = njit(**_RAISE_OPTIONS)(view_argument_text)
+
+
+def _refuser(name: str, position: int):
+    """``refuse(code, a0, a1, lo, hi)``: the refusal of argument ``position`` of ``view.<name>(a0[, a1])``
+    asked by decision ``code`` (-1: none), a ValueError beginning with ``VIEW_REFUSED``
+    (:meth:`sim.kernel.custom.KernelStrategy.refusal` names the strategy). Compiled with numba's runtime,
+    which builds the text: it runs only to raise."""
+    param, what = VIEW_API[name][1][position], VIEW_INDEX_KINDS[VIEW_INDEXES[name][position]]
+    two = len(VIEW_API[name][1]) == 2
+
+    def refuse(code, a0, a1, lo, hi):
+        """Raise the refusal."""
+        args = str(a0) + ", " + str(a1) if two else str(a0)
+        decision = DECISIONS[code] if code >= 0 else ""
+        raise ValueError(VIEW_REFUSED + _argument_text(decision, name, args, param, lo, hi, what))
+
+    return njit(**_RAISE_OPTIONS)(refuse)
+
+
+# name -> ((its range, its refusal) for each argument): the checks of a view method's arguments
+CHECKS = {name: tuple((RANGES[kind], _refuser(name, i)) for i, kind in enumerate(VIEW_INDEXES[name]))
+          for name, (_, args) in VIEW_API.items() if args}
 
 
 # --- compiled: a numba type with exactly these attributes -------------------------------------
 class ViewType(types.Type):
-    """numba type of a player's view: a game context and a seat, with no readable fields."""
+    """numba type of a player's view: a game context, a seat and the decision asked, with no readable fields."""
 
     def __init__(self, ctx):
         """The view type of a context type."""
@@ -353,80 +469,101 @@ class ViewType(types.Type):
 @register_model(ViewType)
 class _ViewModel(models.StructModel):
     def __init__(self, dmm, fe_type):
-        """Two members: the context and the seat."""
-        super().__init__(dmm, fe_type, [("ctx", fe_type.ctx), ("seat", types.int64)])
+        """Three members: the context, the seat and the decision's code (-1: none)."""
+        super().__init__(dmm, fe_type, [("ctx", fe_type.ctx), ("seat", types.int64), ("code", types.int64)])
+
+
+def _view_codegen(context, builder, sig, args):
+    """Fill the struct: ``(ctx, seat[, code])``, the code -1 where none is given. The view holds a
+    reference to the context's arrays: code with numba's runtime (not the kernel's) counts it, as it
+    counts the view's own release (without, a view made in such code freed the arrays it borrowed)."""
+    v = cgutils.create_struct_proxy(sig.return_type)(context, builder)
+    v.ctx = args[0]
+    v.seat = context.cast(builder, args[1], sig.args[1], types.int64)
+    v.code = (context.cast(builder, args[2], sig.args[2], types.int64) if len(args) > 2
+              else context.get_constant(types.int64, -1))
+    return impl_ret_borrowed(context, builder, sig.return_type, v._getvalue())
 
 
 @intrinsic
 def _make_view(typingctx, ctx, seat):
-    """A view of ``ctx`` for ``seat`` (a value: no allocation)."""
-
-    def codegen(context, builder, sig, args):
-        """Fill the struct. The view holds a reference to the context's arrays: code compiled with numba's
-        runtime (not the kernel's) counts it, as it counts the view's release (without, a view made in such
-        code released arrays it only borrowed, and the process freed them twice)."""
-        v = cgutils.create_struct_proxy(sig.return_type)(context, builder)
-        v.ctx = args[0]
-        v.seat = context.cast(builder, args[1], sig.args[1], types.int64)
-        return impl_ret_borrowed(context, builder, sig.return_type, v._getvalue())
-
-    return ViewType(ctx)(ctx, seat), codegen
+    """A view of ``ctx`` for ``seat``, no decision named (a value: no allocation)."""
+    return ViewType(ctx)(ctx, seat), _view_codegen
 
 
 @intrinsic
-def _view_ctx(typingctx, view):
-    """The view's context (inside this module only)."""
-
-    def codegen(context, builder, sig, args):
-        """Read the member (a reference, counted where numba's runtime counts: see _make_view)."""
-        ctx = cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0]).ctx
-        return impl_ret_borrowed(context, builder, sig.return_type, ctx)
-
-    return view.ctx(view), codegen
+def _make_decision_view(typingctx, ctx, seat, code):
+    """A view of ``ctx`` for ``seat`` asked decision ``code`` (sim.kernel.custom.DECISIONS), which its
+    refusals name."""
+    return ViewType(ctx)(ctx, seat, code), _view_codegen
 
 
-@intrinsic
-def _view_seat(typingctx, view):
-    """The view's seat."""
+def _member(name: str, typeof):
+    """An intrinsic reading member ``name`` of a view (``typeof(view type)``: its numba type)."""
+    @intrinsic
+    def read(typingctx, view):
+        """The view's member."""
 
-    def codegen(context, builder, sig, args):
-        """Read the member."""
-        return cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0]).seat
+        def codegen(context, builder, sig, args):
+            """Read the member (a reference, counted where numba's runtime counts: see _view_codegen)."""
+            value = getattr(cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0]), name)
+            return impl_ret_borrowed(context, builder, sig.return_type, value)
 
-    return types.int64(view), codegen
+        return typeof(view)(view), codegen
 
+    return read
+
+
+_view_ctx = _member("ctx", lambda view: view.ctx)  # the view's context (inside this module only)
+_view_seat = _member("seat", lambda view: types.int64)
+_view_code = _member("code", lambda view: types.int64)
 
 _OVERLOAD = {"jit_options": {"_nrt": False, "no_cfunc_wrapper": True}}
 
 
-def _register(name, fn, args):
-    """``view.<name>`` (a property) or ``view.<name>(*args)`` (a method) on :class:`ViewType`."""
+def _method_source(args, checks) -> str:
+    """``_impl(view, *args)``: each argument checked against its range (:data:`CHECKS`), then ``fn``."""
+    a = ", ".join(args)
+    lines = [f"def _impl(view, {a}):",
+             "    ctx = _view_ctx(view)",
+             "    seat = _view_seat(view)"]
+    second = args[1] if len(args) > 1 else "0"
+    for i, x in enumerate(args[:len(checks)]):
+        lines += [f"    lo, hi = _range{i}(ctx, seat, {args[0]})",
+                  f"    if {x} < lo or {x} > hi:",
+                  f"        _refuse{i}(_view_code(view), {args[0]}, {second}, lo, hi)"]
+    lines += [f"    return fn(ctx, seat, {a})",
+              f"def _typing(view, {a}):",
+              "    return _impl"]
+    return "\n".join(lines) + "\n"
+
+
+def _register(name, fn, args, checks=()):
+    """``view.<name>`` (a property) or ``view.<name>(*args)`` (a method) on :class:`ViewType`; ``checks``:
+    each argument's (range, refusal)."""
     if not args:
         @overload_attribute(ViewType, name, **_OVERLOAD)
         def _prop(view):
             """The property's implementation."""
             return lambda view: fn(_view_ctx(view), _view_seat(view))
         return
-    a = ", ".join(args)
-    src = (f"def _impl(view, {a}):\n"
-           f"    return fn(_view_ctx(view), _view_seat(view), {a})\n"
-           f"def _typing(view, {a}):\n"
-           f"    return _impl\n")
     # __name__: the functions are this module's (sim.kernel.custom tells the kernel's from the user's by it)
-    env = {"__name__": __name__, "fn": fn, "_view_ctx": _view_ctx, "_view_seat": _view_seat}
-    exec(src, env)  # noqa: S102 - a fixed template: numba needs the arguments spelled out
+    env = {"__name__": __name__, "fn": fn, "_view_ctx": _view_ctx, "_view_seat": _view_seat,
+           "_view_code": _view_code}
+    for i, (rng, refuse) in enumerate(checks):
+        env[f"_range{i}"], env[f"_refuse{i}"] = rng, refuse
+    exec(_method_source(args, checks), env)  # noqa: S102 - a fixed template: numba needs the arguments spelled out
     overload_method(ViewType, name, **_OVERLOAD)(env["_typing"])
 
 
 for _name, (_fn, _args) in VIEW_API.items():
-    _register(_name, _fn, _args)
+    _register(_name, _fn, _args, CHECKS.get(_name, ()))
 
 
 # --- the base strategy's own decisions: view.base_<decision>(...) -------------------------------
 def _base_decisions() -> dict:
     """``base_<decision>`` -> (the built-in decision as ``f(ctx, seat, ...)``, its option arguments)."""
     from sim.kernel import strategy as builtin
-    from sim.kernel.custom import DECISIONS, SIGNATURES
 
     out = {}
     for name in DECISIONS:
@@ -456,22 +593,54 @@ for _name, (_fn, _args) in BASE_API.items():
 class KernelView:
     """The view as a plain object (the kernel running as Python); same attributes as compiled."""
 
-    __slots__ = ("_ctx", "_seat")
+    __slots__ = ("_ctx", "_seat", "_code")
 
-    def __init__(self, ctx, seat):
-        """A view of ``ctx`` for ``seat``."""
+    def __init__(self, ctx, seat, code=-1):
+        """A view of ``ctx`` for ``seat``, asked decision ``code`` (-1: none)."""
         self._ctx = ctx
         self._seat = int(seat)
+        self._code = int(code)
 
 
-def _python_attribute(fn, args):
-    """A property (no arguments) or a method calling ``fn(ctx, seat, *args)``."""
+def _refuse_plain(code, name: str, position: int, args: tuple, lo: int, hi: int):
+    """The compiled refusal (:func:`_refuser`), as plain Python: the same ValueError, the same words."""
+    param, what = VIEW_API[name][1][position], VIEW_INDEX_KINDS[VIEW_INDEXES[name][position]]
+    decision = DECISIONS[code] if code >= 0 else ""
+    raise ValueError(VIEW_REFUSED + view_argument_text(decision, name, ", ".join(str(a) for a in args), param,
+                                                       int(lo), int(hi), what))
+
+
+def _python_attribute(name, fn, args, ranges=()):
+    """A property (no arguments) or a method calling ``fn(ctx, seat, *args)``, its arguments checked
+    against ``ranges`` (each one's range function, as :data:`CHECKS`)."""
     if not args:
         return property(lambda self: fn(self._ctx, self._seat))
-    return lambda self, *a: fn(self._ctx, self._seat, *a)
+
+    def call(self, *a):
+        """The method: each argument checked against its range, then ``fn``."""
+        for i, rng in enumerate(ranges):
+            lo, hi = rng(self._ctx, self._seat, a[0])
+            if not lo <= a[i] <= hi:
+                _refuse_plain(self._code, name, i, a, lo, hi)
+        return fn(self._ctx, self._seat, *a)
+
+    return call
 
 
-for _name, (_fn, _args) in {**VIEW_API, **BASE_API}.items():
-    setattr(KernelView, _name, _python_attribute(_fn, _args))
+def python_attributes(value=lambda f: f) -> dict:
+    """Every attribute of the view as plain Python (:class:`KernelView`'s), the kernel's functions
+    given by ``value`` (``sim.twin``: their plain clones)."""
+    out = {}
+    for name, (fn, args) in VIEW_API.items():
+        ranges = tuple(value(rng) for rng, _ in CHECKS.get(name, ()))
+        out[name] = _python_attribute(name, value(fn), args, ranges)
+    for name, (fn, args) in BASE_API.items():
+        out[name] = _python_attribute(name, value(fn), args)
+    return out
+
+
+for _name, _attribute in python_attributes().items():
+    setattr(KernelView, _name, _attribute)
 
 make_view = KernelView if config.DISABLE_JIT else _make_view
+decision_view = KernelView if config.DISABLE_JIT else _make_decision_view

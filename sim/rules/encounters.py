@@ -41,7 +41,7 @@ def encounter_phase(g: GameState, seat: int) -> None:
     choice = TokenChoice.NO_INTEL
     if len(choices) > 1:
         strat = g.strategy(seat)
-        i = strat.token(g.view(seat), list(choices))
+        i = strat.token(g.view(seat, "token"), list(choices))
         if not is_index(i) or not 0 <= i < len(choices):
             raise StrategyError(f"strategy {strat.name!r} chose token option {i!r} of {len(choices)}")
         choice = choices[int(i)]
@@ -83,7 +83,7 @@ def use_auto_pass(g: GameState, seat: int, skill: int, henchman: int, no_advance
     Villain Advancement), so the player may decline.
     """
     strat = g.strategy(seat)
-    use = strat.use_auto_pass(g.view(seat), skill, henchman, no_advance)
+    use = strat.use_auto_pass(g.view(seat, "use_auto_pass"), skill, henchman, no_advance)
     if not isinstance(use, (bool, np.bool_)):
         raise StrategyError(f"strategy {strat.name!r} answered use_auto_pass with {use!r}, not true or false")
     if not use:
@@ -318,7 +318,7 @@ def lower_any_skill(g: GameState, seat: int) -> None:
         g.say("    no skill can be lowered")
         return
     strat = g.strategy(seat)
-    i = strat.skill_down(g.view(seat), options)
+    i = strat.skill_down(g.view(seat, "skill_down"), options)
     if not is_index(i) or not 0 <= i < len(options):
         raise StrategyError(f"strategy {strat.name!r} chose skill {i!r} of {len(options)} to lower")
     i = int(i)
@@ -344,7 +344,7 @@ def status_unavailable(g: GameState, seat: int, polarity: int) -> None:
     "lower_skill"; else as a positive card); a third person, nothing."""
     if polarity == K.POSITIVE or (polarity == K.NEGATIVE and not g.content.status_negative_lowers_skill):
         strat = g.strategy(seat)
-        ts = strat.status_top_secret(g.view(seat))
+        ts = strat.status_top_secret(g.view(seat, "status_top_secret"))
         if not isinstance(ts, (bool, np.bool_)):
             raise StrategyError(f"strategy {strat.name!r} answered status_top_secret with {ts!r}, not true or false")
         if ts:
@@ -444,7 +444,7 @@ def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) 
     elif effect == K.E_UP_ANY_SKILL:
         options = [s for s in range(len(K.BASIC_SKILLS)) if p.skills[s] < skill_max(g, seat)]
         if options:
-            i = strat.skill_up(g.view(seat), options)
+            i = strat.skill_up(g.view(seat, "skill_up"), options)
             if not is_index(i) or not 0 <= i < len(options):
                 raise StrategyError(f"strategy {strat.name!r} chose skill {i!r} of {len(options)}")
             i = int(i)
@@ -457,7 +457,7 @@ def apply_effect(g: GameState, seat: int, effect: int, amount: int, skill: int) 
     elif effect == K.E_ADVANCED_SKILL:
         options = [s for s in range(len(K.ADVANCED_SKILLS)) if not p.advanced[s] and advanced_available(g, s)]
         if options:
-            i = strat.advanced_skill(g.view(seat), options)
+            i = strat.advanced_skill(g.view(seat, "advanced_skill"), options)
             if not is_index(i) or not 0 <= i < len(options):
                 raise StrategyError(f"strategy {strat.name!r} chose advanced skill {i!r} of {len(options)}")
             i = int(i)

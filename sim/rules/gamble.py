@@ -48,7 +48,7 @@ def gamble(g: GameState, seat: int) -> bool:
     g.stats.gambles_played += 1
     hand = [draw() for _ in range(5)]
     free = free_exchanges(g, seat)
-    answer = strat.gamble_exchange(g.view(seat), list(hand), free)
+    answer = strat.gamble_exchange(g.view(seat, "gamble_exchange"), list(hand), free)
     if not (isinstance(answer, tuple) and len(answer) == 2):
         raise StrategyError(f"strategy {strat.name!r} must answer a gamble with (mask, spend_resolve), got {answer!r}")
     mask, spend = answer

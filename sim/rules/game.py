@@ -75,17 +75,17 @@ def start_of_turn(g: GameState, seat: int) -> None:
     p = g.players[seat]
     strat = g.strategy(seat)
     ts = _top_secret_card(g, p, K.TS_HEAL_ALL)
-    if ts >= 0 and p.injuries > 0 and strat.heal_all(g.view(seat)):
+    if ts >= 0 and p.injuries > 0 and strat.heal_all(g.view(seat, "heal_all")):
         _play_top_secret(g, p, ts)
         heal(g, seat, p.injuries)
         g.say("  plays a Top Secret card: heals all injuries")
     ts = _top_secret_card(g, p, K.TS_INTEL_TO_POOL)
-    if ts >= 0 and g.intel_in(SUPPLY) and strat.intel_to_pool(g.view(seat)):
+    if ts >= 0 and g.intel_in(SUPPLY) and strat.intel_to_pool(g.view(seat, "intel_to_pool")):
         _play_top_secret(g, p, ts)
         t = draw_token(g, g.intel_loc, SUPPLY)
         g.intel_loc[t] = POOL
         g.say("  plays a Top Secret card: 1 Intel from the supply into the Pool")
-    if first_held(g, seat, K.SE_WATCH) >= 0 and strat.use_watch(g.view(seat)):
+    if first_held(g, seat, K.SE_WATCH) >= 0 and strat.use_watch(g.view(seat, "use_watch")):
         g.watched = peek_card(g, g.villain, VILLAIN)
         g.say(f"  uses the Watch: top villain card advances {describe_advance(g, g.watched)}")
 

@@ -71,7 +71,7 @@ def mission_reward(g: GameState, seat: int) -> None:
     options = reward_options(g, seat)
     if options:
         strat = g.strategy(seat)
-        i = strat.mission_reward(g.view(seat), list(options))
+        i = strat.mission_reward(g.view(seat, "mission_reward"), list(options))
         if not is_index(i) or not 0 <= i < len(options):
             raise StrategyError(f"strategy {strat.name!r} chose mission reward {i!r} of {len(options)}")
         r = options[int(i)]

@@ -184,13 +184,13 @@ def apply_move(g: GameState, seat: int, move: Move) -> None:
 def movement_phase(g: GameState, seat: int) -> bool:
     """Rest or move. Returns True when the player rested (no encounter, 2 villain cards)."""
     strat = g.strategy(seat)
-    if can_rest(g, seat) and strat.rest(g.view(seat)):
+    if can_rest(g, seat) and strat.rest(g.view(seat, "rest")):
         rest(g, seat)
         return True
     moves = legal_moves(g, seat)
     if not moves:
         raise StrategyError(f"{name(g, seat)} has no legal move")  # cannot happen on a valid map
-    i = strat.move(g.view(seat), moves)
+    i = strat.move(g.view(seat, "move"), moves)
     if not is_index(i) or not 0 <= i < len(moves):
         raise StrategyError(f"strategy {strat.name!r} chose move {i!r} of {len(moves)}")
     apply_move(g, seat, moves[int(i)])

@@ -114,7 +114,7 @@ def choose_advanced_skills(g: GameState, seat: int) -> None:
                        and advanced_available(g, s)]
             if not options:
                 break
-            i = strat.setup_advanced_skill(g.view(seat), options)
+            i = strat.setup_advanced_skill(g.view(seat, "setup_advanced_skill"), options)
             if not is_index(i) or not 0 <= i < len(options):
                 raise StrategyError(f"strategy {strat.name!r} chose advanced skill {i!r} of {len(options)} at set-up")
             p.advanced[options[int(i)]] = True
@@ -125,7 +125,7 @@ def choose_advanced_skills(g: GameState, seat: int) -> None:
 def choose_extras(g: GameState, seat: int, n: int, max_un: int) -> tuple[int, int]:
     """The player splits ``n`` extra items between UN Transports (at most max_un) and Top Secret."""
     strat = g.strategy(seat)
-    k = strat.setup_extras(g.view(seat), n, max_un)
+    k = strat.setup_extras(g.view(seat, "setup_extras"), n, max_un)
     if not is_index(k) or not 0 <= k <= min(n, max_un):
         raise StrategyError(f"strategy {strat.name!r} took {k!r} UN Transports of {n} (max {max_un})")
     return int(k), n - int(k)
@@ -179,7 +179,7 @@ def setup_game(c: Content, s: Settings, strategies: list, seed: int, game: int, 
     k = 0 if (s.easier and c.easier_henchmen_level1[n]) else int(c.setup_henchmen_level2[n])
     if k:
         strat = g.strategy(0)
-        chosen = strat.setup_level2_henchmen(g.view(0), k)
+        chosen = strat.setup_level2_henchmen(g.view(0, "setup_level2_henchmen"), k)
         if isinstance(chosen, np.ndarray):
             if not is_index_array(chosen):
                 raise StrategyError(f"strategy {strat.name!r} chose henchmen {chosen.tolist()!r} for level 2 as a "

@@ -40,7 +40,6 @@ def dice_test(g: GameState, seat: int, test: Test) -> bool:
     c = g.content
     p = g.players[seat]
     strat = g.strategy(seat)
-    view = g.view(seat)
     allowed = test.dice_allowed
     bag = [int(d) for d in c.bag_dice]
     base_allowed = max(allowed, 0)
@@ -48,7 +47,7 @@ def dice_test(g: GameState, seat: int, test: Test) -> bool:
     story: list[str] = []  # what the table sees, in order, for the trace
     while True:
         if len(drawn) < allowed and bag:
-            if not strat.draw_die(view, test, list(drawn)):
+            if not strat.draw_die(g.view(seat, "draw_die"), test, list(drawn)):
                 break
             j = g.rng.below(len(bag), DICE)
             drawn.append(bag[j])
@@ -62,7 +61,7 @@ def dice_test(g: GameState, seat: int, test: Test) -> bool:
             and allowed >= 0
             and p.resolve > 0
             and not g.dice_resolve_used
-            and strat.resolve_plus_one(view, test, list(drawn))
+            and strat.resolve_plus_one(g.view(seat, "resolve_plus_one"), test, list(drawn))
         ):
             p.resolve -= 1
             g.dice_resolve_used = True
@@ -81,7 +80,7 @@ def dice_test(g: GameState, seat: int, test: Test) -> bool:
         + ", ".join(f"{c.die_names[d]}={face_text(g, d, f)}" for d, f in zip(dice, faces))
     )
     if p.resolve > 0 and not g.dice_resolve_used:
-        k = strat.reroll(view, test, list(dice), list(faces))
+        k = strat.reroll(g.view(seat, "reroll"), test, list(dice), list(faces))
         if not is_integer(k) or not -1 <= k < len(dice):
             raise StrategyError(f"strategy {strat.name!r} chose to reroll die {k!r} of {len(dice)} (-1: none)")
         k = int(k)
@@ -120,13 +119,13 @@ def run_test(g: GameState, seat: int, option: TestOption, *, henchman: int = -1,
         allowed = p.skills[option.skill] + option.modifier + skill_bonus(g, seat, option.skill)
         test = Test(option, allowed, henchman, level, no_advance)
         ts = _top_secret_card(g, p, K.TS_AUTO_PASS)
-        if ts >= 0 and level != 3 and strat.play_auto_pass(g.view(seat), test):
+        if ts >= 0 and level != 3 and strat.play_auto_pass(g.view(seat, "play_auto_pass"), test):
             _play_top_secret(g, p, ts)
             g.say("  plays a Top Secret card: passes automatically")
             passed = True
         else:
             ts = _top_secret_card(g, p, K.TS_TWO_DICE)
-            if ts >= 0 and strat.play_two_dice(g.view(seat), test):
+            if ts >= 0 and strat.play_two_dice(g.view(seat, "play_two_dice"), test):
                 _play_top_secret(g, p, ts)
                 test = Test(option, allowed + 2, henchman, level, no_advance)
                 g.say("  plays a Top Secret card: two more dice")
@@ -149,7 +148,7 @@ def choose_option(g: GameState, seat: int, options: list[TestOption]) -> TestOpt
     strat = g.strategy(seat)
     if len(options) == 1:
         return options[0]
-    i = strat.test_option(g.view(seat), list(options))
+    i = strat.test_option(g.view(seat, "test_option"), list(options))
     if not is_index(i) or not 0 <= i < len(options):
         raise StrategyError(f"strategy {strat.name!r} chose test option {i!r} of {len(options)}")
     return options[int(i)]

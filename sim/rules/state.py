@@ -281,8 +281,9 @@ class GameState:
         if self.trace is not None:
             self.trace.append(text)
 
-    def view(self, seat: int) -> PlayerView:
-        return PlayerView(self, self.rng, seat)
+    def view(self, seat: int, decision: str | None = None) -> PlayerView:
+        """Seat ``seat``'s view, for its strategy's ``decision`` (which the view's refusals name)."""
+        return PlayerView(self, self.rng, seat, decision)
 
     def strategy(self, seat: int):
         return self.strategies[seat]
@@ -323,24 +324,148 @@ class GameState:
         return [t for t, loc in enumerate(self.green_loc) if loc >= 0]
 
 
+# --- the view's index arguments: what each one indexes, and the words that refuse one out of range ---
+# A view method asked with an index outside its range (``view.resolve(view.seat - 1)`` at seat 0,
+# ``view.henchman(view.n_henchmen)``) would read another seat's value (Python wraps a negative index) or,
+# in the kernel, which reads without bounds checks, whatever lies there. Both engines' views refuse it,
+# in the same words (:func:`view_argument_text`; the kernel's view, ``sim.kernel.view``, compiles it).
+OPEN_END = 1 << 62  # an upper bound that is none: "0 or more"
+RANDOM_BELOW_MAX = 1 << 31  # the largest n of random_below (the kernel's 32-bit draw times n stays an int64)
+
+# what each kind of index names (the refusal says it); its range, per engine: PlayerView._range and
+# sim.kernel.view's range functions
+VIEW_INDEX_KINDS = {
+    "seat": "a seat",
+    "henchman": "a henchman",
+    "basic skill": "a basic skill",
+    "advanced skill": "an advanced skill",
+    "top secret card": "an index into seat who's Top Secret hand, view.top_secret_count(who) cards",
+    "mission card": "a secret-mission card; past the last, -1",
+    "intel type": "an Intel type",
+    "place": f"a space, SUPPLY ({K.SUPPLY}) or POOL ({K.POOL})",
+    "space": "a space",
+    "status card": "a status card",
+    "outcomes": "the number of outcomes",
+}
+
+# view method -> the kind of each of its arguments, in order (an argument's range may depend on the first
+# argument: the Top Secret cards of seat ``who``). The kernel's view has every one of these but the last
+# three (sim.kernel.view.VIEW_API); tests/test_view.py checks that the two tables agree.
+VIEW_INDEXES = {
+    "henchman": ("henchman",),
+    **dict.fromkeys(("character", "space", "resolve", "resolve_max", "life", "injuries", "un_tokens",
+                     "top_secret_count"), ("seat",)),
+    "skill": ("seat", "basic skill"),
+    "has_advanced": ("seat", "advanced skill"),
+    "top_secret_effect": ("seat", "top secret card"),
+    "mission_city": ("seat", "mission card"),
+    "pool_face_up": ("intel type",),
+    "face_up_count": ("place", "intel type"),
+    "yellow_at": ("place",),
+    "green_at": ("place",),
+    "airport_open": ("space",),
+    "status_holder": ("status card",),
+    "status_modifier": ("basic skill",),
+    "random_below": ("outcomes",),
+    "mission_cities": ("seat",),  # the readable engine's own (the argument may be None: my own)
+    "status_cards": ("seat",),
+    "status_effects": ("seat",),
+}
+
+
+def view_argument_text(decision, method, args, param, lo, hi, what):
+    """The refusal of argument ``param`` (legal: ``lo`` to ``hi``) of ``view.<method>(<args>)``, asked
+    by ``decision`` ("" where no decision is known), as both engines word it::
+
+        decision rest asked view.resolve(-1): who must be 0 to 3 (a seat)
+
+    ``args`` is the call's arguments as text; ``what`` what the argument indexes. Plain string
+    operations only: the kernel compiles this function."""
+    if hi >= OPEN_END:
+        legal = " must be " + str(lo) + " or more"
+    elif hi < lo:
+        legal = " has no legal value"
+    else:
+        legal = " must be " + str(lo) + " to " + str(hi)
+    head = "decision " + decision + " asked " if len(decision) > 0 else ""
+    return head + "view." + method + "(" + args + "): " + param + legal + " (" + what + ")"
+
+
 class PlayerView:
     """What a player may see: public state plus their own hand; no face-down Intel types.
 
     Strategies receive this, never the GameState. ``random_below`` draws from
     the game's strategy stream, the only randomness a strategy may use.
+
+    A method asked with an index outside its range (a seat, a henchman, a skill...: ``VIEW_INDEXES``)
+    raises :class:`~sim.rules.errors.StrategyError` naming the strategy, the decision being made
+    (``decision``, as the engine asks it) and the index with its legal range.
     """
 
-    __slots__ = ("_g", "_rng", "seat")
+    __slots__ = ("_g", "_rng", "seat", "_decision")
 
-    def __init__(self, game: GameState, rng, seat: int):
+    def __init__(self, game: GameState, rng, seat: int, decision: str | None = None):
         self._g = game
         self._rng = rng
         self.seat = seat
+        self._decision = decision
+
+    # --- the index arguments, checked --------------------------------------------------
+    def _range(self, kind: str, first) -> tuple[int, int]:
+        """The legal values of an argument of ``kind`` (``first``: the call's first argument, checked)."""
+        g = self._g
+        if kind == "seat":
+            return 0, len(g.players) - 1
+        if kind == "henchman":
+            return 0, len(g.henchman_level) - 1
+        if kind == "basic skill":
+            return 0, len(K.BASIC_SKILLS) - 1
+        if kind == "advanced skill":
+            return 0, len(K.ADVANCED_SKILLS) - 1
+        if kind == "top secret card":
+            return 0, len(g.players[first].top_secret) - 1
+        if kind == "mission card":
+            return 0, OPEN_END
+        if kind == "intel type":
+            return 0, len(K.INTEL_TYPES) - 1
+        if kind == "place":
+            return min(K.SUPPLY, K.POOL), g.content.n_spaces - 1
+        if kind == "space":
+            return 0, g.content.n_spaces - 1
+        if kind == "status card":
+            return 0, len(g.status_holder) - 1
+        if kind == "outcomes":
+            return 1, RANDOM_BELOW_MAX
+        raise KeyError(kind)
+
+    def _check(self, method: str, *args) -> None:
+        """Refuse ``view.<method>(*args)`` where an argument is outside its range (StrategyError)."""
+        for param, kind, a in zip(_PARAMETERS[method], VIEW_INDEXES[method], args):
+            lo, hi = self._range(kind, args[0])
+            if not lo <= a <= hi:
+                self._refuse(method, args, param, kind, lo, hi)
+
+    def _player(self, method: str, who, *more) -> Player:
+        """Seat ``who``'s player, ``view.<method>(who, *more)`` checked."""
+        if not 0 <= who < len(self._g.players):
+            self._check(method, who, *more)
+        return self._g.players[who]
+
+    def _refuse(self, method, args, param, kind, lo, hi):
+        from sim.rules.errors import StrategyError
+
+        strategies = self._g.strategies
+        name = getattr(strategies[self.seat], "name", None) if 0 <= self.seat < len(strategies) else None
+        text = view_argument_text(self._decision or "", method, ", ".join(map(str, args)), param, lo, hi,
+                                  VIEW_INDEX_KINDS[kind])
+        raise StrategyError(text if name is None else f"strategy {name!r}: {text}")
 
     # --- randomness for randomised strategies -------------------------------------
     def random_below(self, n: int) -> int:
         from sim.rng import STRATEGY
 
+        if not 1 <= n <= RANDOM_BELOW_MAX:
+            self._check("random_below", n)
         return self._rng.below(n, STRATEGY)
 
     # --- public facts ---------------------------------------------------------------
@@ -396,6 +521,8 @@ class PlayerView:
     def pool_face_up(self, kind: int | None = None):
         """Face-up Intel tokens in the Pool by type (W, T, D, A), or of one type ``kind``;
         the rest of the Pool is face down."""
+        if kind is not None and not 0 <= kind < len(K.INTEL_TYPES):
+            self._check("pool_face_up", kind)
         counts = [0] * len(K.INTEL_TYPES)
         for loc, k in self.face_up_intel():
             if loc == POOL:
@@ -404,6 +531,7 @@ class PlayerView:
 
     def face_up_count(self, where: int, kind: int) -> int:
         """Face-up Intel tokens of type ``kind`` at ``where`` (a space, SUPPLY or POOL)."""
+        self._check("face_up_count", where, kind)
         return sum(1 for loc, k in self.face_up_intel() if loc == where and k == kind)
 
     # --- one number at a time: the same names as the kernel's view (sim.kernel.view) ----
@@ -417,45 +545,51 @@ class PlayerView:
 
     def henchman(self, h: int) -> int:
         """Henchman ``h``'s level (1..3, or DEFEATED)."""
+        if not 0 <= h < len(self._g.henchman_level):
+            self._check("henchman", h)
         return self._g.henchman_level[h]
 
     def character(self, who: int) -> int:
-        return self._g.players[who].character
+        return self._player("character", who).character
 
     def space(self, who: int) -> int:
-        return self._g.players[who].space
+        return self._player("space", who).space
 
     def skill(self, who: int, skill: int) -> int:
         """Basic skill ``skill`` of the player in seat ``who``."""
+        self._check("skill", who, skill)
         return self._g.players[who].skills[skill]
 
     def resolve(self, who: int) -> int:
-        return self._g.players[who].resolve
+        return self._player("resolve", who).resolve
 
     def resolve_max(self, who: int) -> int:
-        return self._g.players[who].resolve_max
+        return self._player("resolve_max", who).resolve_max
 
     def life(self, who: int) -> int:
-        return self._g.players[who].life
+        return self._player("life", who).life
 
     def injuries(self, who: int) -> int:
-        return self._g.players[who].injuries
+        return self._player("injuries", who).injuries
 
     def has_advanced(self, who: int, skill: int) -> bool:
+        self._check("has_advanced", who, skill)
         return bool(self._g.players[who].advanced[skill])
 
     def un_tokens(self, who: int) -> int:
-        return self._g.players[who].un_tokens
+        return self._player("un_tokens", who).un_tokens
 
     def top_secret_count(self, who: int) -> int:
-        return len(self._g.players[who].top_secret)
+        return len(self._player("top_secret_count", who).top_secret)
 
     def top_secret_effect(self, who: int, i: int) -> int:
         """Effect code of the ``i``-th Top Secret card in the hand of seat ``who``."""
+        self._check("top_secret_effect", who, i)
         return int(self._g.content.top_secret_effect[self._g.players[who].top_secret[i]])
 
     def mission_city(self, who: int, i: int) -> int:
         """City of seat ``who``'s ``i``-th secret-mission card, -1 once flipped (or absent)."""
+        self._check("mission_city", who, i)
         p = self._g.players[who]
         if i >= len(p.missions) or p.mission_flipped[i]:
             return -1
@@ -463,14 +597,18 @@ class PlayerView:
 
     def status_holder(self, card: int) -> int:
         """Seat holding status card ``card`` (face up), or -1 in the deck, -2 out of the game."""
+        if not 0 <= card < len(self._g.status_holder):
+            self._check("status_holder", card)
         return self._g.status_holder[card]
 
     def yellow_at(self, where: int) -> int:
         """Yellow Intel tokens at ``where`` (a space, SUPPLY or POOL), face up or down."""
+        self._check("yellow_at", where)
         return sum(1 for loc in self._g.intel_loc if loc == where)
 
     def green_at(self, where: int) -> int:
         """Green Location tokens at ``where`` (a space or SUPPLY), face down: counted, not named."""
+        self._check("green_at", where)
         return sum(1 for loc in self._g.green_loc if loc == where)
 
     @property
@@ -512,6 +650,7 @@ class PlayerView:
         return sorted({loc for loc in self._g.green_loc if loc >= 0})
 
     def airport_open(self, space: int) -> bool:
+        self._check("airport_open", space)
         c = self._g.content
         return bool(c.space_airport[space]) and (
             bool(c.space_red_airport[space]) or not self._g.airport_closed[space]
@@ -519,7 +658,7 @@ class PlayerView:
 
     def mission_cities(self, seat: int | None = None) -> list[int]:
         """Unflipped secret-mission cities of a player (default: me)."""
-        p = self._g.players[self.seat if seat is None else seat]
+        p = self._g.players[self.seat] if seat is None else self._player("mission_cities", seat)
         fate_city = self._g.content.fate_city
         return [int(fate_city[f]) for f, done in zip(p.missions, p.mission_flipped) if not done]
 
@@ -529,20 +668,36 @@ class PlayerView:
         A card's kind is ``content.status_type[card]``; its polarity, effect, amount and skill
         are ``content.status_polarity`` / ``status_effect`` / ``status_amount`` / ``status_skill``
         of the kind (sim.content.constants STATUS_*)."""
+        if seat is not None:
+            self._player("status_cards", seat)
         return self._g.status_of(self.seat if seat is None else seat)
 
     def status_effects(self, seat: int | None = None) -> list[int]:
         """The STATUS_EFFECTS codes of the status cards a player holds (default: me), by card id."""
         c = self._g.content
-        return [int(c.status_effect[c.status_type[x]]) for x in self.status_cards(seat)]
+        if seat is not None:
+            self._player("status_effects", seat)
+        return [int(c.status_effect[c.status_type[x]]) for x in self._g.status_of(self.seat if seat is None else seat)]
 
     def status_modifier(self, skill: int) -> int:
         """The dice my status cards add to (or take from) tests of a basic skill."""
         from sim.rules.status import skill_bonus
 
+        if not 0 <= skill < len(K.BASIC_SKILLS):
+            self._check("status_modifier", skill)
         return skill_bonus(self._g, self.seat, skill)
 
     def top_secret_effects(self) -> list[int]:
         """Effect codes of the Top Secret cards in my hand."""
         eff = self._g.content.top_secret_effect
         return [int(eff[c]) for c in self.me.top_secret]
+
+
+def _parameter_names() -> dict[str, tuple[str, ...]]:
+    """The names of each checked method's arguments (``who``, ``h``...), which a refusal names."""
+    import inspect
+
+    return {m: tuple(inspect.signature(getattr(PlayerView, m)).parameters)[1:] for m in VIEW_INDEXES}
+
+
+_PARAMETERS = _parameter_names()

@@ -40,7 +40,7 @@ def villain_advancement(g: GameState) -> None:
     card = draw_villain_card(g)
     player = g.players[g.active]
     ts = _top_secret_card(g, player, K.TS_CANCEL_ADVANCE)
-    if ts >= 0 and g.strategy(g.active).cancel_advance(g.view(g.active), card):
+    if ts >= 0 and g.strategy(g.active).cancel_advance(g.view(g.active, "cancel_advance"), card):
         _play_top_secret(g, player, ts)
         g.villain.discard.append(card)
         g.say(f"  villain advancement {describe_advance(g, card)} cancelled by Top Secret card")
