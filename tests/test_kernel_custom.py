@@ -1,5 +1,6 @@
 """Your own @njit decisions in the kernel play the same games as their readable twin."""
 
+import re
 import textwrap
 
 import numpy as np
@@ -1514,3 +1515,100 @@ def test_the_plain_replay_refuses_an_index_out_of_range_in_the_same_words():
     with pytest.raises(ValueError, match=r"^KernelStrategy view: decision rest asked view\.resolve\(-1\): who must "
                                          r"be 0 to 3 \(a seat\)$"):
         _Plain().decision("rest", rest_reads_the_seat_before)(_plain_position(), 0)
+
+
+# --- the base strategy's answer to a decision without options: view.base_rest() ----------------------
+@njit
+def base_rest(view):
+    return view.base_rest()
+
+
+@njit
+def base_heal_all(view):
+    return view.base_heal_all()
+
+
+@njit
+def base_intel_to_pool(view):
+    return view.base_intel_to_pool()
+
+
+@njit
+def base_use_watch(view):
+    return view.base_use_watch()
+
+
+@njit
+def base_status_top_secret(view):
+    return view.base_status_top_secret()
+
+
+OPTIONLESS = {"rest": base_rest, "heal_all": base_heal_all, "intel_to_pool": base_intel_to_pool,
+              "use_watch": base_use_watch, "status_top_secret": base_status_top_secret}
+
+
+def test_every_decision_without_options_has_a_base_call():
+    from sim.kernel.custom import SIGNATURES
+
+    assert sorted(OPTIONLESS) == sorted(name for name, args in SIGNATURES.items() if not args)
+
+
+def test_the_base_answer_to_a_decision_without_options_is_a_call(ctx):
+    """``view.base_rest()`` is the base strategy's own answer, as ``view.base_token(choices, n)`` is (it was a
+    property, and the call a numba TypingError of 84 lines); compiled and replayed as plain Python."""
+    import sim.kernel.strategy as builtin
+    from sim.kernel.custom import _adapter
+    from sim.twin import _Plain
+
+    plain_ctx = _plain_position()
+    for name, user in OPTIONLESS.items():
+        for seat in range(4):
+            want = bool(getattr(builtin, name)(ctx, seat))
+            assert bool(_adapter(name, user)(ctx, seat)) == want, (name, seat)
+            assert bool(_Plain().decision(name, user)(plain_ctx, seat)) == want, (name, seat)
+
+
+@njit
+def rest_if_base(view):
+    if view.base_rest:  # the call forgotten: a bound method, which would always be true
+        return True
+    return False
+
+
+@njit
+def rest_not_base(view):
+    return not view.base_rest
+
+
+@njit
+def status_base_uncalled(view):
+    return view.base_status_top_secret
+
+
+@njit
+def token_base_uncalled(view, choices, n):
+    return view.base_token
+
+
+UNCALLED = (("rest", rest_if_base), ("rest", rest_not_base), ("status_top_secret", status_base_uncalled),
+            ("token", token_base_uncalled))
+
+
+def test_the_base_method_without_the_call_is_refused_in_one_line(ctx):
+    """``if view.base_rest:`` would read the method itself, always true: numba refuses to type it, and the
+    strategy's error says what to write; the plain replay refuses it with the same line."""
+    from sim.kernel.custom import _adapter
+    from sim.twin import _Plain
+
+    for name, user in UNCALLED:
+        method = f"base_{name}"
+        call = "view.base_token(choices, n)" if name == "token" else f"view.{method}()"
+        line = f"view.{method} is a method, not a value: call it, {call}"
+        args = (np.zeros(4, np.int64), 3) if name == "token" else ()
+        with pytest.raises(Exception) as info:
+            _adapter(name, user)(ctx, 0, *args)
+        named = KernelStrategy("heuristic", **{name: user}, name="forgot").refusal(info.value)
+        assert str(named).startswith("strategy 'forgot': KernelStrategy decisions"), named
+        assert str(named).endswith(": " + line), named
+        with pytest.raises(TypeError, match=rf"^{re.escape(line)}$"):
+            _Plain().decision(name, user)(_plain_position(), 0, *args)

@@ -163,19 +163,43 @@ def test_the_plain_clones_keep_their_functions_so_no_id_is_answered_twice():
 @njit
 def prev_rest(view):
     """At 2 players, the user report's rule: seat 0 asks view.resolve(-1). At 1 and 4: the seat after, a legal
-    index."""
+    index, and the base strategy's answer (a call, like the other decisions without options)."""
     if view.n_players == 2:
         return view.resolve(view.seat - 1) > 2
-    return view.resolve((view.seat + 1) % view.n_players) > 1
+    if view.resolve((view.seat + 1) % view.n_players) > 4:
+        return False
+    return view.base_rest()
+
+
+@njit
+def base_heal_all(view):
+    return view.base_heal_all()
+
+
+@njit
+def base_intel_to_pool(view):
+    return view.base_intel_to_pool()
+
+
+@njit
+def base_use_watch(view):
+    return view.base_use_watch()
+
+
+@njit
+def base_status_top_secret(view):
+    return view.base_status_top_secret()
 
 
 class PrevRest(HeuristicStrategy):
-    """The readable twin of ``prev_rest``."""
+    """The readable twin of ``prev_rest`` (and of the base calls, ``super()``'s answers)."""
 
     def rest(self, view):
         if view.n_players == 2:
             return view.resolve(view.seat - 1) > 2
-        return view.resolve((view.seat + 1) % view.n_players) > 1
+        if view.resolve((view.seat + 1) % view.n_players) > 4:
+            return False
+        return super().rest(view)
 
 
 PREV_RULE = "decision rest asked view.resolve(-1): who must be 0 to 1 (a seat)"  # at 2 players
@@ -188,7 +212,8 @@ def test_both_engines_refuse_an_index_out_of_range_and_agree_on_legal_ones():
     same words, and a rule that asks legal indices plays the same games on both."""
     import sim
 
-    ks = KernelStrategy("heuristic", rest=prev_rest, name="prev")
+    ks = KernelStrategy("heuristic", rest=prev_rest, heal_all=base_heal_all, intel_to_pool=base_intel_to_pool,
+                        use_watch=base_use_watch, status_top_secret=base_status_top_secret, name="prev")
     want = f"strategy 'prev': {PREV_RULE}"
     with pytest.raises(StrategyError) as kernel:
         sim.simulate(players=2, games=300, seed=1, strategy=ks)

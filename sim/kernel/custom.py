@@ -7,7 +7,9 @@ arguments of the built-in decision of the same name (:data:`SIGNATURES`), for
 example ``token(view, choices, n) -> int``. The view
 (:mod:`sim.kernel.view`) has the same attributes as the readable engine's
 ``PlayerView``: ``view.lobo``, ``view.resolve(view.seat)``, ``view.random_below(n)``...
-and nothing else: the game's hidden state is out of reach. An index out of
+and nothing else: the game's hidden state is out of reach. ``view.base_<decision>(...)``
+is the base strategy's own answer, called with the decision's options
+(``view.base_token(choices, n)``) or with none (``view.base_rest()``). An index out of
 its range (``view.resolve(-1)``) stops the run with the readable engine's
 :class:`~sim.rules.errors.StrategyError`, in its words, naming the strategy. Example::
 
@@ -641,8 +643,23 @@ def _is_int(x) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
+def _uncalled_plain(answer):
+    """Refuse a view method as an answer, the call forgotten (``return view.base_token``): its one line."""
+    from sim.kernel.view import _BaseMethod
+
+    if isinstance(answer, _BaseMethod):
+        answer._refuse()
+
+
+def _uncalled_type(t) -> bool:
+    """Whether numba type ``t`` is a view method, the call forgotten: no answer check takes it, so the pairing
+    does not compile, and compile_failure says why in one line."""
+    return isinstance(t, nbtypes.BoundFunction) and type(t.this).__name__ == "ViewType"
+
+
 def _index_answer(code, answer, lo, hi):
     """``answer``, an integer in ``lo..hi`` (True and False count as 1 and 0, as ``isinstance(x, int)`` has it)."""
+    _uncalled_plain(answer)
     if not (_is_int(answer) or isinstance(answer, (bool, np.bool_))):
         _refuse_type_plain(code, type(answer).__name__, "an integer")
     if not lo <= answer <= hi:
@@ -652,6 +669,7 @@ def _index_answer(code, answer, lo, hi):
 
 def _int_answer(code, answer, lo, hi):
     """``answer``, an integer in ``lo..hi``, not True or False (``reroll``, a gamble's mask)."""
+    _uncalled_plain(answer)
     if not _is_int(answer):
         _refuse_type_plain(code, type(answer).__name__, "an integer")
     if not lo <= answer <= hi:
@@ -661,6 +679,7 @@ def _int_answer(code, answer, lo, hi):
 
 def _flag_answer(code, answer):
     """``answer``, True or False (``use_auto_pass``, ``status_top_secret``)."""
+    _uncalled_plain(answer)
     if not isinstance(answer, (bool, np.bool_)):
         if _is_int(answer):
             _refuse_value_plain(code, int(answer), "true or false")
@@ -670,6 +689,7 @@ def _flag_answer(code, answer):
 
 def _gamble_answer(code, answer, free, resolve):
     """``(mask, spend)``: exchange the hand positions of ``mask`` (0..31), spending 1 Resolve or not."""
+    _uncalled_plain(answer)
     if not (isinstance(answer, tuple) and len(answer) == 2):
         _refuse_type_plain(code, type(answer).__name__, "a pair (mask, spend_resolve)")
     mask = _int_answer(code, answer[0], 0, 31)
@@ -688,6 +708,8 @@ def _ranged_typer(kinds):
     ``kinds``, refused whatever its value for any other type."""
     def typer(code, answer, lo, hi):
         """The check for the answer's numba type."""
+        if _uncalled_type(answer):
+            return None
         if isinstance(answer, nbtypes.Integer) and not answer.signed and answer.bitwidth >= 64:
             def impl_unsigned(code, answer, lo, hi):
                 """The answer, checked in range before it becomes an int64 (2**64 - 1 would wrap to -1)."""
@@ -727,6 +749,8 @@ _int_answer_nb = overload(_int_answer)(_ranged_typer((nbtypes.Integer,)))
 @overload(_flag_answer)
 def _flag_answer_nb(code, answer):
     """Compiled :func:`_flag_answer`, typed on the answer."""
+    if _uncalled_type(answer):
+        return None
     if isinstance(answer, nbtypes.Boolean):
         return lambda code, answer: bool(answer)
     if isinstance(answer, nbtypes.Integer):
@@ -749,6 +773,8 @@ def _flag_answer_nb(code, answer):
 @overload(_gamble_answer)
 def _gamble_answer_nb(code, answer, free, resolve):
     """Compiled :func:`_gamble_answer`, typed on the answer."""
+    if _uncalled_type(answer):
+        return None
     if isinstance(answer, nbtypes.BaseTuple) and len(answer) == 2:
         def impl(code, answer, free, resolve):
             """The (mask, spend) answer, checked."""
@@ -1286,6 +1312,9 @@ _NEEDS_RUNTIME = ("Only accept returning of array passed into the function as ar
                   "NRT required but not enabled")
 _FILE_LINE = re.compile(r'^File "(?P<path>[^"]+)", line (?P<line>\d+)')
 _AT_LINE = re.compile(r'^During: lowering .* at (?P<path>\S+) \((?P<line>\d+)\)$')
+# a view method as the argument numba found no implementation for (``bool(view.base_rest)``): the call forgotten
+_UNCALLED = re.compile(r"found for signature.*BoundFunction\(\(<class 'sim\.kernel\.view\.ViewType'>, "
+                       r"'(?P<name>\w+)'\)")
 
 
 def compile_failure(message: str, decisions: dict) -> str:
@@ -1299,6 +1328,11 @@ def compile_failure(message: str, decisions: dict) -> str:
     if what.endswith(":"):  # "No implementation of function ... found for signature:", then the signature
         sig = next((ln for ln in lines[reasons[0] + 1:] if ln), "")
         what = what[:-1] + (f" {sig[3:].strip()}" if sig.startswith(">>>") else "")
+    uncalled = _UNCALLED.search(what)  # a view method read as a value: ``if view.base_rest:``
+    if uncalled:
+        from sim.kernel.view import uncalled as uncalled_text
+
+        what = uncalled_text(uncalled["name"])
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # sim/
 
     def yours(m):

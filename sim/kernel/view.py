@@ -9,6 +9,7 @@ and its kernel twin are written against one vocabulary::
     view.resolve(view.seat)      # my Resolve
     view.airport_open(space)     # ...
     view.base_token(choices, n)  # the base strategy's own decision (Python: super().token)
+    view.base_rest()             # ... of a decision without options (Python: super().rest)
 
 :data:`VIEW_API` lists every documented attribute with its arguments; it is the
 whole interface (docs/RULES.md "The player's view" and the README walk-through).
@@ -538,13 +539,19 @@ def _method_source(args, checks) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _register(name, fn, args, checks=()):
-    """``view.<name>`` (a property) or ``view.<name>(*args)`` (a method) on :class:`ViewType`; ``checks``:
-    each argument's (range, refusal)."""
-    if not args:
+def _register(name, fn, args, checks=(), method=False):
+    """``view.<name>`` (a property) or ``view.<name>(*args)`` (a method: with arguments, or ``method``) on
+    :class:`ViewType`; ``checks``: each argument's (range, refusal)."""
+    if not args and not method:
         @overload_attribute(ViewType, name, **_OVERLOAD)
         def _prop(view):
             """The property's implementation."""
+            return lambda view: fn(_view_ctx(view), _view_seat(view))
+        return
+    if not args:
+        @overload_method(ViewType, name, **_OVERLOAD)
+        def _call(view):
+            """The method's implementation (no arguments)."""
             return lambda view: fn(_view_ctx(view), _view_seat(view))
         return
     # __name__: the functions are this module's (sim.kernel.custom tells the kernel's from the user's by it)
@@ -561,6 +568,8 @@ for _name, (_fn, _args) in VIEW_API.items():
 
 
 # --- the base strategy's own decisions: view.base_<decision>(...) -------------------------------
+# Each is a method, called with the decision's options as the kernel passes them
+# (``view.base_token(choices, n)``), or with none (``view.base_rest()``).
 def _base_decisions() -> dict:
     """``base_<decision>`` -> (the built-in decision as ``f(ctx, seat, ...)``, its option arguments)."""
     from sim.kernel import strategy as builtin
@@ -586,7 +595,15 @@ def _seat_zero(fn):
 
 BASE_API = _base_decisions()
 for _name, (_fn, _args) in BASE_API.items():
-    _register(_name, _fn, _args)
+    _register(_name, _fn, _args, method=True)
+
+
+def uncalled(name: str) -> str:
+    """The refusal of method ``view.<name>`` read as a value, the call forgotten (``if view.base_rest:``,
+    which a bound method, always true, would answer silently): compiled, numba refuses to type it and
+    sim.kernel.custom.compile_failure says this; plain Python, :class:`_BaseMethod` raises it."""
+    args = (VIEW_API.get(name) or BASE_API.get(name) or (None, ("...",)))[1]
+    return f"view.{name} is a method, not a value: call it, view.{name}({', '.join(args)})"
 
 
 # --- plain Python (NUMBA_DISABLE_JIT=1): the same attributes ------------------------------------
@@ -610,10 +627,29 @@ def _refuse_plain(code, name: str, position: int, args: tuple, lo: int, hi: int)
                                                        int(lo), int(hi), what))
 
 
-def _python_attribute(name, fn, args, ranges=()):
+class _BaseMethod:
+    """``view.base_<decision>`` as plain Python: callable as compiled; read as true or false, or compared,
+    refused (a bound method is always true: ``if view.base_rest:`` would silently rest)."""
+
+    __slots__ = ("_call", "_name")
+
+    def __init__(self, call, name):
+        self._call, self._name = call, name
+
+    def __call__(self, *args):
+        return self._call(*args)
+
+    def _refuse(self, *_):
+        raise TypeError(uncalled(self._name))
+
+    __bool__ = __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __int__ = __index__ = __float__ = _refuse
+    __hash__ = None
+
+
+def _python_attribute(name, fn, args, ranges=(), method=False):
     """A property (no arguments) or a method calling ``fn(ctx, seat, *args)``, its arguments checked
-    against ``ranges`` (each one's range function, as :data:`CHECKS`)."""
-    if not args:
+    against ``ranges`` (each one's range function, as :data:`CHECKS`); ``method``: a base decision."""
+    if not args and not method:
         return property(lambda self: fn(self._ctx, self._seat))
 
     def call(self, *a):
@@ -624,7 +660,9 @@ def _python_attribute(name, fn, args, ranges=()):
                 _refuse_plain(self._code, name, i, a, lo, hi)
         return fn(self._ctx, self._seat, *a)
 
-    return call
+    if not method:
+        return call
+    return property(lambda self: _BaseMethod(lambda *a: call(self, *a), name))
 
 
 def python_attributes(value=lambda f: f) -> dict:
@@ -635,7 +673,7 @@ def python_attributes(value=lambda f: f) -> dict:
         ranges = tuple(value(rng) for rng, _ in CHECKS.get(name, ()))
         out[name] = _python_attribute(name, value(fn), args, ranges)
     for name, (fn, args) in BASE_API.items():
-        out[name] = _python_attribute(name, value(fn), args)
+        out[name] = _python_attribute(name, value(fn), args, method=True)
     return out
 
 
