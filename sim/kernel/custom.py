@@ -947,7 +947,7 @@ def _illegal_write(d, argtypes: tuple, params: dict, seen: set):
 
     def bad(param, target, value, loc):
         """The write of ``value`` into ``target`` (types) if it is refused."""
-        where = f"{d.py_func.__qualname__} at {loc.short()}"
+        where = f"{_shown(d.py_func.__qualname__)} at {loc.short()}"
         if param != ANSWER_ARRAY:
             return param, None, None, where
         dtype, what = _integer_dtype(target), _non_integer_type(value)
@@ -1152,6 +1152,14 @@ def _adapter(name: str, user, key: str = ""):
     return njit(**{**KERNEL_OPTIONS, "cache": False})(env[name])
 
 
+_OWN_NAME = re.compile(r"__pairing_[0-9a-f]{32}")
+
+
+def _shown(text: str) -> str:
+    """``text`` with the pairings' own names said as their originals' (``level2_flags``, not its copy's name)."""
+    return _OWN_NAME.sub("", text)
+
+
 def _own_name(qualname: str, key: str) -> str:
     """The name a pairing compiles its copy of ``qualname`` under: numba names a compiled function by its module,
     its name and a count of the functions this process compiled, so a copy that kept the original's name could
@@ -1321,7 +1329,7 @@ def compile_failure(message: str, decisions: dict) -> str:
     """numba's refusal to compile a pairing, said in one line: what numba could not do, the first
     place in your code it points at (a file neither of this package nor installed), and, where
     that code needs numba's runtime, why the kernel has none."""
-    lines = [ln.strip() for ln in message.splitlines()]
+    lines = [_shown(ln.strip()) for ln in message.splitlines()]
     reasons = [i for i, ln in enumerate(lines) if ln and not ln.startswith("Failed in ")]
     what = lines[reasons[0]] if reasons else "numba gave no reason"
     what = re.sub(r"\[ContextType_[0-9a-f]+\]", "", what)  # the view's type, without the kernel's context hash

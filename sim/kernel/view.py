@@ -634,12 +634,15 @@ class _BaseMethod:
     __slots__ = ("_call", "_name")
 
     def __init__(self, call, name):
+        """The base strategy's decision ``call``, read through the view as ``name``."""
         self._call, self._name = call, name
 
     def __call__(self, *args):
+        """The base strategy's answer."""
         return self._call(*args)
 
     def _refuse(self, *_):
+        """Refuse the method used as a value (it was not called)."""
         raise TypeError(uncalled(self._name))
 
     __bool__ = __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __int__ = __index__ = __float__ = _refuse
