@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+from numba import njit
 
 import strategies
 from sim.content import load
@@ -93,3 +94,33 @@ def assert_same(g, st, rs, where: str = "") -> None:
     assert np.array_equal(rebuilt, st), f"{where}: the counts kept (S_HELD_*, S_ADV_HELD) differ from a count from scratch"
     counts = [int(x) for x in rs[COUNTS:COUNTS + N_SOURCES]]
     assert counts == g.rng.counts, f"{where}: stream counters {counts} != reference {g.rng.counts}"
+
+
+# --- the base strategy's answer to each decision without options: view.base_rest() ... (KernelStrategy tests)
+@njit
+def base_rest(view):
+    return view.base_rest()
+
+
+@njit
+def base_heal_all(view):
+    return view.base_heal_all()
+
+
+@njit
+def base_intel_to_pool(view):
+    return view.base_intel_to_pool()
+
+
+@njit
+def base_use_watch(view):
+    return view.base_use_watch()
+
+
+@njit
+def base_status_top_secret(view):
+    return view.base_status_top_secret()
+
+
+OPTIONLESS = {"rest": base_rest, "heal_all": base_heal_all, "intel_to_pool": base_intel_to_pool,
+              "use_watch": base_use_watch, "status_top_secret": base_status_top_secret}

@@ -11,7 +11,7 @@ import sim
 from sim.kernel.custom import KernelStrategy
 from sim.rules.errors import StrategyError
 from strategies import HeuristicStrategy
-from tests.kernel_support import NO_JIT
+from tests.kernel_support import NO_JIT, OPTIONLESS
 
 # Compiling a pairing needs numba; under NUMBA_DISABLE_JIT=1 there is nothing to compile.
 pytestmark = pytest.mark.skipif(NO_JIT, reason="custom decisions are compiled code")
@@ -1518,33 +1518,6 @@ def test_the_plain_replay_refuses_an_index_out_of_range_in_the_same_words():
 
 
 # --- the base strategy's answer to a decision without options: view.base_rest() ----------------------
-@njit
-def base_rest(view):
-    return view.base_rest()
-
-
-@njit
-def base_heal_all(view):
-    return view.base_heal_all()
-
-
-@njit
-def base_intel_to_pool(view):
-    return view.base_intel_to_pool()
-
-
-@njit
-def base_use_watch(view):
-    return view.base_use_watch()
-
-
-@njit
-def base_status_top_secret(view):
-    return view.base_status_top_secret()
-
-
-OPTIONLESS = {"rest": base_rest, "heal_all": base_heal_all, "intel_to_pool": base_intel_to_pool,
-              "use_watch": base_use_watch, "status_top_secret": base_status_top_secret}
 
 
 def test_every_decision_without_options_has_a_base_call():

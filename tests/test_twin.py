@@ -10,7 +10,7 @@ import re
 import pytest
 from numba import njit
 
-from tests.kernel_support import NO_JIT
+from tests.kernel_support import NO_JIT, OPTIONLESS
 
 if NO_JIT:
     pytest.skip("kernel strategies are compiled code", allow_module_level=True)
@@ -171,26 +171,6 @@ def prev_rest(view):
     return view.base_rest()
 
 
-@njit
-def base_heal_all(view):
-    return view.base_heal_all()
-
-
-@njit
-def base_intel_to_pool(view):
-    return view.base_intel_to_pool()
-
-
-@njit
-def base_use_watch(view):
-    return view.base_use_watch()
-
-
-@njit
-def base_status_top_secret(view):
-    return view.base_status_top_secret()
-
-
 class PrevRest(HeuristicStrategy):
     """The readable twin of ``prev_rest`` (and of the base calls, ``super()``'s answers)."""
 
@@ -212,8 +192,9 @@ def test_both_engines_refuse_an_index_out_of_range_and_agree_on_legal_ones():
     same words, and a rule that asks legal indices plays the same games on both."""
     import sim
 
-    ks = KernelStrategy("heuristic", rest=prev_rest, heal_all=base_heal_all, intel_to_pool=base_intel_to_pool,
-                        use_watch=base_use_watch, status_top_secret=base_status_top_secret, name="prev")
+    ks = KernelStrategy("heuristic", rest=prev_rest, heal_all=OPTIONLESS["heal_all"],
+                        intel_to_pool=OPTIONLESS["intel_to_pool"], use_watch=OPTIONLESS["use_watch"],
+                        status_top_secret=OPTIONLESS["status_top_secret"], name="prev")
     want = f"strategy 'prev': {PREV_RULE}"
     with pytest.raises(StrategyError) as kernel:
         sim.simulate(players=2, games=300, seed=1, strategy=ks)
