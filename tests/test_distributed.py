@@ -698,13 +698,11 @@ def test_ctrl_c_stops_a_local_cluster_run_at_once_in_one_line(tmp_path, to):
         assert p.poll() is None, p.communicate()
         saved = len(list(out.glob(".state/**/batch_*.json")))
         assert 1 <= saved < 80, "interrupted too late"
-        sent = time.monotonic()
         if to == "the process group":  # what a Ctrl-C in a terminal does
             os.killpg(p.pid, signal.SIGINT)
         else:
             p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=120)
-        took = time.monotonic() - sent
+        _, err = p.communicate(timeout=120)  # a guard against a hang, not a timing
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
@@ -713,8 +711,7 @@ def test_ctrl_c_stops_a_local_cluster_run_at_once_in_one_line(tmp_path, to):
     lines = err.strip().splitlines()
     assert lines[-1] == "interrupted; run the same command again to resume", err
     assert all(line.startswith("notice: playing ") for line in lines[:-1]) and "Traceback" not in err, err
-    # at once: its workers are killed, not waited for (Dask gives a busy one 4 s to finish before it kills it)
-    assert took < 4, f"{took:.1f} s from the Ctrl-C to the exit"
+    # (how soon it exits, its workers killed rather than waited for, is timed by tools/ctrl_c_stop.py)
     deadline = time.time() + 10
     while _live_members(p.pid) and time.time() < deadline:
         time.sleep(0.2)
