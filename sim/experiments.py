@@ -568,22 +568,19 @@ def _check_reads(spec: Spec, pack) -> None:
             then = {"rows": "; no cell would play it", "scoped": "; no cell would play it", "meta": ""}.get(
                 hit.kind, "; those cells would play as if it were not set")
             raise SpecError(f, "experiment.overrides", f"{_show(hit.path, exp[hit.path])} {hit.text}{then}")
-        for u in m.grid.setups:  # an experiment override that a setup's own replaces: its cells play without it
-            own = {} if u == "default" else dict(m.setup[u].overrides)
-            for path in reads.replaced_by(pack, exp, own, m.grid.players) if own else ():
-                table = spec.table_of(u)
+        for u in m.grid.setups:
+            if u == "default":
+                continue
+            own = dict(m.setup[u].overrides)
+            for path in reads.replaced_by(pack, exp, own, m.grid.players):  # the experiment's, which own replaces
                 mine = ", ".join(_show(k, v) for k, v in own.items())
-                text = (f"has no effect in the cells of setup {u!r}: [setup.{table}] sets {mine} after it, "
-                        f"which replaces it")
+                text = (f"has no effect in the cells of setup {u!r}: [setup.{spec.table_of(u)}] sets {mine} after "
+                        f"it, which replaces it")
                 if path in spec.cli_sets:
                     raise OptionError(f"--set {path}={json.dumps(exp[path])}",
                                       f"{text}; those cells of {f} would play as if it were not given")
                 raise SpecError(f, "experiment.overrides",
                                 f"{_show(path, exp[path])} {text}; those cells would play as if it were not set")
-        for u in m.grid.setups:
-            if u == "default":
-                continue
-            own = dict(m.setup[u].overrides)
             hit = reads.first_unread(pack, own, cells, under=exp, raw=raw)
             if hit is None:
                 continue
