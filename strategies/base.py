@@ -31,7 +31,9 @@ class Strategy:
         raise NotImplementedError
 
     def setup_extras(self, view: PlayerView, n: int, max_un: int) -> int:
-        """How many of ``n`` extra items to take as UN Transports (the rest are Top Secret)."""
+        """How many of ``n`` extra items to take as UN Transports (the rest are Top Secret): 0 to
+        ``min(n, max_un)``. ``max_un`` is the character's cap, and never more than the supply can
+        still give this seat."""
         raise NotImplementedError
 
     def setup_advanced_skill(self, view: PlayerView, skills: list[int]) -> int:

@@ -5,7 +5,7 @@ import pytest
 from sim.content import constants as K
 from sim.rules.errors import StrategyError
 from sim.rules.state import SUPPLY, Settings
-from tests.rules_helpers import FATE, Scripted, content, new_game, sp
+from tests.rules_helpers import FATE, Scripted, content, content_with, new_game, sp
 
 CALLI, ROCKO, DEXTER, NIKA, FIVE = range(5)
 
@@ -287,3 +287,59 @@ def test_setup_leaves_everything_else_in_supply():
     assert all(loc == SUPPLY for loc in g.intel_loc)
     assert not any(g.airport_closed)
     assert g.players[0].space == sp("London")
+
+
+def _un_pack(un_supply, **rows):
+    """The default pack with ``un_supply`` UN Transport tokens and set-up rows patched
+    (``p2={"extra_choice": 1}``); the 2-player row's fixed extra UN Transports are dropped
+    unless patched, so that a small supply still loads."""
+    rows = {"p2": {"extra_un": 0, "giver_extra_un": 0}} | rows
+
+    def patch(raw):
+        raw["intel.toml"]["components"]["un_transport"] = un_supply
+        for key, fields in rows.items():
+            raw["setup.toml"]["player_count"][int(key[1:]) - 1].update(fields)
+
+    return content_with(patch)
+
+
+def test_a_choice_of_extras_offers_no_more_un_transports_than_the_supply_holds():
+    """A UN Transport the supply lacks is no choice: the item would be lost (a gain from an empty
+    supply gives nothing), so the strategy is offered at most what is left."""
+    c = _un_pack(2)
+    s = Scripted().push("setup_extras", 2)
+    g = new_game(1, [NIKA], strategies=[s], cont=c)
+    assert s.asked("setup_extras") == [(3, 2)]
+    p = g.players[0]
+    assert (p.un_tokens, len(p.top_secret), g.un_supply) == (2, 1, 0)
+    with pytest.raises(StrategyError, match=r"took 3 UN Transports of 3 \(max 2\)"):
+        new_game(1, [NIKA], strategies=[Scripted().push("setup_extras", 3)], cont=c)
+
+
+def test_a_choice_counts_the_fixed_extras_the_seat_is_about_to_take():
+    # 2 players: 2 fixed extra UN Transports each, here with a choice of 1 besides; 4 in the supply
+    strats = [Scripted().push("setup_extras", 0), Scripted().push("setup_extras", 0)]
+    g = new_game(2, [DEXTER, NIKA], strategies=strats, cont=_un_pack(4, p2={"extra_choice": 1}))
+    assert strats[0].asked("setup_extras") == [(1, 1)]  # 4 less its own 2
+    assert strats[1].asked("setup_extras") == [(1, 0)]  # 2 left, both its own
+    assert [p.un_tokens for p in g.players] == [2, 2] and g.un_supply == 0
+
+
+def test_the_easier_choice_counts_the_un_transports_chosen_before_it():
+    # 3 players, easier game: a choice of 1 (patched in) and the easier game's choice of 1; 2 in the
+    # supply, of which Calli's own starting token takes one first
+    strats = [Scripted().push("setup_extras", 1).push("setup_extras", 0)] + [Scripted() for _ in range(2)]
+    g = new_game(3, [CALLI, NIKA, ROCKO], "easier", strategies=strats, cont=_un_pack(2, p3={"extra_choice": 1}))
+    assert strats[0].asked("setup_extras") == [(1, 1), (1, 0)]
+    assert strats[1].asked("setup_extras") == [(1, 0), (1, 0)]
+    assert [p.un_tokens for p in g.players] == [2, 0, 0]
+    assert [len(p.top_secret) for p in g.players] == [1, 2, 2]
+
+
+def test_both_engines_cap_the_choice_at_the_supply():
+    import sim
+
+    c = _un_pack(2)
+    frames = [sim.simulate(1, 300, "random", seed=3, characters=["Nika Shizuka"], content=c, engine=e)
+              for e in ("reference", "kernel")]
+    assert frames[0].equals(frames[1])

@@ -83,10 +83,12 @@ from sim.kernel.layout import (
 )
 from sim.kernel.missions import deal_missions
 from sim.rng import FATE, SETUP, VILLAIN, init_state_nb, next_below_nb
+from sim.rules.setup import un_left as un_left_plain
 
 jit = njit(**KERNEL_OPTIONS)
 # views into the state vector cannot be returned from a runtime-free function: inline them
 inline_jit = njit(inline="always", **KERNEL_OPTIONS)
+un_left = inline_jit(un_left_plain)  # the reading of sim.rules.setup, compiled
 
 
 @jit
@@ -327,14 +329,14 @@ def setup_game(ctx, seed, game):
         choice = pk.setup_extra_choice[n]
         if choice:
             cap = pk.setup_giver_choice_max_un[n] if giver else choice
-            a = decide.setup_extras(ctx, seat, choice, cap)
+            a = decide.setup_extras(ctx, seat, choice, un_left(st[S_UN_SUPPLY], un, cap))
             un += a
             ts += choice - a
         if cfg[C_EASIER]:
             ts += pk.easier_extra_top_secret[n]
             e = pk.easier_extra_choice[n]
             if e:
-                a = decide.setup_extras(ctx, seat, e, e)
+                a = decide.setup_extras(ctx, seat, e, un_left(st[S_UN_SUPPLY], un, e))
                 un += a
                 ts += e - a
         for _ in range(un):

@@ -122,6 +122,13 @@ def choose_advanced_skills(g: GameState, seat: int) -> None:
           + (", ".join(K.ADVANCED_SKILLS[s] for s in range(len(K.ADVANCED_SKILLS)) if p.advanced[s]) or "none"))
 
 
+def un_left(supply, promised, cap):
+    """How many of a choice of extras may be UN Transports: ``cap``, and no more than the supply
+    holds beyond the ``promised`` ones this seat is about to take (a token the supply lacks is
+    not a choice: the item goes to Top Secret instead of being lost)."""
+    return min(cap, max(0, supply - promised))
+
+
 def choose_extras(g: GameState, seat: int, n: int, max_un: int) -> tuple[int, int]:
     """The player splits ``n`` extra items between UN Transports (at most max_un) and Top Secret."""
     strat = g.strategy(seat)
@@ -204,13 +211,13 @@ def setup_game(c: Content, s: Settings, strategies: list, seed: int, game: int, 
         choice = int(c.setup_extra_choice[n])
         if choice:
             cap = int(c.setup_giver_choice_max_un[n]) if giver else choice
-            a, b = choose_extras(g, p.seat, choice, cap)
+            a, b = choose_extras(g, p.seat, choice, un_left(g.un_supply, un, cap))
             un, ts = un + a, ts + b
         if s.easier:
             ts += int(c.easier_extra_top_secret[n])
             e = int(c.easier_extra_choice[n])
             if e:
-                a, b = choose_extras(g, p.seat, e, e)
+                a, b = choose_extras(g, p.seat, e, un_left(g.un_supply, un, e))
                 un, ts = un + a, ts + b
         for _ in range(un):
             gain_un(g, p.seat)
