@@ -316,6 +316,29 @@ def test_an_index_out_of_range_is_refused_in_the_same_words(positions):
         g.view(1).pool_face_up(-1)
 
 
+def test_an_index_that_is_no_integer_is_refused(positions):
+    """``view.yellow_at(1.5)`` counted the tokens lying at 1.5 (none) and ``view.resolve(1.5)`` raised a bare
+    TypeError from a list: a non-integer index is refused like one out of range. numpy integers and True /
+    False (read as 1 / 0, as everywhere an index is taken) still answer."""
+    import numpy as np
+
+    from sim.rules.errors import StrategyError
+
+    g = positions[3][0]
+    v = g.view(1, "rest")
+    refused = {
+        "resolve": (1.5,), "henchman": (0.5,), "pool_face_up": (1.0,), "status_holder": ("a",),
+        "status_modifier": (None,), "random_below": (2.5,), "yellow_at": (1.5,), "green_at": (2.0,),
+        "face_up_count": (1.5, 0), "skill": (0, 1.5), "has_advanced": (0.0, 1), "airport_open": (3.0,),
+        "mission_city": (1, 0.5), "top_secret_effect": (1.0, 0),
+    }
+    for name, args in refused.items():
+        with pytest.raises(StrategyError, match=rf"^strategy 'heuristic': decision rest asked view\.{name}\("):
+            getattr(v, name)(*args)
+    assert v.resolve(np.int64(2)) == v.resolve(2) and v.resolve(True) == v.resolve(1)
+    assert v.yellow_at(np.int32(3)) == v.yellow_at(3) and v.skill(np.int8(0), 1) == v.skill(0, 1)
+
+
 def PlayerView_without_strategy(g):  # noqa: N802 - reads as the class it makes
     """A view of a game without strategies (a test's position): the refusal names no strategy."""
     h = copy.deepcopy(g)

@@ -13,6 +13,7 @@ from enum import IntEnum
 
 from sim.content import Content
 from sim.content import constants as K
+from sim.rules.errors import is_index
 
 # Where a token is: a space index (>= 0) or one of these; a henchman's level after his
 # defeat at level 3 (codes of sim.content.constants, named here for strategies).
@@ -442,12 +443,12 @@ class PlayerView:
         """Refuse ``view.<method>(*args)`` where an argument is outside its range (StrategyError)."""
         for param, kind, a in zip(_PARAMETERS[method], VIEW_INDEXES[method], args):
             lo, hi = self._range(kind, args[0])
-            if not lo <= a <= hi:
+            if not (type(a) is int or is_index(a)) or not lo <= a <= hi:  # 1.5 is not one of lo..hi either
                 self._refuse(method, args, param, kind, lo, hi)
 
     def _player(self, method: str, who, *more) -> Player:
         """Seat ``who``'s player, ``view.<method>(who, *more)`` checked."""
-        if not 0 <= who < len(self._g.players):
+        if type(who) is not int or not 0 <= who < len(self._g.players):
             self._check(method, who, *more)
         return self._g.players[who]
 
@@ -464,7 +465,7 @@ class PlayerView:
     def random_below(self, n: int) -> int:
         from sim.rng import STRATEGY
 
-        if not 1 <= n <= RANDOM_BELOW_MAX:
+        if type(n) is not int or not 1 <= n <= RANDOM_BELOW_MAX:
             self._check("random_below", n)
         return self._rng.below(n, STRATEGY)
 
@@ -521,7 +522,7 @@ class PlayerView:
     def pool_face_up(self, kind: int | None = None):
         """Face-up Intel tokens in the Pool by type (W, T, D, A), or of one type ``kind``;
         the rest of the Pool is face down."""
-        if kind is not None and not 0 <= kind < len(K.INTEL_TYPES):
+        if kind is not None and (type(kind) is not int or not 0 <= kind < len(K.INTEL_TYPES)):
             self._check("pool_face_up", kind)
         counts = [0] * len(K.INTEL_TYPES)
         for loc, k in self.face_up_intel():
@@ -545,7 +546,7 @@ class PlayerView:
 
     def henchman(self, h: int) -> int:
         """Henchman ``h``'s level (1..3, or DEFEATED)."""
-        if not 0 <= h < len(self._g.henchman_level):
+        if type(h) is not int or not 0 <= h < len(self._g.henchman_level):
             self._check("henchman", h)
         return self._g.henchman_level[h]
 
@@ -597,7 +598,7 @@ class PlayerView:
 
     def status_holder(self, card: int) -> int:
         """Seat holding status card ``card`` (face up), or -1 in the deck, -2 out of the game."""
-        if not 0 <= card < len(self._g.status_holder):
+        if type(card) is not int or not 0 <= card < len(self._g.status_holder):
             self._check("status_holder", card)
         return self._g.status_holder[card]
 
@@ -683,7 +684,7 @@ class PlayerView:
         """The dice my status cards add to (or take from) tests of a basic skill."""
         from sim.rules.status import skill_bonus
 
-        if not 0 <= skill < len(K.BASIC_SKILLS):
+        if type(skill) is not int or not 0 <= skill < len(K.BASIC_SKILLS):
             self._check("status_modifier", skill)
         return skill_bonus(self._g, self.seat, skill)
 
