@@ -1585,3 +1585,95 @@ def test_the_base_method_without_the_call_is_refused_in_one_line(ctx):
         assert str(named).endswith(": " + line), named
         with pytest.raises(TypeError, match=rf"^{re.escape(line)}$"):
             _Plain().decision(name, user)(_plain_position(), 0, *args)
+
+
+# --- the options a decision is handed: exactly the count, and a base call may not read past them ------
+
+
+@njit
+def token_sees_only_its_options(view, choices, n):
+    if len(choices) != n:
+        raise ValueError("choices is not n long")
+    best = 0
+    for i, c in enumerate(choices):  # every option is one (nothing stale after them)
+        best = i if c > choices[best] else best
+    return best
+
+
+@njit
+def move_sees_only_its_options(view, moves, n):
+    if moves.shape[0] != n:
+        raise ValueError("moves is not n long")
+    return view.base_move(moves, n)
+
+
+@njit
+def reroll_sees_only_its_dice(view, successes, henchman, no_advance, dice, faces, n):
+    if len(dice) != n or len(faces) != n:
+        raise ValueError("dice or faces not n long")
+    return view.base_reroll(successes, henchman, no_advance, dice, faces, n)
+
+
+@njit
+def skill_up_sees_only_its_options(view, skills, n):
+    if len(skills) != n:
+        raise ValueError("skills is not n long")
+    return view.base_skill_up(skills, n)
+
+
+@njit
+def level2_writes_its_k(view, players, k, out):
+    if len(out) != k:
+        raise ValueError("out is not k long")
+    view.base_setup_level2_henchmen(players, k, out)
+
+
+def test_a_decision_is_handed_exactly_its_options():
+    """The kernel keeps options in scratch regions longer than the count: ``moves`` was handed 200 rows
+    for 3 moves, so ``len(moves)`` or ``for m in moves`` read stale rows of earlier turns (the readable
+    engine hands exactly the options). Each array is now cut to its count."""
+    ks = KernelStrategy("heuristic", token=token_sees_only_its_options, move=move_sees_only_its_options,
+                        reroll=reroll_sees_only_its_dice, skill_up=skill_up_sees_only_its_options,
+                        setup_level2_henchmen=level2_writes_its_k, name="exact")
+    for players in (1, 4):
+        assert sim.simulate(players, 300, ks, seed=5).height == 300
+
+
+@njit
+def token_past_its_options(view, choices, n):
+    return view.base_token(choices, n + 5)
+
+
+@njit
+def reroll_past_its_dice(view, successes, henchman, no_advance, dice, faces, n):
+    return view.base_reroll(successes, henchman, no_advance, dice, faces, n + 1)
+
+
+@njit
+def token_negative_count(view, choices, n):
+    return view.base_token(choices, -1)
+
+
+@pytest.mark.parametrize("user, name, text", [
+    (token_past_its_options, "token",
+     r"decision token asked view\.base_token\(choices, (\d+)\): n must be 0 to (\d+) \(the options in choices\)$"),
+    (token_negative_count, "token",
+     r"decision token asked view\.base_token\(choices, (-1)\): n must be 0 to (\d+) \(the options in choices\)$"),
+    (reroll_past_its_dice, "reroll",
+     r"decision reroll asked view\.base_reroll\(successes, henchman, no_advance, dice, faces, (\d+)\): n must be "
+     r"0 to (\d+) \(the options in dice and faces\)$"),
+])
+def test_a_base_call_counting_past_its_options_is_refused(user, name, text):
+    """``view.base_token(choices, n + 5)`` had the built-in decision read past the options; it is refused,
+    compiled and replayed as plain Python, in one line naming the decision and the legal counts."""
+    from sim.twin import _Plain
+
+    ks = KernelStrategy("heuristic", name="past", **{name: user})
+    with pytest.raises(StrategyError, match=r"^strategy 'past': " + text) as info:
+        sim.simulate(4, 50, ks, seed=2)
+    asked, most = (int(x) for x in re.search(text, str(info.value)).groups())
+    assert asked != most and (asked < 0 or asked > most)
+    arrays = {"token": (np.array([0, 1, 2], np.int64), 3),
+              "reroll": (2, -1, False, np.array([0, 1], np.int64), np.array([3, 4], np.int64), 2)}[name]
+    with pytest.raises(ValueError, match=r"^KernelStrategy view: " + text):
+        _Plain().decision(name, user)(_plain_position(), 0, *arrays)

@@ -48,9 +48,11 @@ or ``False`` as 1 or 0: a decision that writes a float, a complex number or a bo
 into it (itself, or in an ``@njit`` helper it hands the array to) is refused when the
 pairing is compiled, before any game, by the same error naming the function and the
 line (``wrote a float64 into out``). The options a decision is handed (``choices``,
-``moves``, ``dice``...) are the kernel's own arrays, which it plays on from after the
-answer: they are read only, and a decision that writes into one at all is refused
-so too (``wrote into choices (...), which it may only read``).
+``moves``, ``dice``...) are the kernel's own arrays, cut to their count (``len(choices)
+== n``), which it plays on from after the answer: they are read only, and a decision
+that writes into one at all is refused so too (``wrote into choices (...), which it
+may only read``). A base call counting past them (``view.base_token(choices, n + 5)``)
+is refused.
 """
 
 from __future__ import annotations
@@ -96,6 +98,24 @@ def _builtin_arguments(name: str) -> tuple[str, ...]:
 
 # decision -> your function's arguments after ``view`` (the options, as the kernel passes them)
 SIGNATURES = {name: _builtin_arguments(name) for name in DECISIONS}
+
+# The option arrays a decision is handed, and the argument counting them. The kernel keeps its
+# options in scratch regions longer than the count; a decision is handed exactly ``array[:count]``,
+# so ``len(choices) == n`` and ``for c in choices`` sees the options and nothing stale (the readable
+# engine hands lists of exactly the options too). decision -> (the count's position, the arrays' positions)
+_OPTION_ARRAYS = frozenset({"choices", "moves", "skills", "opts", "dice", "faces", "out"})
+OPTION_COUNTS = {
+    name: (args.index(count), tuple(i for i, a in enumerate(args) if a in _OPTION_ARRAYS))
+    for name, args in SIGNATURES.items()
+    for count in ("n", "k") if count in args and any(a in _OPTION_ARRAYS for a in args)
+}
+
+
+def _handed(name: str) -> list[str]:
+    """The source of each argument a decision is handed: an option array cut to its count."""
+    args = SIGNATURES[name]
+    where, arrays = OPTION_COUNTS.get(name, (None, ()))
+    return [f"{x}[:{args[where]}]" if i in arrays else x for i, x in enumerate(args)]
 
 
 def _names(code) -> set[str]:
@@ -1127,17 +1147,18 @@ def _adapter(name: str, user, key: str = ""):
     args = SIGNATURES[name]
     code = DECISIONS.index(name)
     if name == "setup_level2_henchmen":  # seat 0 decides for the table, writing out[:k]
+        handed = ", ".join(_handed(name))
         src = (f"def {name}(ctx, {', '.join(args)}):\n"
                f"    for i in range(k):\n"
                f"        out[i] = -1\n"
                f"    v = _view(ctx, 0, {code})\n"
-               f"    _check_writes({code}, _user, (v, {', '.join(args)}))\n"
-               f"    _user(v, {', '.join(args)})\n"
+               f"    _check_writes({code}, _user, (v, {handed}))\n"
+               f"    _user(v, {handed})\n"
                f"    _check_henchmen({code}, out, k, v.n_henchmen)\n")
     else:
         a = "".join(f", {x}" for x in args)
         check = _CHECKS.get(name, "a").format(code=code)
-        handed = "".join(f", _read_only({x})" for x in args)  # the options: read only
+        handed = "".join(f", _read_only({x})" for x in _handed(name))  # the options: read only
         src = (f"def {name}(ctx, seat{a}):\n"
                f"    v = _view(ctx, seat, {code})\n"
                f"    _check_writes({code}, _user, (v{handed},))\n"

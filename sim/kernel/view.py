@@ -39,7 +39,7 @@ from numba.extending import intrinsic, overload_attribute, overload_method, regi
 
 from sim.content import constants as codes
 from sim.jit import KERNEL_OPTIONS, njit
-from sim.kernel.custom import _RAISE_OPTIONS, DECISIONS, SIGNATURES, VIEW_REFUSED
+from sim.kernel.custom import _RAISE_OPTIONS, DECISIONS, OPTION_COUNTS, SIGNATURES, VIEW_REFUSED
 from sim.kernel.decks import airport_open as _airport_open_nb
 from sim.kernel.decks import lobo as _lobo_nb
 from sim.kernel.decks import player_base, status_bonus
@@ -522,8 +522,9 @@ _view_code = _member("code", lambda view: types.int64)
 _OVERLOAD = {"jit_options": {"_nrt": False, "no_cfunc_wrapper": True}}
 
 
-def _method_source(args, checks) -> str:
-    """``_impl(view, *args)``: each argument checked against its range (:data:`CHECKS`), then ``fn``."""
+def _method_source(args, checks, count=None) -> str:
+    """``_impl(view, *args)``: each argument checked against its range (:data:`CHECKS`), a base decision's
+    count against its option arrays (:data:`BASE_COUNTS`), then ``fn``."""
     a = ", ".join(args)
     lines = [f"def _impl(view, {a}):",
              "    ctx = _view_ctx(view)",
@@ -533,15 +534,22 @@ def _method_source(args, checks) -> str:
         lines += [f"    lo, hi = _range{i}(ctx, seat, {args[0]})",
                   f"    if {x} < lo or {x} > hi:",
                   f"        _refuse{i}(_view_code(view), {args[0]}, {second}, lo, hi)"]
+    if count is not None:
+        where, arrays = count
+        lengths = [f"len({args[i]})" for i in arrays]
+        lines += [f"    length = {lengths[0] if len(lengths) == 1 else 'min(' + ', '.join(lengths) + ')'}",
+                  f"    if {args[where]} < 0 or {args[where]} > length:",
+                  f"        _refuse_count(_view_code(view), {args[where]}, length)"]
     lines += [f"    return fn(ctx, seat, {a})",
               f"def _typing(view, {a}):",
               "    return _impl"]
     return "\n".join(lines) + "\n"
 
 
-def _register(name, fn, args, checks=(), method=False):
+def _register(name, fn, args, checks=(), method=False, count=None):
     """``view.<name>`` (a property) or ``view.<name>(*args)`` (a method: with arguments, or ``method``) on
-    :class:`ViewType`; ``checks``: each argument's (range, refusal)."""
+    :class:`ViewType`; ``checks``: each argument's (range, refusal); ``count``: a base decision's count
+    check (:data:`BASE_COUNTS`)."""
     if not args and not method:
         @overload_attribute(ViewType, name, **_OVERLOAD)
         def _prop(view):
@@ -559,7 +567,9 @@ def _register(name, fn, args, checks=(), method=False):
            "_view_code": _view_code}
     for i, (rng, refuse) in enumerate(checks):
         env[f"_range{i}"], env[f"_refuse{i}"] = rng, refuse
-    exec(_method_source(args, checks), env)  # noqa: S102 - a fixed template: numba needs the arguments spelled out
+    if count is not None:
+        env["_refuse_count"] = _count_refuser(name)
+    exec(_method_source(args, checks, count), env)  # noqa: S102 - a fixed template: numba needs the arguments spelled out
     overload_method(ViewType, name, **_OVERLOAD)(env["_typing"])
 
 
@@ -594,8 +604,45 @@ def _seat_zero(fn):
 
 
 BASE_API = _base_decisions()
+
+# A base decision reads ``array[:count]`` of the options it is given without bounds checks: its count
+# may not pass the arrays (``view.base_token(choices, n + 5)``). base method -> (the count's position,
+# the positions of the option arrays it counts).
+BASE_COUNTS = {f"base_{name}": counts for name, counts in OPTION_COUNTS.items()}
+
+
+def base_count_text(code, name: str, count, length) -> str:
+    """The refusal of ``view.<name>(...)`` whose count argument ``count`` is not 0 to ``length`` (the
+    shortest of the option arrays it counts), asked by decision ``code`` (-1: none)."""
+    args = BASE_API[name][1]
+    where, arrays = BASE_COUNTS[name]
+    shown = ", ".join(str(count) if i == where else a for i, a in enumerate(args))
+    decision = DECISIONS[code] if code >= 0 else ""
+    what = "the options in " + " and ".join(args[i] for i in arrays)
+    return VIEW_REFUSED + view_argument_text(decision, name, shown, args[where], 0, length, what)
+
+
+def _count_refuser(name: str):
+    """``refuse(code, count, length)``: :func:`base_count_text` raised as a ValueError, compiled (with
+    numba's runtime, which builds the text: it runs only to raise)."""
+    args = BASE_API[name][1]
+    where, arrays = BASE_COUNTS[name]
+    head = tuple(str(a) for a in args)
+    what = "the options in " + " and ".join(args[i] for i in arrays)
+
+    def refuse(code, count, length):
+        """Raise the refusal."""
+        shown = ""
+        for i in range(len(head)):
+            shown += (", " if i else "") + (str(count) if i == where else head[i])
+        decision = DECISIONS[code] if code >= 0 else ""
+        raise ValueError(VIEW_REFUSED + _argument_text(decision, name, shown, args[where], 0, length, what))
+
+    return njit(**_RAISE_OPTIONS)(refuse)
+
+
 for _name, (_fn, _args) in BASE_API.items():
-    _register(_name, _fn, _args, method=True)
+    _register(_name, _fn, _args, method=True, count=BASE_COUNTS.get(_name))
 
 
 def uncalled(name: str) -> str:
@@ -665,7 +712,18 @@ def _python_attribute(name, fn, args, ranges=(), method=False):
 
     if not method:
         return call
-    return property(lambda self: _BaseMethod(lambda *a: call(self, *a), name))
+    count = BASE_COUNTS.get(name)
+
+    def base(self, *a):
+        """The base decision: its count checked against its option arrays, then ``fn``."""
+        if count is not None and len(a) == len(args):
+            where, arrays = count
+            length = min(len(a[i]) for i in arrays)
+            if not 0 <= a[where] <= length:
+                raise ValueError(base_count_text(self._code, name, a[where], length))
+        return fn(self._ctx, self._seat, *a)
+
+    return property(lambda self: _BaseMethod(lambda *a: base(self, *a), name))
 
 
 def python_attributes(value=lambda f: f) -> dict:
