@@ -412,7 +412,7 @@ def cmd_run(args) -> int:
         spec = spec.with_skills(args.skills)
     except SpecError as e:
         raise OptionError(f"--skills {args.skills}: {e}") from None
-    from sim.distributed import BatchFailed, SchedulerError
+    from sim.distributed import BatchFailed, SchedulerError, WorkerCodeMismatch, WorkersLost
     from sim.manifest import ResultsError
     from sim.study import StudyError
 
@@ -424,11 +424,11 @@ def cmd_run(args) -> int:
                            ready_timeout=args.ready_timeout)
     except SpecError as e:
         raise SystemExit(f"spec error: {e}") from None
-    except (ResultsError, StudyError, SchedulerError) as e:
-        raise SystemExit(f"error: {e}") from None
-    except BatchFailed as e:
+    except (BatchFailed, WorkersLost, WorkerCodeMismatch) as e:  # stopped in mid-run: what was played is kept
         raise SystemExit(f"error: {e}; every batch finished before it is kept: run the same command again "
                          "to resume") from None
+    except (ResultsError, StudyError, SchedulerError) as e:
+        raise SystemExit(f"error: {e}") from None
     except OSError as e:
         if not e.filename:  # e.g. a full disk inside a Parquet or zip writer: name the output folder
             e.filename = args.out or f"results/{spec.name}"

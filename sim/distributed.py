@@ -54,6 +54,10 @@ class SchedulerError(ValueError):
     """A ``--scheduler`` value that cannot be used (bad form, Dask missing, cluster unreachable)."""
 
 
+class WorkersLost(SchedulerError):
+    """A run's cluster left without a ready worker while batches were still to play (those played are kept)."""
+
+
 class BatchFailed(RuntimeError):
     """A job failed on the cluster after every retry."""
 
@@ -598,7 +602,7 @@ class DaskRunner:
                         workers = self._workers()
                         idle_since = None if _ready(workers) else (idle_since or now)
                         if idle_since is not None and now - idle_since >= self.ready_timeout:
-                            raise SchedulerError(self._none_ready(workers))
+                            raise WorkersLost(self._none_ready(workers))
                     time.sleep(0.02)
                     continue
                 f = next(done)

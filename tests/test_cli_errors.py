@@ -337,6 +337,25 @@ def test_a_batch_failing_on_the_cluster_is_named_as_such(argv, target, files, ca
     assert "engine stopped" not in err and "content pack" not in err
 
 
+@pytest.mark.parametrize("error,resume", [
+    ("WorkersLost", True),  # the cluster lost its last worker in mid-run: the batches played are kept
+    ("WorkerCodeMismatch", True),
+    ("SchedulerError", False),  # e.g. the scheduler cannot be reached: nothing was played
+])
+def test_a_run_stopped_by_its_cluster_says_whether_it_resumes(error, resume, files, capsys, monkeypatch):
+    import sim.distributed as D
+
+    def fail(*a, **k):
+        raise getattr(D, error)("--scheduler tcp://10.0.0.5:8786: no worker on the cluster for 60 s")
+
+    monkeypatch.setattr("sim.study.run_study", fail)
+    code, out, err = run_main(["run", files["spec"], "--out", f"{files['dir']}/out", "--quiet"], capsys)
+    assert code == 1 and "Traceback" not in err + out and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("error: --scheduler tcp://10.0.0.5:8786: no worker on the cluster for 60 s")
+    assert err.rstrip().endswith("every batch finished before it is kept: run the same command again to resume") \
+        == resume
+
+
 @pytest.mark.parametrize("argv", [
     "run {spec} --out {dir}/out --quiet --scheduler local:2",
     "sensitivity --players 2 --games 10 --scheduler local:2",
