@@ -150,9 +150,10 @@ def _exact_kernel_twin(strategy):
 def check_labels(strategy, players: int) -> None:
     """Refuse strategy objects whose games the table's ``strategy`` column would name wrongly: an object named
     like a registered strategy of another kind (a subclass of the heuristic that keeps its name), the ``tuned``
-    set of another player count, or two seats of one name that play differently (a mixed team's label names
-    each seat's strategy). Parameters are not in the label, as with ``params=``: an object of a registered
-    family with parameters of its own keeps the family's name unless it is given one."""
+    set of another player count, an object named like a registered strategy with other parameters (built as
+    ``HeuristicStrategy(pool_target=5)``; :func:`strategies.build` labels its objects with their parameters,
+    ``heuristic[pool_target=5]``), or two seats of one name that play differently (a mixed team's label names
+    each seat's strategy)."""
     import strategies
     from sim.content.constants import MAX_PLAYERS
     from sim.text import count
@@ -163,23 +164,32 @@ def check_labels(strategy, players: int) -> None:
         return
     for s in objects:
         name = getattr(s, "name", None)
+        if not isinstance(name, str) or not name.strip() or "," in name:
+            raise ValueError(f"strategy object {type(s).__name__} named {name!r}: a label is a non-empty string "
+                             "without a comma (a comma separates a mixed team's seats in the strategy column); "
+                             "give it a name of its own (name=...)")
         if name not in strategies.names():
             continue
         ref = strategies.make(name, players=players)
         why = (f"it is a {type(s).__name__}, not a {type(ref).__name__}" if type(s) is not type(ref)
                else f"it has its own {', '.join(sorted(set(vars(s)) - set(vars(ref))))}" if set(vars(s)) != set(vars(ref))
                else None)
-        if why is None and strategies.per_player_count(name) and s.params() != ref.params():
+        other = why is None and s.params() != ref.params()
+        if other and strategies.per_player_count(name):
             built = [q for q in range(1, MAX_PLAYERS + 1)
                      if q != players and s.params() == strategies.make(name, players=q).params()]
             if built:
                 held = count(built[0], "player") if len(built) == 1 else f"{' or '.join(map(str, built))} players"
-                why = f"it holds the set of {held}"
+                why, other = f"it holds the set of {held}", False
+        if other:  # parameters of its own under the registered name (built without the registry's label)
+            why = "it has other parameters: " + strategies.params_label(name, ref, s).partition("[")[2].rstrip("]")
         if why:
             raise ValueError(f"strategy object named {name!r} is not the registered strategy {name!r} at "
                              f"{count(players, 'player')} ({why}): its games would be labelled {name!r}; "
                              + (f"build it for these games (strategies.make({name!r}, players={players})), or "
-                                if strategies.per_player_count(name) and type(s) is type(ref) else "")
+                                if strategies.per_player_count(name) and type(s) is type(ref) and not other else "")
+                             + (f"build it with strategies.make({name!r}, ...), which labels it with its parameters, or "
+                                if other else "")
                              + "give it a name of its own (name=...)")
     by_name: dict = {}
     for seat, s in enumerate(team):

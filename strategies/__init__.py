@@ -133,8 +133,25 @@ def build(name: str, params: dict | None = None, players: int | None = None) -> 
             if check is not None:
                 check(params)
             raise ValueError(f"strategy {name!r}: players is the seat count, which the game gives, not a parameter")
-        return factory(players=players, **params)
-    return factory(**params)
+        built = factory(players=players, **params)
+        own = factory(players=players) if params else built
+    else:
+        built = factory(**params)
+        own = factory() if params else built
+    built.name = params_label(name, own, built)
+    return built
+
+
+def params_label(name: str, own: Strategy, built: Strategy) -> str:
+    """The label of registered strategy ``name`` built with parameters (``built``; ``own``: as registered):
+    the name alone where they are its own, else the name with each parameter that differs, sorted
+    (``heuristic[exchange_when=early;pool_target=5]``), so a table never names games after a level of play
+    that did not play them. No comma: a mixed team's label separates its seats by one."""
+    if built is own or not hasattr(built, "params"):
+        return name
+    mine, theirs = built.params(), own.params()
+    changed = [f"{k}={v}" for k, v in sorted(mine.items()) if theirs.get(k) != v]
+    return f"{name}[{';'.join(changed)}]" if changed else name
 
 
 def _preset(name: str, preset: dict) -> Callable[..., Strategy]:
@@ -159,6 +176,6 @@ register("tuned", make_tuned, per_players=True)
 
 BUILT_IN = ("random", "heuristic", "cautious", "bold")
 
-__all__ = ["Strategy", "HeuristicStrategy", "HeuristicParams", "RandomStrategy", "build", "make", "names", "per_player_count", "register", "BUILT_IN"]
+__all__ = ["Strategy", "HeuristicStrategy", "HeuristicParams", "RandomStrategy", "build", "make", "names", "params_label", "per_player_count", "register", "BUILT_IN"]
 
 builtin_changes()  # the snapshot, taken as the families are imported

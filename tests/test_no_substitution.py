@@ -1,5 +1,7 @@
 """The kernel never plays another strategy in place of the one asked for."""
 
+import re
+
 import pytest
 
 import sim
@@ -126,8 +128,9 @@ def test_a_table_never_labels_games_with_a_strategy_that_did_not_play_them(engin
                                              r"'heuristic' at 2 players \(it is a Brave, not a HeuristicStrategy\)"):
             sim.simulate(players=2, strategy=Brave(), **kw)
         assert sim.simulate(players=2, strategy=Brave(name="brave"), **kw)["strategy"].unique().to_list() == ["brave"]
-    with pytest.raises(ValueError, match=r"seats 0 and 1 are both labelled 'heuristic' but play differently"):
-        sim.simulate(players=2, strategy=[HeuristicStrategy(pool_target=2), "heuristic"], **kw)
+    with pytest.raises(ValueError, match=r"seats 0 and 1 are both labelled 'p2' but play differently"):
+        sim.simulate(players=2, strategy=[HeuristicStrategy(name="p2", pool_target=2),
+                                          HeuristicStrategy(name="p2", pool_target=3)], **kw)
     mixed = sim.simulate(players=2, strategy=[HeuristicStrategy(name="p2", pool_target=2), "heuristic"], **kw)
     assert mixed["strategy"].unique().to_list() == ["p2,heuristic"]
     sets = {p: strategies.make("tuned", players=p).params() for p in (1, 2)}
@@ -136,6 +139,40 @@ def test_a_table_never_labels_games_with_a_strategy_that_did_not_play_them(engin
                                          r"strategies\.make\('tuned', players=2\)"):
         sim.simulate(players=2, strategy=strategies.make("tuned", players=1), **kw)
     assert sim.simulate(players=2, strategy=strategies.make("tuned", players=2), **kw)["strategy"][0] == "tuned"
-    # parameters of its own keep the family's name, as params= does (a single strategy for every seat)
-    own = sim.simulate(players=2, strategy=strategies.make("heuristic", pool_target=5), **kw)
-    assert own.equals(sim.simulate(players=2, strategy="heuristic", params={"pool_target": 5}, **kw))
+    # parameters of its own: labelled with them, built by the registry as params= builds it ...
+    own = sim.simulate(players=2, strategy=strategies.make("heuristic", pool_target=5, exchange_when="early"), **kw)
+    assert own.equals(sim.simulate(players=2, strategy="heuristic", params={"exchange_when": "early",
+                                                                              "pool_target": 5}, **kw))
+    assert own["strategy"].unique().to_list() == ["heuristic[exchange_when=early;pool_target=5]"]
+    assert not own.drop("strategy").equals(sim.simulate(players=2, strategy="heuristic", **kw).drop("strategy"))
+    # ... the registered strategy's own values add nothing to the label (they play its games) ...
+    bold = strategies.make("bold").params()
+    assert sim.simulate(players=2, strategy="bold", params=bold, **kw)["strategy"].unique().to_list() == ["bold"]
+    # ... and an object built without the registry, under the registered name, is refused
+    with pytest.raises(ValueError, match=r"^strategy object named 'heuristic' is not the registered strategy "
+                                         r"'heuristic' at 2 players \(it has other parameters: pool_target=2\): its "
+                                         r"games would be labelled 'heuristic'; build it with strategies\.make\("
+                                         r"'heuristic', \.\.\.\), which labels it with its parameters, or give it "
+                                         r"a name of its own \(name=\.\.\.\)$"):
+        sim.simulate(players=2, strategy=[HeuristicStrategy(pool_target=2), "heuristic"], **kw)
+    # a preset's name on the heuristic's defaults (it played the heuristic: 45% where bold wins 17% at 4 players)
+    with pytest.raises(ValueError, match=r"^strategy object named 'bold' is not the registered strategy 'bold' at 2 "
+                                         r"players \(it has other parameters: "):
+        sim.simulate(players=2, strategy=HeuristicStrategy(name="bold"), **kw)
+    # a name that is no label: a mixed team's, or none
+    for name in ("heuristic,bold", "", " ", None):
+        with pytest.raises(ValueError, match=rf"^strategy object HeuristicStrategy named {re.escape(repr(name))}: a "
+                                             r"label is a non-empty string without a comma"):
+            sim.simulate(players=2, strategy=HeuristicStrategy(name=name), **kw)
+
+
+def test_a_kernel_strategy_is_labelled_with_its_base_s_parameters():
+    """``KernelStrategy("heuristic", params={...})`` was labelled ``heuristic+token`` whatever the parameters."""
+    from strategies.examples import brave_token
+
+    assert KernelStrategy("heuristic", token=brave_token).name == "heuristic+token"
+    assert KernelStrategy("heuristic", params={"pool_target": 5}, token=brave_token).name == \
+        "heuristic[pool_target=5]+token"
+    assert KernelStrategy("bold", params=strategies.make("bold").params(), token=brave_token).name == "bold+token"
+    with pytest.raises(ValueError, match=r"^KernelStrategy: base 'heuristic,bold' names a mixed team"):
+        KernelStrategy("heuristic,bold", token=brave_token)

@@ -1415,11 +1415,15 @@ class KernelStrategy:
             raise ValueError(f"KernelStrategy: base {base!r} has one parameter set per player count; "
                              f"use base='heuristic' with params=strategies.tuned.tuned_params(players)")
 
+        if isinstance(base, str) and "," in base:
+            raise ValueError(f"KernelStrategy: base {base!r} names a mixed team; a KernelStrategy has one base "
+                             "strategy, and plays every seat")
         self.base = make_team(base, 1, params)[0]
         self.decisions = dict(decisions)
         pairing_key(self.decisions)  # refuses what the key cannot fingerprint, before any game
-        # a base given as an object is named by its own name (its repr holds a memory address)
-        self.name = name or f"{base if isinstance(base, str) else self.base.name}+" + "+".join(sorted(decisions))
+        # named by its base's name, with the parameters it was given (heuristic[pool_target=5]+token); a base
+        # given as an object by its own name (its repr holds a memory address)
+        self.name = name or f"{self.base.name}+" + "+".join(sorted(decisions))
         self._batch = None  # (key, batch function)
 
     def batch_function(self):
