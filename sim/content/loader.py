@@ -88,8 +88,42 @@ PRINTED = (
     ("status.toml", "status cards", "n_status", 48),
     ("henchmen.toml", "henchmen (Location tokens)", "n_henchmen", 4),
     ("dice.toml", "dice", "n_dice", 6),
+    ("characters.toml", "characters (Character Mats)", "n_characters", 5),
     ("lobo.toml", "the space where Dr. Lobo wins (loss)", "lobo_loss", LOBO_TRACK_LAST),
 )
+
+# The printed dice (Field Manual, Resolving Tests: Six Custom Dice; Reference Manual, 5 Dice Ratios):
+# how many faces of each code a die prints. Yellow's six faces are all printed ("1 Success, 1 Injury,
+# 1 Heal Injury and 3 Failures"), so every code is counted; the other dice print only the codes given
+# (Black: "4 Successes" and "1 side that gives 2 Injuries"), their other faces are the pack's
+# assumption. Yellow is the one die out of the bag ("It never goes into the draw bag").
+PRINTED_DICE = {
+    "yellow": {"S": 1, "I": 1, "II": 0, "H": 1, "-": 3},
+    "black": {"S": 4, "II": 1},
+    "red": {"S": 3},
+    "green": {"S": 3, "I": 2},
+    "blue": {"S": 2},
+    "brown": {"S": 1},
+}
+PRINTED_OUT_OF_BAG = "yellow"
+# The yellow Intel tokens by type (Reference Manual, 2 Components: "8 Weapon, 5 Tech, 4 Double Agent, 3 Atomic")
+PRINTED_INTEL = {"weapon": 8, "tech": 5, "double_agent": 4, "atomic": 3}
+# Field Manual, Additional Rules, Villain Advancement: "there are 2 cards that actually subtract 1"
+PRINTED_MINUS_ONE = 2
+# The names the rulebooks print (Field Manual, Game Set-Up and FAQ; Reference Manual, 2 Components), and what
+# they print of them: Calli's UN gift and set-up exceptions (Field Manual, Set-Up By Number of Players; Hints
+# And Tips 1), Rocko's smaller Resolve cut ("Except for Rocko", Variants: 5 Player Variant), one character
+# starting with the Watch (Additional Rules, Villain Advancement) and what the Watch does, and the third
+# persons Corduroy Blu and The Small Man (FAQ 2)
+PRINTED_CHARACTERS = ("Calli Dagger", "Rocko Jurgen", "Dexter Kane", "Nika Shizuka")
+PRINTED_GIVES_UN = "Calli Dagger"  # the one character with gives_un
+PRINTED_REDUCED_CUT = "Rocko Jurgen"  # the one character with reduced_resolve_cut
+PRINTED_WATCH = "Watch"  # the status card one character starts with
+PRINTED_WATCH_HOLDERS = 1
+PRINTED_HENCHMEN = ("Darling", "Mr. Big", "Fedor", "Pierre")
+PRINTED_STATUS = ("Watch", "9 Lives", "Probed by Aliens", "Revoked", "Cool Agent", "The Small Man", "Corduroy Blu")
+PRINTED_STATUS_EFFECT = {"Watch": "watch"}
+PRINTED_THIRD_PERSONS = ("Corduroy Blu", "The Small Man")
 
 NO_CAP = 99  # giver_choice_max_un: no cap on the UN Transports of a choice
 NOT_PRINTED = ...  # a player count the rulebook prints no value for (no warning there)
@@ -127,8 +161,16 @@ PRINTED_LOBO_START = 0  # Dr. Lobo's pawn on "Start" (lobo.toml's track.start, a
 PRINTED_VARIANTS = {"dirty_lobo_start": 2, "dirty_location_delta": 1}  # Variants: For A Real Challenge
 
 
+class _Said(str):
+    """A printed value said in words (``4 "S" among its faces``), shown as it is."""
+
+
 def _show(field: str | None, v) -> str:
-    """A set-up value as setup.toml writes it."""
+    """A pack value as its file writes it."""
+    if isinstance(v, _Said):
+        return str(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_show(None, x) for x in v) + "]"
     if v is None:
         return "none (omitted)"
     if isinstance(v, bool):
@@ -143,7 +185,8 @@ def _show(field: str | None, v) -> str:
 @dataclass(frozen=True)
 class Unprinted:
     """One legal pack value the printed game does not have: a field of ``entry`` (setup.toml's row or
-    table, lobo.toml's track), or a component count of ``file`` (``field`` None, ``what`` counted)."""
+    table, lobo.toml's track, a die, a character, ...), a component count of ``file`` (``field`` None,
+    ``what`` counted), or a printed entry the pack lacks (``field`` and ``value`` None, ``what`` named)."""
 
     file: str
     entry: str | None
@@ -153,6 +196,8 @@ class Unprinted:
     printed: object
 
     def phrase(self, values) -> str:
+        if self.field is None and self.value is None:
+            return f"no {self.what}"
         shown = ", ".join(_show(self.field, v) for v in values)
         return f"{self.field} = {shown}" if self.field else f"{shown} {self.what}"
 
@@ -175,14 +220,96 @@ def _setup_value(c: Content, field: str, players: int):
     return bool(a[players]) if a.dtype == np.bool_ else int(a[players])
 
 
+def _named(names, name: str) -> int | None:
+    """The index of ``name`` in ``names`` (case aside), or None."""
+    folded = [n.casefold() for n in names]
+    return folded.index(name.casefold()) if name.casefold() in folded else None
+
+
+def _missing(file: str, kind: str, names, printed) -> list[Unprinted]:
+    """A printed entry (die, character, ...) the pack does not have, by name."""
+    return [Unprinted(file, None, None, f"{kind} {q(n)}", None, _Said("one")) for n in printed if _named(names, n) is None]
+
+
+def _faces(c: Content, d: int) -> list[str]:
+    """The faces of die ``d`` as dice.toml writes them."""
+    out = []
+    for s, i, h in zip(c.die_success[d], c.die_injury[d], c.die_heal[d], strict=True):
+        out.append("S" if s else "II" if i == 2 else "I" if i else "H" if h else "-")
+    return out
+
+
+def _printed_faces(counts: dict) -> object:
+    """A printed die: its faces when all six are printed, else the faces it prints, in words."""
+    if sum(counts.values()) == 6:
+        return [f for f in K.FACE_CODES for _ in range(counts.get(f, 0))]
+    said = " and ".join(f"{n} {json.dumps(f)}" for f, n in counts.items())
+    return _Said(f"{said} among its faces")
+
+
+def _minus_one(c: Content) -> int:
+    return int(np.count_nonzero((c.villain_advance == -1) & ~c.villain_injury))
+
+
+def _component_values(c: Content) -> list[Unprinted]:
+    """The printed values of the pack's components beyond their counts: the dice, the Intel mix, the -1
+    villain cards, the printed characters, henchmen and status cards and what the rulebooks say of them."""
+    out = _missing("dice.toml", "die", c.die_names, PRINTED_DICE)
+    for name, counts in PRINTED_DICE.items():
+        d = _named(c.die_names, name)
+        if d is None:
+            continue
+        entry, faces = f"die {q(c.die_names[d])}", _faces(c, d)
+        if any(faces.count(f) != n for f, n in counts.items()):
+            out.append(Unprinted("dice.toml", entry, "faces", "faces", faces, _printed_faces(counts)))
+        in_bag, printed_in_bag = d != int(c.always_die), name != PRINTED_OUT_OF_BAG
+        if in_bag != printed_in_bag:
+            out.append(Unprinted("dice.toml", entry, "in_bag", "in_bag", in_bag, printed_in_bag))
+    mix = np.bincount(c.intel_token_type, minlength=len(K.INTEL_TYPES))
+    for code, t in enumerate(K.INTEL_TYPES):
+        if int(mix[code]) != PRINTED_INTEL[t]:
+            out.append(Unprinted("intel.toml", "tokens", t, t, int(mix[code]), PRINTED_INTEL[t]))
+    if _minus_one(c) != PRINTED_MINUS_ONE:
+        out.append(Unprinted("villain.toml", "composition", "minus_one", "minus_one", _minus_one(c),
+                             PRINTED_MINUS_ONE))
+    out += _missing("henchmen.toml", "henchman", c.henchman_names, PRINTED_HENCHMEN)
+    out += _missing("characters.toml", "character", c.character_names, PRINTED_CHARACTERS)
+    for ch, name in enumerate(c.character_names):
+        for field, holder, flags in (("gives_un", PRINTED_GIVES_UN, c.character_gives_un),
+                                     ("reduced_resolve_cut", PRINTED_REDUCED_CUT, c.character_reduced_resolve_cut)):
+            printed = name.casefold() == holder.casefold()
+            if bool(flags[ch]) != printed:
+                out.append(Unprinted("characters.toml", f"character {q(name)}", field, field, bool(flags[ch]), printed))
+    out += _missing("status.toml", "status card", c.status_names, PRINTED_STATUS)
+    watch = _named(c.status_names, PRINTED_WATCH)
+    if watch is not None:
+        holders = sum(1 for row in c.character_start_status if watch in row)
+        if holders != PRINTED_WATCH_HOLDERS:
+            out.append(Unprinted("characters.toml", None, None, f"characters starting with the {PRINTED_WATCH}",
+                                 holders, PRINTED_WATCH_HOLDERS))
+    for name, effect in PRINTED_STATUS_EFFECT.items():
+        k = _named(c.status_names, name)
+        if k is not None and K.STATUS_EFFECTS[int(c.status_effect[k])] != effect:
+            out.append(Unprinted("status.toml", f"status {q(c.status_ids[k])}", "effect", "effect",
+                                 K.STATUS_EFFECTS[int(c.status_effect[k])], effect))
+    for name in PRINTED_THIRD_PERSONS:
+        k = _named(c.status_names, name)
+        if k is not None and K.STATUS_POLARITIES[int(c.status_polarity[k])] != "third_person":
+            out.append(Unprinted("status.toml", f"status {q(c.status_ids[k])}", "polarity", "polarity",
+                                 K.STATUS_POLARITIES[int(c.status_polarity[k])], "third_person"))
+    return out
+
+
 def unprinted_values(c: Content) -> list[Unprinted]:
-    """The pack's values that are legal but differ from the printed game: the component counts, Dr. Lobo's
-    start, each player count's set-up values (where the rulebook prints one) and the variants'."""
+    """The pack's values that are legal but differ from the printed game: the component counts and the
+    printed values of the components (:func:`_component_values`), Dr. Lobo's start, each player count's
+    set-up values (where the rulebook prints one) and the variants'."""
     out = []
     for file, what, attr, printed in PRINTED:
         value = len(c.top_secret_effect) if attr == "n_top_secret" else int(getattr(c, attr))
         if value != printed:
             out.append(Unprinted(file, None, None, what, value, printed))
+    out += _component_values(c)
     if int(c.lobo_start) != PRINTED_LOBO_START:
         out.append(Unprinted("lobo.toml", "track", "start", "Dr. Lobo's start", int(c.lobo_start), PRINTED_LOBO_START))
     for p in range(1, K.MAX_PLAYERS + 1):
@@ -191,6 +318,9 @@ def unprinted_values(c: Content) -> list[Unprinted]:
         if own is not None and own.lobo_start != c.lobo_start and own.lobo_start != PRINTED_LOBO_START:
             out.append(Unprinted("setup.toml", entry, "lobo_start", "Dr. Lobo's start", int(own.lobo_start),
                                  PRINTED_LOBO_START))
+        if own is not None and _minus_one(own) != _minus_one(c) and _minus_one(own) != PRINTED_MINUS_ONE:
+            out.append(Unprinted("setup.toml", entry, "villain_counts.minus_one", "villain_counts.minus_one",
+                                 _minus_one(own), PRINTED_MINUS_ONE))
         for field, printed in PRINTED_SETUP.items():
             value = _setup_value(c, field, p)
             if printed[p - 1] is not NOT_PRINTED and value != printed[p - 1]:
