@@ -6,8 +6,10 @@ designer's own pack, each is played with one UnprintedValueWarning for each fiel
 
 from __future__ import annotations
 
+import re
 import shutil
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -248,3 +250,10 @@ def test_a_summary_of_faces_and_missing_names():
         '"S", "S"] (printed: ["S", "I", "H", "-", "-", "-"]); legal, but not the published game',
         f"henchmen.toml: no henchman 'Pierre'; the printed game has one{TAIL}"]
 
+
+def test_the_readme_names_what_warns():
+    """README.md's list of what warns names each printed value of the components."""
+    text = re.sub(r"\s+", " ", (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8"))
+    for words in ("the faces each die prints", "which die stays out of the bag", "the Intel mix",
+                  "the two -1 villain cards", "Calli's UN gift", "Rocko's smaller Resolve cut"):
+        assert words in text, words
