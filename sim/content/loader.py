@@ -275,6 +275,8 @@ def _component_values(c: Content) -> list[Unprinted]:
     out += _missing("henchmen.toml", "henchman", c.henchman_names, PRINTED_HENCHMEN)
     out += _missing("characters.toml", "character", c.character_names, PRINTED_CHARACTERS)
     for ch, name in enumerate(c.character_names):
+        if name.casefold() not in {n.casefold() for n in PRINTED_CHARACTERS}:  # a mat the rulebooks do not print
+            continue
         for field, holder, flags in (("gives_un", PRINTED_GIVES_UN, c.character_gives_un),
                                      ("reduced_resolve_cut", PRINTED_REDUCED_CUT, c.character_reduced_resolve_cut)):
             printed = name.casefold() == holder.casefold()
