@@ -45,6 +45,17 @@ def _varying(summary: pl.DataFrame, exclude: tuple[str, ...]) -> list[str]:
     return [d for d in ("strategy", "variant", "characters", "setup") if d not in exclude and summary[d].n_unique() > 1]
 
 
+def params_text(params: dict) -> str:
+    """``pool_target=6, exchange_when=early``: a strategy's given parameters, as the other charts write them."""
+    return ", ".join(f"{k}={v}" for k, v in params.items())
+
+
+def _wrap(text: str, width_in: float, fontsize: float = 9) -> str:
+    """``text`` wrapped to lines that fit ``width_in`` inches at ``fontsize`` points (with room to spare)."""
+    chars = max(20, int(width_in * 72 / (0.62 * fontsize)))
+    return "\n".join(textwrap.fill(line, chars, break_on_hyphens=False) for line in text.split("\n"))
+
+
 def win_rate_by_players(summary: pl.DataFrame, path: Path, title: str = "", targets: dict | None = None) -> Path:
     """Win rate against player count with 95% Wilson interval bars, one line per series.
 
@@ -347,9 +358,9 @@ def luck_figure(rec: dict):
     The layout is constrained and the titles are wrapped, so no title or label runs past the figure's edge.
     """
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.4), gridspec_kw={"width_ratios": [3, 2]}, layout="constrained")
-    given = " (given params)" if rec.get("params") else ""
-    ax.set_title(f"{count(rec['players'], 'player')}, {rec['strategy']}{given}:\nwhat each random source decides alone",
-                 fontsize=9)
+    given = f" with {params_text(rec['params'])}" if rec.get("params") else ""  # never passed off as the defaults
+    ax.set_title(_wrap(f"{count(rec['players'], 'player')}, {rec['strategy']}{given}:\nwhat each random source "
+                       "decides alone", 6.0), fontsize=9)
     if rec.get("not_measured"):  # a win rate of 0% or 100%: no shares, the panel says why
         ax.set_xticks([])
         ax.set_yticks([])

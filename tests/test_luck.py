@@ -249,6 +249,27 @@ def test_the_luck_chart_keeps_every_title_and_label_inside(params, strategy):
                 plt.close(fig)
 
 
+def test_the_luck_chart_names_the_given_parameters():
+    """Given parameters are named in the title, never only "(given params)", so the panel cannot pass for the
+    strategy's registered defaults."""
+    import json
+    from pathlib import Path
+
+    import matplotlib.pyplot as plt
+
+    from sim.charts import luck_figure
+
+    table = json.loads((Path(__file__).resolve().parent.parent / "results" / "luck" / "luck.json").read_text())
+    rec = table["players"][0]
+    for params, title in (({}, "heuristic:"), ({"pool_target": 9, "exchange_when": "never"},
+                                               "heuristic with pool_target=9, exchange_when=never:")):
+        fig = luck_figure(dict(rec, params=params))
+        try:
+            assert fig.axes[0].get_title().replace("\n", " ").startswith(f"{rec['players']} players, {title} "), params
+        finally:
+            plt.close(fig)
+
+
 def test_every_random_source_belongs_to_one_group():
     """A source left out of every group would never be held: its share would hide in the rest."""
     from sim import rng as R
