@@ -50,29 +50,86 @@ def params_text(params: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in params.items())
 
 
+def strategy_labels(names, spec: dict | None = None) -> dict[str, str]:
+    """Each grid strategy name -> what played under it, from the spec as written (``metadata.json``'s
+    ``spec``): a registered strategy (or a per-seat team) its name, since it played its registered
+    parameters (``tuned``: those of ``strategies/tuned.toml``); a ``[strategy.X]`` table
+    ``X = base with k=v, ...`` (or ``X = package.module:object``), so games played with given parameters
+    never pass for the base strategy's. Without the spec a name stands alone."""
+    tables = (spec or {}).get("strategy") or {}
+    out = {}
+    for name in names:
+        table = tables.get(name)
+        if table is None:
+            out[name] = str(name)
+            continue
+        params = table.get("params") or {}
+        out[name] = f"{name} = {table.get('module') or table.get('base')}" + (
+            f" with {params_text(params)}" if params else "")
+    return out
+
+
+def played_by(summary: pl.DataFrame, spec: dict | None = None) -> str:
+    """``strategy: tuned`` or ``strategies: heuristic, early = heuristic with exchange_when=early``: the
+    level of play of every number a chart of ``summary`` shows, whether or not the strategy varies (in the
+    spec's grid order when the spec is given)."""
+    names = summary["strategy"].unique(maintain_order=True).to_list()
+    order = ((spec or {}).get("grid") or {}).get("strategies") or []
+    names = sorted(names, key=lambda n: order.index(n) if n in order else len(order))
+    labels = strategy_labels(names, spec)
+    sep = "; " if any("," in v for v in labels.values()) else ", "  # a label's own commas: its parameters
+    return ("strategy: " if len(names) == 1 else "strategies: ") + sep.join(labels[n] for n in names)
+
+
 def _wrap(text: str, width_in: float, fontsize: float = 9) -> str:
     """``text`` wrapped to lines that fit ``width_in`` inches at ``fontsize`` points (with room to spare)."""
     chars = max(20, int(width_in * 72 / (0.62 * fontsize)))
     return "\n".join(textwrap.fill(line, chars, break_on_hyphens=False) for line in text.split("\n"))
 
 
-def win_rate_by_players(summary: pl.DataFrame, path: Path, title: str = "", targets: dict | None = None) -> Path:
-    """Win rate against player count with 95% Wilson interval bars, one line per series.
+def chart_description(summary: pl.DataFrame, meta: dict | None = None) -> dict:
+    """What a study chart's PNG carries as its Description (JSON): the strategies that played (as
+    :func:`strategy_labels` names them) and, given the run's ``metadata.json``, all of it (the parameters
+    every seat played with by player count in ``strategy_params``, the seed, the pack's hash, the rules
+    version)."""
+    spec = (meta or {}).get("spec")
+    names = summary["strategy"].unique(maintain_order=True).to_list()
+    return {**(meta or {}), "strategies": strategy_labels(names, spec)}
+
+
+def _colours(n: int) -> list:
+    """``n`` colours, no two alike (tab10 repeats after 10 series, so two lines would share a colour)."""
+    if n <= 10:
+        return [plt.get_cmap("tab10")(i) for i in range(n)]
+    if n <= 20:
+        return [plt.get_cmap("tab20")(i) for i in range(n)]
+    return [plt.get_cmap("turbo")(i / (n - 1)) for i in range(n)]
+
+
+def _save(fig, path: Path, title: str, description: dict, **kw) -> Path:
+    fig.savefig(path, dpi=110, metadata={"Title": title, "Description": json.dumps(description, sort_keys=True)}, **kw)
+    plt.close(fig)
+    return path
+
+
+def win_rate_figure(summary: pl.DataFrame, title: str = "", targets: dict | None = None, meta: dict | None = None):
+    """Win rate against player count with 95% Wilson interval bars, one line per series; the title's second
+    line names the strategies that played (:func:`played_by`).
 
     ``targets`` (``{players: (low, high)}``) draws each player count's target band.
     """
     dims = _varying(summary, ()) or ["strategy"]
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    fig, ax = plt.subplots(figsize=(7.5, 4.5), layout="constrained")
     groups: dict[str, list[dict]] = {}
     for row in summary.sort("players").iter_rows(named=True):
         groups.setdefault(_series_key(row, dims), []).append(row)
     n = len(groups)
-    for i, (label, rows) in enumerate(groups.items()):
+    for i, ((label, rows), colour) in enumerate(zip(groups.items(), _colours(n))):
         x = np.array([r["players"] for r in rows], dtype=float) + (i - (n - 1) / 2) * 0.06
         y = np.array([r["win_rate"] for r in rows]) * 100
         lo = _bar(y, np.array([r["ci_low"] for r in rows]) * 100)
         hi = _bar(np.array([r["ci_high"] for r in rows]) * 100, y)
-        ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=3, label=label)
+        ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=3, label=label, color=colour)
     for k, (p, (lo_t, hi_t)) in enumerate(sorted((targets or {}).items())):
         ax.fill_between([p - 0.3, p + 0.3], [100 * lo_t] * 2, [100 * hi_t] * 2, color="tab:green", alpha=0.18,
                         lw=0, label="target band" if k == 0 else None)
@@ -81,30 +138,41 @@ def win_rate_by_players(summary: pl.DataFrame, path: Path, title: str = "", targ
     ax.set_xticks(sorted(summary["players"].unique().to_list()))
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.set_title(title or "Win rate by player count (bars: 95% Wilson interval)")
-    ax.legend(title=" / ".join(dims), fontsize=8)
+    ax.set_title(_wrap((title or "Win rate by player count (bars: 95% Wilson interval)") + "\n"
+                       + played_by(summary, (meta or {}).get("spec")), 7.0, 10), fontsize=10)
+    # many series: the legend beside the axes, not over the lines
+    ax.legend(title=" / ".join(dims), fontsize=8,
+              **({"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)} if n > 5 else {}))
     if 6 in summary["players"].to_list():
         ax.annotate("6 players repeat one character (5 mats)", xy=(0.99, 0.01), xycoords="axes fraction",
                     ha="right", va="bottom", fontsize=7, color="#666")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return fig
+
+
+def win_rate_by_players(summary: pl.DataFrame, path: Path, title: str = "", targets: dict | None = None,
+                        meta: dict | None = None) -> Path:
+    """:func:`win_rate_figure` saved to ``path``, its PNG Description :func:`chart_description`."""
+    return _save(win_rate_figure(summary, title, targets, meta), path, "smersh-sim win rate by player count",
+                 chart_description(summary, meta))
 
 
 def _cell_label(r: dict, dims: list[str]) -> str:
     return f"{r['players']}p" + (f" {_series_key(r, dims)}" if dims else "")
 
 
-def outcome_causes(summary: pl.DataFrame, path: Path) -> Path:
-    """How games end per cell (left), which Intel a short Pool lacked, and how far the track came in Lobo losses."""
+def outcome_figure(summary: pl.DataFrame, meta: dict | None = None):
+    """How games end per cell (top), which Intel a short Pool lacked, and how far the track came in Lobo losses;
+    the figure's title names the strategies that played (:func:`played_by`). A share axis starts at 0; a panel
+    with no game to show says so."""
     from sim.tally import INTEL_TYPE_NAMES
 
     rows = list(summary.sort(["strategy", "variant", "setup", "characters", "players"]).iter_rows(named=True))
     dims = _varying(summary, ())
     labels = [_cell_label(r, dims) for r in rows]
     width = max(6.0, 0.45 * len(rows) + 2)
-    fig, axes = plt.subplots(3, 1, figsize=(width, 10.5), sharex=True)
+    fig, axes = plt.subplots(3, 1, figsize=(width, 10.5), sharex=True, layout="constrained")
+    fig.suptitle(_wrap("How games end\n" + played_by(summary, (meta or {}).get("spec")), width - 0.5, 11),
+                 fontsize=11)
     x = np.arange(len(rows))
     ax = axes[0]
     bottom = np.zeros(len(rows))
@@ -116,7 +184,6 @@ def outcome_causes(summary: pl.DataFrame, path: Path) -> Path:
         bottom += share
     ax.set_ylabel("share of games (%)")
     ax.set_ylim(0, 100)
-    ax.set_title("How games end")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     # which Intel type the Pool lacked in games lost on Intel (a game short of two types counts twice)
     ax = axes[1]
@@ -126,8 +193,9 @@ def outcome_causes(summary: pl.DataFrame, path: Path) -> Path:
         share = np.array([r[f"n_loss_intel_short_{t}"] / r["games"] for r in rows]) * 100
         ax.bar(x - 0.4 + step * (k + 0.5), share, width=step, color=colour, label=t.replace("_", " "))
     ax.set_ylabel("share of all games (%)")
-    ax.set_title("Lost on Intel: the Pool was short of which type (at Dr. Lobo's final position)", fontsize=10)
+    ax.set_title("Lost on Intel: the Pool was short of which type\n(at Dr. Lobo's final position)", fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _share_axis(ax, sum(r["n_loss_intel"] for r in rows), "no game was lost on Intel")
     # how far the Location Track had come when Dr. Lobo reached 9
     ax = axes[2]
     longest = max((len(r["track_histogram_loss_lobo"]) for r in rows), default=1)
@@ -141,12 +209,25 @@ def outcome_causes(summary: pl.DataFrame, path: Path) -> Path:
     ax.set_ylabel("share of all games (%)")
     ax.set_title("Lost to Dr. Lobo at 9: how far the Location Track had come", fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _share_axis(ax, sum(r["n_loss_lobo"] for r in rows), "no game was lost to Dr. Lobo")
     ax.set_xticks(x)
     ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return fig
+
+
+def _share_axis(ax, games: int, none: str) -> None:
+    """A share-of-games axis from 0 up; with no game to show, 0 to 1% and a note saying so (matplotlib's
+    automatic limits around all-zero bars run below 0)."""
+    if games:
+        ax.set_ylim(bottom=0)
+        return
+    ax.set_ylim(0, 1)
+    ax.text(0.5, 0.5, none, transform=ax.transAxes, ha="center", va="center", fontsize=9, color="#666")
+
+
+def outcome_causes(summary: pl.DataFrame, path: Path, meta: dict | None = None) -> Path:
+    """:func:`outcome_figure` saved to ``path``, its PNG Description :func:`chart_description`."""
+    return _save(outcome_figure(summary, meta), path, "smersh-sim how games end", chart_description(summary, meta))
 
 
 def survival_curve(hist) -> tuple[np.ndarray, np.ndarray]:
@@ -162,45 +243,57 @@ def survival_curve(hist) -> tuple[np.ndarray, np.ndarray]:
     return np.arange(last + 1), share
 
 
-def game_length_survival(summary: pl.DataFrame, path: Path) -> Path:
-    """Share of games still running after r rounds: one panel per player count, won and lost games apart."""
+def game_length_figure(summary: pl.DataFrame, meta: dict | None = None):
+    """Share of games still running after r rounds: one panel per player count, won and lost games apart; the
+    figure's title names the strategies that played (:func:`played_by`)."""
     counts = sorted(summary["players"].unique().to_list())
     cols = min(3, len(counts))
     nrows = -(-len(counts) // cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.3 * nrows), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.3 * nrows + 0.4), squeeze=False, sharey=True,
+                             layout="constrained")
     dims = _varying(summary, ("players",))
     series = sorted({_series_key(r, dims) for r in summary.iter_rows(named=True)})
-    colour = {k: plt.get_cmap("tab10")(i % 10) for i, k in enumerate(series)}
+    colour = dict(zip(series, _colours(len(series)))) if dims else {series[0]: "tab:blue"}
     for ax, players in zip(axes.flat, counts):
         for r in summary.filter(pl.col("players") == players).iter_rows(named=True):
             key = _series_key(r, dims)
             total = np.array(r["rounds_histogram"], dtype=float)
             won = np.zeros_like(total)
             won[: len(r["rounds_histogram_win"])] = r["rounds_histogram_win"]
-            for hist, style, what in ((won, "-", "won"), (total - won, "--", "lost")):
+            for hist, style in ((won, "-"), (total - won, "--")):
                 if hist.sum() == 0:
                     continue
                 x, y = survival_curve(hist)
-                ax.step(x, y, where="post", ls=style, color=colour[key], lw=1.2,
-                        label=f"{key} {what}" if dims else what)
+                ax.step(x, y, where="post", ls=style, color=colour[key], lw=1.2)
         ax.set_title(count(players, "player"), fontsize=10)
         ax.set_xlabel("rounds")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
     for ax in axes[:, 0]:
         ax.set_ylabel("share still running")
     for ax in list(axes.flat)[len(counts):]:
         ax.set_visible(False)
-    fig.suptitle("Game length: solid won games, dashed lost games", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    fig.suptitle(_wrap("Game length: solid won games, dashed lost games\n"
+                       + played_by(summary, (meta or {}).get("spec")), 4.2 * cols - 0.4, 11), fontsize=11)
+    # one legend beside the panels: a line style per outcome, a colour per series (every panel has them all)
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color="#333" if dims else "tab:blue", ls=style, label=what)
+               for style, what in (("-", "won"), ("--", "lost"))]
+    handles += [Line2D([], [], color=colour[k], label=k) for k in series] if dims else []
+    fig.legend(handles=handles, loc="outside right upper", fontsize=7, title=" / ".join(dims) or None,
+               title_fontsize=7)
+    return fig
 
 
-def paired_differences(table: pl.DataFrame, path: Path, baseline: str) -> Path:
+def game_length_survival(summary: pl.DataFrame, path: Path, meta: dict | None = None) -> Path:
+    """:func:`game_length_figure` saved to ``path``, its PNG Description :func:`chart_description`."""
+    return _save(game_length_figure(summary, meta), path, "smersh-sim game length", chart_description(summary, meta))
+
+
+def paired_figure(table: pl.DataFrame, baseline: str, played: str = ""):
     """Paired win-rate differences against the baseline: paired and unpaired 95% intervals, and behind
-    the paired one its family-wise interval (Bonferroni over all the rows, see ``sim.compare``)."""
+    the paired one its family-wise interval (Bonferroni over all the rows, see ``sim.compare``); ``played``
+    (:func:`played_by` of the run) is the title's second line."""
     rows = list(table.iter_rows(named=True))
     pairings = {r.get("pairing", "same games") for r in rows}
     pairing = ("same games" if pairings <= {"same games"} else "by game index" if pairings == {"game index"}
@@ -223,12 +316,23 @@ def paired_differences(table: pl.DataFrame, path: Path, baseline: str) -> Path:
     ax.set_yticks(y)
     ax.set_yticklabels([r["cell"] for r in rows], fontsize=8)
     ax.set_xlabel(f"win rate minus baseline ({baseline}), percentage points")
-    ax.set_title(f"Paired differences ({len(rows)} rows)" if len(rows) > 1 else "Paired difference (95% intervals)")
+    head = f"Paired differences ({len(rows)} rows)" if len(rows) > 1 else "Paired difference (95% intervals)"
+    ax.set_title(_wrap(head + ("\n" + played if played else ""), 7.0, 10), fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110, bbox_inches="tight")  # long cell names: the x label is wider than the axes
-    plt.close(fig)
-    return path
+    return fig
+
+
+def paired_differences(table: pl.DataFrame, path: Path, baseline: str, meta: dict | None = None,
+                       summary: pl.DataFrame | None = None) -> Path:
+    """:func:`paired_figure` saved to ``path``; given the run's ``summary`` (and its ``metadata.json``) the
+    title names the strategies that played and the PNG's Description is :func:`chart_description` with the
+    baseline."""
+    played = played_by(summary, (meta or {}).get("spec")) if summary is not None else ""
+    description = {**(chart_description(summary, meta) if summary is not None else meta or {}), "baseline": baseline}
+    # long cell names: the x label is wider than the axes
+    return _save(paired_figure(table, baseline, played), path, "smersh-sim paired differences", description,
+                 bbox_inches="tight")
 
 
 # the charts a study writes into its results folder, and the chart `compare` adds there
@@ -237,12 +341,17 @@ COMPARE_CHART = "paired_differences.png"
 
 
 def study_charts(summary: pl.DataFrame, out: Path, spec=None) -> list[Path]:
-    """Every chart of a study; each written to a temporary name first."""
+    """Every chart of a study; each written to a temporary name first. The run's ``metadata.json``, written
+    before them, names the strategies' parameters in the titles and goes into each PNG's Description."""
     import os
 
+    from sim.manifest import METADATA
+
+    meta = json.loads((out / METADATA).read_text()) if (out / METADATA).is_file() else None
     made = []
     targets = spec.targets() if spec is not None else {}
-    makers = (lambda sm, pth: win_rate_by_players(sm, pth, targets=targets), outcome_causes, game_length_survival)
+    makers = (lambda sm, pth: win_rate_by_players(sm, pth, targets=targets, meta=meta),
+              lambda sm, pth: outcome_causes(sm, pth, meta), lambda sm, pth: game_length_survival(sm, pth, meta))
     for name, fn in zip(STUDY_CHARTS, makers):
         final = out / name
         tmp = out / ("tmp_" + name)

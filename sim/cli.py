@@ -539,8 +539,13 @@ def cmd_compare(args) -> int:
         table, baseline = compare_run(args.run, wanted)
     except (ValueError, FileNotFoundError) as e:
         raise SystemExit(f"error: {e}") from None
+    from sim.manifest import METADATA
+    from sim.study import read_summary
+
     label = ",".join(f"{k}={v}" for k, v in baseline.items())
-    chart = paired_differences(table, Path(args.run) / COMPARE_CHART, label)
+    run = Path(args.run)  # compare_run checked it: a complete run, by these rules
+    chart = paired_differences(table, run / COMPARE_CHART, label, json.loads((run / METADATA).read_text()),
+                               read_summary(run))
     if args.json:
         print(json.dumps(table.to_dicts(), indent=2))
         return 0
