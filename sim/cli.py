@@ -203,6 +203,10 @@ def _settings_and_strategies(args, content):
         Settings.label_of(args.variant)
     except ValueError as e:
         raise OptionError(f"--variant: {str(e).removeprefix('variant: ')}") from None
+    if args.skills == "pick" and Settings._variant_flags(args.variant)["fixed_skills"]:
+        # played as asked it would be silently ignored (check refuses --skills pick on such cells alike)
+        raise OptionError("--skills pick contradicts --variant fixed-skills: the variant fixes each character's "
+                          "skills, so no player picks; leave out one of the two")
     args.variant = Settings.with_skills(args.variant, args.skills)  # --skills fixed = variant word fixed-skills
     try:
         settings = Settings.build(content, args.players, args.characters, args.variant)

@@ -71,6 +71,11 @@ BAD = [
     ("trace --param =3", "NAME=VALUE"),
     ("trace --param novalue", "NAME=VALUE"),
     ("play --param pool_target", "error: --param expects NAME=VALUE, got 'pool_target'"),
+    # the variant fixes the skills: played, --skills pick would be silently ignored
+    ("play --players 6 --games 2000 --variant fixed-skills --skills pick",
+     "error: --skills pick contradicts --variant fixed-skills: the variant fixes each character's skills, so no "
+     "player picks; leave out one of the two"),
+    ("trace --variant easier,fixed-skills --skills pick", "--skills pick contradicts --variant fixed-skills"),
     ("odds gamble --samples 0", "--samples"),
     ("odds gamble --samples many", "--samples"),
     ("odds dice --content {missing}", "does not exist"),
@@ -193,6 +198,8 @@ def test_bad_invocation_ends_in_one_clear_line(argv, fragment, files, capsys, mo
 EXIT_CODES = [
     ("play --players 7", 2),
     ("play --skills fixd", 2),
+    ("play --variant fixed-skills --skills pick", 2),
+    ("trace --variant dirty,fixed-skills --skills pick", 2),
     ("play --strategy heuristc", 2),
     ("play --strategy heuristic,bold --players 3", 2),
     ("play --variant dirty-lobbo", 2),
