@@ -412,6 +412,15 @@ def cmd_run(args) -> int:
         spec = spec.with_overrides(overrides)
     except SpecError as e:  # (an OptionError of sim.experiments names --set itself)
         raise OptionError(str(e) if str(e).startswith("--set") else f"--set: {e}") from None
+    from sim.rules.state import Settings
+
+    # grid variants whose word fixed-skills fixes the skills whatever --skills pick says
+    fixed = [v for v in spec.model.grid.variants if Settings._variant_flags(v)["fixed_skills"]]
+    if args.skills == "pick" and fixed and len(fixed) == len(spec.model.grid.variants):
+        raise OptionError(f"--skills pick contradicts grid.variants of {spec.path.name}: "
+                          f"{', '.join(repr(v) for v in fixed)} {'fixes' if len(fixed) == 1 else 'fix'} each character's skills, so "
+                          "no player picks in "
+                          "any cell; leave out --skills pick")
     try:
         spec = spec.with_skills(args.skills)
     except SpecError as e:
@@ -445,7 +454,9 @@ def cmd_run(args) -> int:
     own = spec.content_path()  # the spec's [experiment] content: a pack other than the built-in one
     base = "each cell's content pack" if own is None else f"the spec's content pack at {own}"
     given = [_pack_line(None, args.set, base=base) or (None if own is None else base),
-             None if args.skills is None else f"--skills {args.skills} in every cell",
+             None if args.skills is None else f"--skills {args.skills} in every cell" + (
+                 f" but those of variant {', '.join(repr(v) for v in fixed)} (it fixes them)" if args.skills == "pick" and fixed
+                 else ""),
              None if args.engine is None else f"--engine {args.engine}"]
     if any(given):  # what the command line changed from the spec, and a pack other than the built-in one
         print(f"played with: {'; '.join(x for x in given if x)}")

@@ -180,6 +180,22 @@ def test_run_names_set_skills_and_engine(tmp_path, capsys):
     assert "played with" not in run(["run", str(spec), "--quiet", "--out", str(tmp_path / "plain")], capsys)
 
 
+def test_run_skills_pick_says_which_cells_a_fixed_skills_variant_keeps_fixed(tmp_path, capsys):
+    """A cell of variant fixed-skills plays fixed skills whatever --skills pick says: the line naming --skills
+    once said "in every cell", and a grid of such cells only was played as if the option had been heeded."""
+    spec = tmp_path / "tiny.toml"
+    spec.write_text(SPEC + 'variants = ["standard", "fixed-skills"]\n', encoding="utf-8")
+    out = run(["run", str(spec), "--quiet", "--out", str(tmp_path / "both"), "--skills", "pick"], capsys)
+    assert "\nplayed with: --skills pick in every cell but those of variant 'fixed-skills' (it fixes them)\n" in out
+    spec.write_text(SPEC + 'variants = ["fixed-skills"]\n', encoding="utf-8")
+    with pytest.raises(SystemExit) as e:
+        main(["run", str(spec), "--quiet", "--out", str(tmp_path / "fixed"), "--skills", "pick"])
+    assert e.value.code == 2 and str(e.value) == (
+        "error: --skills pick contradicts grid.variants of tiny.toml: 'fixed-skills' fixes each character's skills, "
+        "so no player picks in any cell; leave out --skills pick")
+    assert not (tmp_path / "fixed").exists()
+
+
 BANDS = """
 [check]
 seed = 7
