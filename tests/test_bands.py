@@ -296,6 +296,37 @@ def test_update_rebaselines_and_prints_the_diff(tmp_path, packs):
     assert rc == 0 and again.strip() == "bands and baselines unchanged"
 
 
+def test_margin_help_says_what_update_writes(tmp_path, capsys):
+    """The help once called the margin "win rate points / turn fraction", read as 3 for 3 points, and never said
+    that the band is widened to the 95% interval: with --margin 0 --update writes the interval, not a point."""
+    from sim.bands import run_check
+
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert ("--margin MARGIN with --update: each band is re-centred on today's estimate +/- MARGIN, then widened to "
+            "cover the estimate's 95% interval (so 0 gives the interval itself, not a point). A fraction from 0 to "
+            "1: for a win rate or outcome share 0.03 is +/- 3 points (0.45 -> [0.42, 0.48]); for mean_turns it is "
+            "+/- 3% of the mean (default 0.03)") in text
+    # what it says, on a file: --margin 0 gives the 95% interval, 0.03 the estimate +/- 3 points
+    path = bands_file(tmp_path, baseline=False)  # 4,000 games: a 95% interval narrower than +/- 3 points
+    path.write_text(path.read_text().replace("win_rate = [", "mean_turns = [1.0, 100.0]\nwin_rate = ["))
+    for margin in (0.0, 0.03):
+        assert _cli(["check", path, "--update", "--margin", margin])[0] == 0
+        (r,) = run_check(path)
+        cell = load_bands(path)[0].cell[0]
+        for key, width in (("win_rate", margin), ("mean_turns", margin * r.estimates["mean_turns"].value)):
+            e = r.estimates[key]
+            digits = 1 if key == "mean_turns" else 3
+            want = (round(max(min(e.value - width, e.low), 0), digits), round(max(e.value + width, e.high), digits))
+            assert tuple(getattr(cell, key)) == want, (key, margin)
+        if margin == 0:
+            assert cell.win_rate[0] < r.estimates["win_rate"].value < cell.win_rate[1]  # the interval, not a point
+        else:
+            assert tuple(cell.win_rate) == (round(r.estimates["win_rate"].value - 0.03, 3),
+                                            round(r.estimates["win_rate"].value + 0.03, 3))
+
+
 # ---------------------------------------------------------------- drifts inside the tolerance
 def _drift(up: int, down: int | None, n: int = 40_000, base_wins: int = 18_205, cells: int = 10) -> Drift:
     """A constructed comparison: ``up`` games won now and lost then, ``down`` the reverse (None: unpaired)."""
