@@ -621,11 +621,14 @@ def cmd_check(args) -> int:
     if args.skills is not None and args.update:
         raise OptionError("--skills with --update would record baselines of other games; "
                           "set the cells' skills instead")
+    if args.margin is not None and not args.update:
+        raise OptionError("--margin sets the width of the bands --update writes, and changes nothing without it; "
+                          "give it with --update")
     try:
         results = run_check(args.bands, content=args.content, update=args.update, overrides=sets,
                             skills=args.skills)
         if args.update:
-            diff = update_bands(args.bands, results, args.margin)
+            diff = update_bands(args.bands, results, 0.03 if args.margin is None else args.margin)
             print(diff or "bands and baselines unchanged")
             return 0
     except BandsError as e:
@@ -1094,7 +1097,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="advanced skills at set-up in every cell, overriding the cells' skills")
     ch.add_argument("--update", action="store_true",
                     help="record today's results as the baselines and re-centre the bands on them; prints the diff")
-    ch.add_argument("--margin", type=_margin, default=0.03,
+    ch.add_argument("--margin", type=_margin, default=None,
                     help="with --update: each band is re-centred on today's estimate +/- MARGIN, then widened to "
                          "cover the estimate's 95%% interval (so 0 gives the interval itself, not a point). A "
                          "fraction from 0 to 1: for a win rate or outcome share 0.03 is +/- 3 points (0.45 -> "

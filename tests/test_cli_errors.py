@@ -140,6 +140,8 @@ BAD = [
     ("check experiments/bands.toml --update --margin nan", "--margin"),
     ("check experiments/bands.toml --margin -0.1", "--margin"),
     ("check experiments/bands.toml --margin inf", "--margin"),
+    ("check experiments/bands.toml --margin 0.05", "error: --margin sets the width of the bands --update writes, and "
+                                                   "changes nothing without it; give it with --update"),
     ("check experiments/bands.toml --content {missing}", "does not exist"),
     ("tune --players 2 --target 0.05:0.6 --knob lobo.track.start=0,1 --knob lobo.track.start=3 --budget 4000",
      "--knob lobo.track.start: given twice"),
@@ -231,6 +233,7 @@ EXIT_CODES = [
     ("luck --players 2 --games 10 --strategy heuristc", 2),
     ("compare {dir} --baseline nonsense", 2),
     ("check experiments/bands.toml --update --set lobo.track.start=1", 2),
+    ("check experiments/bands.toml --margin 0.05", 2),
     ("bench --strategy genius --skip-cold", 2),
     ("tune-strategy --reproduce {spec} --players 4", 2),
     # tune-strategy options that do not go together, the defaults filled in
