@@ -31,6 +31,16 @@ UNREAD = [
     # a character no seat plays: the default 2-player line-up, and one given by name
     ({"characters.character[name=Agent Five].life": 9}, 2, "standard", None),
     ({"characters.character[name=Agent Five].skills.spycraft": 4}, 2, "standard", "Nika Shizuka,Dexter Kane"),
+    # a set-up value no seat's character reads: Calli Dagger (gives_un, the solo default) takes giver_extra_*,
+    # the others extra_*; resolve_cut_reduced is Rocko Jurgen's (reduced_resolve_cut), resolve_cut the others'
+    ({"setup.player_count[players=1].extra_un": 1}, 1, "standard", None),
+    ({"setup.player_count[players=1].extra_top_secret": 1}, 1, "easier", None),
+    ({"setup.player_count[players=2].giver_extra_un": 3}, 2, "standard", "Rocko Jurgen,Dexter Kane"),
+    ({"setup.player_count[players=2].giver_extra_top_secret": 0}, 2, "standard", "Nika Shizuka,Dexter Kane"),
+    ({"setup.player_count[players=1].resolve_cut_reduced": 1}, 1, "standard", None),
+    ({"setup.player_count[players=2].resolve_cut": 1}, 2, "standard", "Rocko Jurgen,Rocko Jurgen"),
+    # giver_choice_max_un caps Calli's share of extra_choice, which is 0 at 4 players
+    ({"setup.player_count[players=4].giver_choice_max_un": 0}, 4, "standard", None),
 ]
 # the same values where the games read them
 READ = [
@@ -43,6 +53,12 @@ READ = [
     ({"characters.character[name=Agent Five].life": 9}, 5, "standard", None),  # Agent Five sits at 5 players
     ({"characters.character[name=Agent Five].life": 9}, 2, "standard", "random"),  # and may at any count
     ({"characters.character[name=Agent Five].skills.spycraft": 4}, 2, "standard", "Nika Shizuka,Agent Five"),
+    ({"setup.player_count[players=1].extra_un": 1}, 1, "standard", "Rocko Jurgen"),
+    ({"setup.player_count[players=1].extra_un": 1}, 1, "standard", "random"),  # any character may sit
+    ({"setup.player_count[players=1].giver_extra_un": 1}, 1, "standard", None),
+    ({"setup.player_count[players=2].giver_extra_un": 3}, 2, "standard", None),
+    ({"setup.player_count[players=4].resolve_cut_reduced": 2}, 4, "standard", None),  # Rocko sits at 4 players
+    ({"setup.player_count[players=1].giver_choice_max_un": 0}, 1, "standard", None),  # extra_choice is 3 solo
 ]
 
 
@@ -297,3 +313,41 @@ def test_check_set_a_cells_own_override_replaces_is_named_or_refused(tmp_path, m
     assert e.value.code == 2 and str(e.value) == (
         'error: --set villain.counts={"injury": 5}: every cell of both.toml sets it itself, after --set, which '
         "replaces it; no cell would play it")
+
+
+SOLO_EXTRA = "setup.player_count[players=1].extra_un"
+
+
+def test_a_set_up_value_no_seated_character_reads_is_refused_by_play_spec_check_and_sensitivity(tmp_path, monkeypatch):
+    """The solo default seats Calli Dagger alone, who takes giver_extra_un: extra_un=1 would play the default's
+    games under a label that says one more UN Transport."""
+    from sim import sensitivity as S
+    from sim.bands import BandsError, run_check
+
+    why = ("only a character without gives_un reads it, and every seat plays one with it (the line-up is "
+           "'Calli Dagger'); the seats read setup.toml's giver_extra_un instead")
+    with pytest.raises(SystemExit) as e:
+        main(["play", "--players", "1", "--games", "10", "--set", f"{SOLO_EXTRA}=1"])
+    assert str(e.value) == (f"error: --set {SOLO_EXTRA}=1: has no effect in this game (1 player, variant "
+                            f"'standard'): {why}; the games would be those of the pack without it")
+    text = SPEC.replace("players = [2]", "players = [1]").replace('["standard", "dirty-lobo"]', '["standard"]').replace(
+        '"setup.player_count[players=2].lobo_start" = [1, 3]', f'"{SOLO_EXTRA}" = [1, 2]')
+    with pytest.raises(SpecError) as e:
+        load_spec(spec_file(tmp_path, text))
+    assert why in str(e.value) and "\n" not in str(e.value)
+    # with a character who reads it, the same sweep plays
+    assert len(load_spec(spec_file(tmp_path, text.replace('setups =', 'characters = ["Rocko Jurgen"]\nsetups ='))).cells()) == 3
+    _no_games(monkeypatch)
+    solo = tmp_path / "solo.toml"
+    solo.write_text(textwrap.dedent(BANDS).replace("players = 2", "players = 1").replace('variant = "dirty-lobo"\n', ""))
+    with pytest.raises(SystemExit) as e:
+        main(["check", str(solo), "--set", f"{SOLO_EXTRA}=3"])
+    assert e.value.code == 2 and why in str(e.value) and str(e.value).endswith("no cell of solo.toml would play it")
+    b = tmp_path / "b.toml"
+    b.write_text(textwrap.dedent(BANDS).replace("players = 2", "players = 1").replace('variant = "dirty-lobo"\n', "")
+                 + f'overrides = {{ "{SOLO_EXTRA}" = 1 }}\n')
+    with pytest.raises(BandsError, match=re.escape(why)):
+        run_check(b, update=True)
+    monkeypatch.setattr(S, "play_win_vector", lambda *a, **k: (_ for _ in ()).throw(AssertionError("games were played")))
+    with pytest.raises(S.SensitivityError, match=re.escape(f"{SOLO_EXTRA} 0 -> 1 at 1 player: {why}")):
+        S.sensitivity([1], [SOLO_EXTRA], games=10)

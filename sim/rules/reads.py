@@ -9,8 +9,9 @@ under a label that says otherwise: :func:`why_unread` names such an override, so
 before any game is played (``check --set``, a change tried on the whole gate, is refused only
 where no cell reads it, and names the cells that leave it unread in a warning).
 
-:data:`READ_ONLY_UNDER` and :func:`replaced` declare, field by field of
-:class:`sim.content.Content`, what the engines leave unread; keep them in step with
+:data:`READ_ONLY_UNDER`, :data:`SEAT_READS` (the set-up values a seat reads by its character's kind: Calli
+Dagger's ``giver_extra_un``, the others' ``extra_un``), :data:`READ_ONLY_WITH` and :func:`replaced` declare, field by
+field of :class:`sim.content.Content`, what the engines leave unread; keep them in step with
 ``sim/rules/setup.py`` and ``sim/kernel/setup.py`` (``tests/test_spec_reads.py`` plays
 each declared case and checks that the games are the same).
 """
@@ -49,6 +50,25 @@ READ_ONLY_UNDER = (
     ("easier_henchmen_level1", "easier", "starts every henchman at level 1"),
 )
 
+
+# setup.toml values a seat reads by its character's kind: (field, the character flag, the flag a reader has, the
+# field a seat of the other kind reads instead, or None). A game whose seats are all of the other kind leaves the
+# value unread, as the seats' characters say (sim/rules/setup.py make_player and setup_game, sim/kernel/setup.py)
+SEAT_READS = (
+    ("setup_extra_un", "character_gives_un", False, "giver_extra_un"),
+    ("setup_extra_top_secret", "character_gives_un", False, "giver_extra_top_secret"),
+    ("setup_giver_extra_un", "character_gives_un", True, "extra_un"),
+    ("setup_giver_extra_top_secret", "character_gives_un", True, "extra_top_secret"),
+    ("setup_giver_choice_max_un", "character_gives_un", True, None),
+    ("setup_resolve_cut", "character_reduced_resolve_cut", False, "resolve_cut_reduced"),
+    ("setup_resolve_cut_reduced", "character_reduced_resolve_cut", True, "resolve_cut"),
+)
+# a value its readers use only where another value of the game's player count is not 0: (field, that value, what
+# it does)
+READ_ONLY_WITH = (
+    ("setup_giver_choice_max_un", "setup_extra_choice",
+     "it caps the UN Transports a character with gives_un takes of extra_choice"),
+)
 
 SCOPED = frozenset(f for f, _, _ in READ_ONLY_UNDER)
 # fields with a row per character: a game reads the rows of the characters at its table only (a random line-up
@@ -89,6 +109,40 @@ def replaced(pack, settings, characters: str | None = None) -> dict[str, str]:
     lineup = lineup_label(characters)
     if lineup != "default":
         out["setup_lineup"] = f"the line-up {lineup!r} replaces setup.toml's lineup"
+    out.update(seat_unread(pack, p, characters))
+    return out
+
+
+def _names(pack, rows) -> str:
+    return ", ".join(repr(str(pack.character_names[i])) for i in sorted(rows))
+
+
+def seat_unread(pack, players: int, characters=None) -> dict[str, str]:
+    """The ``setup.toml`` values (:data:`SEAT_READS`) that no seat of a ``players``-player game of ``pack`` with the
+    line-up ``characters`` reads, each with why: with Calli Dagger alone at the table (the solo default) no seat
+    reads ``extra_un``, she reads ``giver_extra_un``. None is unread where any character may sit (a random line-up)."""
+    sits = seated(pack, players, characters)
+    if not sits:
+        return {}
+    out: dict[str, str] = {}
+    playing = _names(pack, sits)
+    for field, flag, reader, instead in SEAT_READS:
+        flags = np.asarray(getattr(pack, flag), dtype=bool)
+        readers = {i for i in range(len(flags)) if bool(flags[i]) == reader}
+        if readers & sits:
+            continue
+        name = flag.removeprefix(CHARACTER_PREFIX)
+        if reader:
+            out[field] = (f"only a character with {name}" + (f" ({_names(pack, readers)})" if readers else "")
+                          + f" reads it, and no seat plays one (the line-up is {playing})")
+        else:
+            out[field] = (f"only a character without {name} reads it, and every seat plays one with it (the line-up "
+                          f"is {playing})")
+        if instead:
+            out[field] += f"; the seats read setup.toml's {instead} instead"
+    for field, gate, does in READ_ONLY_WITH:
+        if field not in out and not int(np.asarray(getattr(pack, gate))[players]):
+            out[field] = f"{does}, which is 0 at {players} player(s)"
     return out
 
 
