@@ -1175,7 +1175,8 @@ def build_parser() -> argparse.ArgumentParser:
     se = sub.add_parser("sensitivity", help="paired change in win rate per step of each setup value (tornado chart)")
     study_args(se, [2, 4], "folder for sensitivity.parquet/.csv and tornado charts")
     se.add_argument("--knob", action="append", metavar="PATH",
-                    help="a content value to step ({players} stands for the player count; default: the setup values)")
+                    help="a content value to step ({players} stands for the player count; default: the setup values a "
+                         "seat of the default line-up reads)")
     se.add_argument("--games", type=_int_range(1, MAX_SEED), default=20_000, help="games per setting (default 20,000)")
     scheduler_arg(se)
     se.set_defaults(func=cmd_sensitivity)

@@ -37,6 +37,8 @@ PER_PLAYER_KNOBS = (
     "board_intel",
     "extra_un",
     "extra_top_secret",
+    "giver_extra_un",
+    "giver_extra_top_secret",
     "extra_choice",
     "henchmen_level2",
     "remove_random_plus_one",
@@ -48,9 +50,17 @@ class SensitivityError(ValueError):
     """A knob that cannot be stepped."""
 
 
-def default_knobs(players: int) -> list[str]:
-    """The numeric setup values a designer tunes, for one player count."""
-    return [f"setup.player_count[players={players}].{k}" for k in PER_PLAYER_KNOBS]
+def default_knobs(players: int, content=None) -> list[str]:
+    """The numeric setup values a designer tunes, for one player count: those of :data:`PER_PLAYER_KNOBS` that a
+    seat of the pack's default line-up reads (``content``: a Content or a pack folder; None: the default pack).
+    ``extra_un`` and ``extra_top_secret`` are read by characters without gives_un, ``giver_extra_un`` and
+    ``giver_extra_top_secret`` by those with it (Calli Dagger), so the solo game (Calli alone) steps only hers."""
+    from sim.rules.reads import seat_unread
+    from sim.run import resolve_content
+
+    pack = resolve_content(content).for_players(players)
+    unread = seat_unread(pack, players)
+    return [f"setup.player_count[players={players}].{k}" for k in PER_PLAYER_KNOBS if f"setup_{k}" not in unread]
 
 
 def knob_for(path: str, players: int) -> str:
@@ -205,7 +215,7 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
     stepped = []  # the values of the steps' packs the printed game does not have: said once, below
     for p in players:
         tasks.append((("base", p), (base, p, games, strategy, prm, seed, engine)))
-        for given in knobs or default_knobs(p):
+        for given in knobs or default_knobs(p, base):
             knob = knob_for(given, p)
             try:
                 other = _other_rows(raw, knob, p)

@@ -111,7 +111,7 @@ def test_sensitivity_numbers_match_the_committed_table():
 
     assert f"the Location target ({diff(4, 'location_target', 6):+.1f} points for one more" in text
     assert f"{diff(4, 'location_target', 4):+.1f} for one fewer" in text
-    assert f"one extra Top Secret card each ({diff(4, 'extra_top_secret', 1):+.1f})" in text
+    assert f"one extra Top Secret card for each player but Calli Dagger ({diff(4, 'extra_top_secret', 1):+.1f})" in text
     assert f"Dr. Lobo one space further ({diff(4, 'lobo_start', 1):+.1f})" in text
     assert f"({diff(2, 'villain_counts.minus_one', 3):+.2f} points" in text
 

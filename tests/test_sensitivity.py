@@ -166,3 +166,29 @@ def test_outputs_say_which_strategy_params_pack_and_rules_played(tmp_path):
     heuristic = S.sensitivity([2], knob, games=300, seed=4)
     assert S.made_with(heuristic)["strategy"] == "heuristic" and S.made_with(heuristic)["params"] == "{}"
     assert S.who_played(S.made_with(t)) == "bold players (pool_target=6)"
+
+
+@pytest.mark.parametrize("players", range(1, 7))
+def test_the_default_knobs_are_values_the_default_line_up_reads(players):
+    """Each default knob changes what a game of the default line-up plays: the solo game seats Calli Dagger alone,
+    who takes giver_extra_un and giver_extra_top_secret, so those are its extras to step, not extra_un and
+    extra_top_secret (which every other character takes, and a +0.00 bar would chart for a value no seat reads)."""
+    from sim.content import ContentError, load
+    from sim.content.overrides import load_with_overrides
+    from sim.rules.reads import played_key
+    from sim.rules.state import Settings
+    from sim.tune import Knob, overrides_of
+
+    knobs = S.default_knobs(players)
+    names = {k.rsplit(".", 1)[1] for k in knobs}
+    assert {"giver_extra_un", "giver_extra_top_secret"} <= names
+    assert ({"extra_un", "extra_top_secret"} <= names) == (players > 1)
+    base, raw = load(), load_raw(DEFAULT_PACK)
+    s = Settings(players=players)
+    for knob in knobs:
+        value = S.played_value(raw, knob, players) + 1
+        try:
+            pack = load_with_overrides(DEFAULT_PACK, overrides_of([Knob(knob, (value,))], (value,)))
+        except ContentError:
+            continue
+        assert played_key(pack, s) != played_key(base, s), knob
