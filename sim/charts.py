@@ -408,8 +408,8 @@ def tornado(table: pl.DataFrame, path: Path, players: int) -> Path:
     for y, knob in enumerate(knobs):
         for r in (r for r in rows if r["knob"] == knob):
             colour = "tab:blue" if r["step"] > 0 else "tab:red"
-            if r["diff"] is None:
-                continue  # refused by the pack: said in the label
+            if r["diff"] is None or r.get("same_games"):
+                continue  # refused by the pack, or the unchanged pack's games: said in the label
             d = r["diff"] * 100
             ax.barh(y, d, color=colour, alpha=0.6, height=0.6)
             ax.errorbar([d], [y], xerr=[[d - r["diff_low"] * 100], [r["diff_high"] * 100 - d]], fmt="none",
@@ -418,7 +418,9 @@ def tornado(table: pl.DataFrame, path: Path, players: int) -> Path:
     for knob in knobs:
         mine = [r for r in rows if r["knob"] == knob]
         refused = [("down" if r["step"] < 0 else "up") for r in mine if r["refused"]]
-        labels.append(f"{short_name(knob)} (now {mine[0]['from']}" + (f"; {'/'.join(refused)} refused" if refused else "") + ")")
+        same = [("down" if r["step"] < 0 else "up") for r in mine if r.get("same_games")]
+        labels.append(f"{short_name(knob)} (now {mine[0]['from']}" + (f"; {'/'.join(refused)} refused" if refused else "")
+                      + (f"; {'/'.join(same)}: no game changed" if same else "") + ")")
     ax.set_yticks(range(len(knobs)))
     ax.set_yticklabels(labels, fontsize=8)
     ax.axvline(0, color="black", lw=0.8)

@@ -916,6 +916,9 @@ def cmd_sensitivity(args) -> int:
         for r in rows:
             if r["refused"]:
                 print(f"  {S.short_name(r['knob']):<28} {r['from']:>4} -> {r['to']:<4} refused: {r['refused']}")
+            elif r["same_games"]:
+                print(f"  {S.short_name(r['knob']):<28} {r['from']:>4} -> {r['to']:<4} no game changed: the unchanged "
+                      "pack's games, record for record")
             else:
                 print(f"  {S.short_name(r['knob']):<28} {r['from']:>4} -> {r['to']:<4} {100 * r['diff']:+6.2f} points "
                       f"[{100 * r['diff_low']:+.2f}, {100 * r['diff_high']:+.2f}]")

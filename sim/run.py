@@ -52,6 +52,24 @@ def _default_content() -> Content:
     return _DEFAULT_CONTENT[1]
 
 
+def games_digest(df: pl.DataFrame) -> str:
+    """A digest of a per-game table (``simulate``'s), column by column in order: two runs of the same games
+    (seed and game indices) with the same digest played the same games, record for record. ``tune`` and
+    ``sensitivity`` compare settings by it, to tell a setting that changes nothing these games play."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for name in df.columns:
+        col = df[name]
+        h.update(f"{name}\0{col.dtype}\0{col.len()}\0".encode())
+        if col.dtype.is_numeric() or col.dtype == pl.Boolean:
+            h.update(np.ascontiguousarray(col.to_numpy()).tobytes())
+        else:
+            h.update("\x1f".join(map(str, col.to_list())).encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
 def resolve_content(content) -> Content:
     """A Content from None (default pack), a path, or a Content."""
     if content is None:

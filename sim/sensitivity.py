@@ -7,6 +7,11 @@ win rate against the unchanged pack, with its 95% interval (Tango's score
 interval, as in ``compare``), is the knob's effect per step. A step the pack
 refuses (off the printed board or track) is reported as refused, with the
 reason, and plays nothing (its row's ``games`` is 0, its win rate and difference empty).
+A step whose games are the unchanged pack's, record for record (:func:`sim.run.games_digest`:
+a value past where the rules stop reading it, such as a limit no game reaches), changed no game:
+its row's ``same_games`` is true and its difference exactly 0 on these games, with no interval
+(``diff_low`` and ``diff_high`` empty), where an estimate of +0.00 with an interval would
+suggest a value the games read.
 
 A step's ``from`` and ``to`` are the values a game of that player count plays,
 which are not always the pack's: a player count's own ``lobo_start`` or
@@ -178,12 +183,15 @@ def _has(raw: dict, path: str) -> bool:
 
 
 def play_win_vector(job: tuple, shared=None, threads: int | None = None):
-    """The per-game wins of one (index, (pack, players, games, strategy, params, seed, engine)) job."""
+    """The per-game wins of one (index, (pack, players, games, strategy, params, seed, engine)) job, and the
+    :func:`sim.run.games_digest` of its games (equal for two packs that play the same games, record for record)."""
     import sim
+    from sim.run import games_digest
 
     _, (pack, players, games, strategy, params, seed, engine) = job
-    return sim.simulate(players=players, games=games, strategy=strategy, params=dict(params), seed=seed,
-                        content=pack, engine=engine, threads=threads)["win"].to_numpy()
+    df = sim.simulate(players=players, games=games, strategy=strategy, params=dict(params), seed=seed,
+                      content=pack, engine=engine, threads=threads)
+    return df["win"].to_numpy(), games_digest(df)
 
 
 def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy: str = "heuristic",
@@ -230,7 +238,7 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
             for step in (-1, 1):
                 row = {"knob": knob, "players": p, "step": step, "from": played, "to": played + step, "games": games,
                        "default_win_rate": None, "win_rate": None, "diff": None,
-                       "diff_low": None, "diff_high": None, "refused": None}
+                       "diff_low": None, "diff_high": None, "same_games": None, "refused": None}
                 overrides = overrides_of([Knob(knob, (value + step,))], (value + step,))
                 try:
                     with collecting_unprinted(stepped):
@@ -254,13 +262,21 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
                                "would read as zero, or as noise: " + "; ".join(idle)
                                + ". Step the value that player count plays, or leave it out (--players)")
     warn_unprinted_summary(stepped, "sensitivity's steps", known=unprinted(base))
-    wins = {key: w for (key, _), w in runner.run(play_win_vector, tasks)}
+    played = {key: w for (key, _), w in runner.run(play_win_vector, tasks)}
     for i, row in enumerate(rows):
-        base_wins = wins[("base", row["players"])]
+        base_wins, base_games = played[("base", row["players"])]
         row["default_win_rate"] = float(base_wins.mean())
         if row["refused"]:
             continue
-        st = paired_stats(base_wins, wins[i])
+        wins, digest = played[i]
+        row["same_games"] = digest == base_games
+        if row["same_games"]:  # no game changed: an exact zero on these games, not an estimate with an interval
+            row.update(win_rate=row["default_win_rate"], diff=0.0)
+            if progress:
+                progress(f"{count(row['players'], 'player')}, {row['knob']} {row['from']}->{row['to']}: the unchanged "
+                         "pack's games, record for record")
+            continue
+        st = paired_stats(base_wins, wins)
         row.update(win_rate=st["win_rate"], diff=st["diff"], diff_low=st["paired_low"], diff_high=st["paired_high"])
         if progress:
             progress(f"{count(row['players'], 'player')}, {row['knob']} {row['from']}->{row['to']}: "
@@ -270,7 +286,7 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
         row.update(made)
     schema = {"knob": pl.Utf8, "players": pl.Int64, "step": pl.Int64, "from": pl.Int64, "to": pl.Int64,
               "games": pl.Int64, "default_win_rate": pl.Float64, "win_rate": pl.Float64, "diff": pl.Float64,
-              "diff_low": pl.Float64, "diff_high": pl.Float64, "refused": pl.Utf8,
+              "diff_low": pl.Float64, "diff_high": pl.Float64, "same_games": pl.Boolean, "refused": pl.Utf8,
               **{k: (pl.Int64 if k == "seed" else pl.Utf8) for k in PROVENANCE}}
     return pl.DataFrame(rows, schema=schema)
 

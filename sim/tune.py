@@ -603,7 +603,7 @@ def side_effects(evaluator: GameEvaluator, default_pack, settings: list[Candidat
 
     tasks = [(("base", p), task(default_pack, p)) for p in also_players]
     tasks += [((c.values, p), task(evaluator.pack(c.values), p)) for c in settings for p in also_players]
-    wins = {key: w for (key, _), w in evaluator.runner.run(play_win_vector, tasks)}
+    wins = {key: w for (key, _), (w, _) in evaluator.runner.run(play_win_vector, tasks)}
     rows = []
     for c in settings:
         for players in also_players:

@@ -192,3 +192,24 @@ def test_the_default_knobs_are_values_the_default_line_up_reads(players):
         except ContentError:
             continue
         assert played_key(pack, s) != played_key(base, s), knob
+
+
+def test_a_step_that_changes_no_game_is_reported_as_the_unchanged_packs_games(tmp_path, capsys):
+    """mission_resolve is read (a value of the pack the games play) but the built-in strategies never take that
+    reward, so its steps replay the unchanged pack's games record for record: an exact zero on these games, not
+    a +0.00 estimate with a paired interval around it."""
+    from sim.cli import main
+
+    knobs = ["setup.player_count[players={players}].mission_resolve", "setup.player_count[players={players}].location_target"]
+    t = S.sensitivity([2], knobs, games=400, seed=2)
+    same = t.filter(pl.col("knob").str.ends_with("mission_resolve"))
+    assert same["same_games"].to_list() == [True, True] and same["diff"].to_list() == [0.0, 0.0]
+    assert same["diff_low"].null_count() == 2 and same["diff_high"].null_count() == 2
+    assert same["win_rate"].to_list() == same["default_win_rate"].to_list()
+    moved = t.filter(pl.col("knob").str.ends_with("location_target"))
+    assert moved["same_games"].to_list() == [False, False] and moved["diff_low"].null_count() == 0
+    S.write_outputs(t, tmp_path)  # the chart draws no bar for it and says why in the label
+    assert pl.read_parquet(tmp_path / "sensitivity.parquet")["same_games"].to_list() == t["same_games"].to_list()
+    main(["sensitivity", "--players", "2", "--games", "400", "--seed", "2", "--knob", knobs[0]])
+    out = capsys.readouterr().out
+    assert out.count("no game changed: the unchanged pack's games, record for record") == 2 and "[" not in out.split("\n", 1)[1]
