@@ -206,7 +206,7 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
     from sim.content.loader import collecting_unprinted, warn_unprinted_summary
     from sim.content.overrides import OverrideError, apply_overrides, load_with_overrides
     from sim.distributed import LocalRunner
-    from sim.rules.reads import played_key, why_unread
+    from sim.rules.reads import played_key, why_alike
     from sim.rules.state import Settings
     from sim.run import resolve_content
     from sim.tune import Knob, overrides_of
@@ -252,7 +252,7 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
                 if row["to"] == played or pack.for_players(p).hash == base.for_players(p).hash:
                     idle.append(f"{knob} {value} -> {value + step} at {count(p, 'player')}: {_why_idle(raw, knob, p, played)}")
                 elif played_key(pack, Settings(players=p)) == played_key(base, Settings(players=p)):
-                    why = why_unread(base, pack, Settings(players=p)) or "its games read nothing it changes"
+                    why = why_alike(base, pack, Settings(players=p)) or "its games read nothing it changes"
                     idle.append(f"{knob} {value} -> {value + step} at {count(p, 'player')}: {why} (sensitivity plays the "
                                 "standard game)")
                 rows.append(row)

@@ -335,13 +335,13 @@ class _Seen:
         self.by_key[key] = twin
         return None if twin == values else twin
 
-    def refusal(self, a: tuple, b: tuple, what: str) -> TuneError:
+    def refusal(self, a: tuple, b: tuple, what: str, why: str | None = None) -> TuneError:
         a, b = (", ".join(f"{k.path}={v}" for k, v in zip(self.knobs, vs)) for vs in (a, b))
         return TuneError(f"--knob settings {a} and {b} play {what} at {counts(self.counts, 'player')}: the pack "
                          "sets what they change per player count there, or they change nothing those games "
                          "read (such as setup.toml's row for another player count, or a value only a variant "
-                         "reads: tune plays the standard game); tune the value those games play instead, or "
-                         "drop that knob")
+                         "reads: tune plays the standard game)" + (f"; here: {why}" if why else "")
+                         + "; tune the value those games play instead, or drop that knob")
 
 
 def check_distinct(knobs: list[Knob], packs: dict, targets: list[Target], raws: dict | None = None) -> None:
@@ -354,11 +354,15 @@ def check_distinct(knobs: list[Knob], packs: dict, targets: list[Target], raws: 
     the same values of every knob: ``villain.counts.minus_one`` under a player count's own
     ``villain_counts`` relabels other cards and leaves the count it plays unchanged.
     """
+    from sim.rules.reads import why_alike
+    from sim.rules.state import Settings
+
     seen = _Seen(knobs, targets)
     for values, pack in packs.items():
         twin = seen.twin(values, pack, None if raws is None else raws[values])
         if twin is not None:
-            raise seen.refusal(twin, values, "the same games")
+            why = next(filter(None, (why_alike(packs[twin], pack, Settings(players=p)) for p in seen.counts)), None)
+            raise seen.refusal(twin, values, "the same games", why)
 
 
 def one_knob_apart(knobs: list[Knob]) -> list[tuple]:

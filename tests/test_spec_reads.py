@@ -351,3 +351,20 @@ def test_a_set_up_value_no_seated_character_reads_is_refused_by_play_spec_check_
     monkeypatch.setattr(S, "play_win_vector", lambda *a, **k: (_ for _ in ()).throw(AssertionError("games were played")))
     with pytest.raises(S.SensitivityError, match=re.escape(f"{SOLO_EXTRA} 0 -> 1 at 1 player: {why}")):
         S.sensitivity([1], [SOLO_EXTRA], games=10)
+
+
+def test_a_resolve_cut_at_or_above_every_readers_starting_resolve_plays_as_that_resolve():
+    """make_player: Resolve = max(0, start - cut), and nothing else reads the cut. At 4 players Calli, Dexter and
+    Nika (Resolve 3) read resolve_cut: 3 and 4 play the same games, and played_key says so; 2 and 3 do not. With a
+    random line-up the readers are every character without reduced_resolve_cut (all start at 3 too)."""
+    cut = "setup.player_count[players=4].resolve_cut"
+    three, four, two = (load_with_overrides(DEFAULT_PACK, {cut: v}) for v in (3, 4, 2))
+    for characters in (None, "random"):
+        s = Settings.build(three, 4, None if characters is None else characters)
+        assert reads.played_key(three, s, characters) == reads.played_key(four, s, characters)
+        assert reads.played_key(two, s, characters) != reads.played_key(three, s, characters)
+        assert np.array_equal(_games(three, 4, "standard", characters), _games(four, 4, "standard", characters))
+    s = Settings(players=4)
+    assert reads.why_alike(three, four, s) == ("a resolve_cut of 3 or more leaves every seat it applies to "
+                                               "('Calli Dagger', 'Dexter Kane', 'Nika Shizuka') at Resolve 0")
+    assert reads.why_alike(two, three, s) is None and reads.why_unread(three, four, s) is None

@@ -499,3 +499,15 @@ def test_tune_cli_refuses_players_with_a_target_file(tmp_path, monkeypatch):
         with pytest.raises(SystemExit, match="error: stop"):
             main(["tune", "--target", "0.4:0.5", "--knob", "lobo.track.start=0..1"] + extra)
         assert seen.pop() == [T.Target(players, 0.4, 0.5)]
+
+
+def test_a_resolve_cut_past_every_readers_starting_resolve_is_refused_before_any_game(monkeypatch):
+    """At 4 players resolve_cut applies to Calli, Dexter and Nika (Rocko takes resolve_cut_reduced), who start at
+    Resolve 3: a cut of 3 or more leaves each at 0, so 3..6 are one setting, told before any game."""
+    _no_race(monkeypatch)
+    with pytest.raises(T.TuneError, match=r"resolve_cut=3 and .*resolve_cut=4 play the same games at 4 players: .*"
+                                          r"here: a resolve_cut of 3 or more leaves every seat it applies to \('Calli "
+                                          r"Dagger', 'Dexter Kane', 'Nika Shizuka'\) at Resolve 0"):
+        T.tune([T.Knob.parse("setup.player_count[players=4].resolve_cut=3..6")], [T.Target(4, 0.2, 0.6)], budget=8000)
+    with pytest.raises(AssertionError, match="games were played"):
+        T.tune([T.Knob.parse("setup.player_count[players=4].resolve_cut=0..3")], [T.Target(4, 0.2, 0.6)], budget=8000)

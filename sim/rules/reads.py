@@ -70,6 +70,10 @@ READ_ONLY_WITH = (
      "it caps the UN Transports a character with gives_un takes of extra_choice"),
 )
 
+# a Resolve cut takes a seat's starting Resolve down to no less than 0 (make_player), and is read nowhere else: a
+# cut at or above every reader's starting Resolve plays as that starting Resolve
+RESOLVE_CUTS = {"setup_resolve_cut": False, "setup_resolve_cut_reduced": True}  # field -> reduced_resolve_cut of its readers
+
 SCOPED = frozenset(f for f, _, _ in READ_ONLY_UNDER)
 # fields with a row per character: a game reads the rows of the characters at its table only (a random line-up
 # may seat any), except the names, by which a line-up is given
@@ -254,6 +258,51 @@ def replaced_by(load, outer: dict, inner: dict, players) -> list[str]:
     return out
 
 
+def _cut_readers(pack, field: str, sits) -> list[int]:
+    """The characters that may sit and read the Resolve cut ``field`` (all who read it where any may sit)."""
+    flags = np.asarray(pack.character_reduced_resolve_cut, dtype=bool)
+    rows = range(len(flags)) if sits is None else sorted(i for i in sits if i < len(flags))
+    return [i for i in rows if bool(flags[i]) == RESOLVE_CUTS[field]]
+
+
+def _played_cut(pack, field: str, players: int, sits) -> int | None:
+    """The Resolve cut ``field`` as a ``players``-player game plays it: no more than the highest starting Resolve of
+    a seat that reads it (a larger cut leaves every such seat at 0, as that one does). None: no seat reads it."""
+    readers = _cut_readers(pack, field, sits)
+    if not readers:
+        return None
+    return min(int(getattr(pack, field)[players]), max(int(pack.character_resolve_start[i]) for i in readers))
+
+
+def why_alike(before, after, settings, characters: str | None = None) -> str | None:
+    """Why games of ``settings`` play alike with ``before`` and ``after`` (:func:`played_key`): what
+    :func:`why_unread` says, or that each differing value is one of the rest unread or a Resolve cut at or above
+    the starting Resolve of every seat that reads it. None where the games differ, or the packs do not."""
+    p = settings.players
+    diff = changed(before, after, p)
+    if not diff:
+        return None
+    why = why_unread(before, after, settings, characters)
+    if why is not None:
+        return why
+    a, b = before.for_players(p), after.for_players(p)
+    skip = replaced(b, settings, characters)
+    sits = seated(b, p, characters)
+    reasons = []
+    for f in diff:
+        why = skip.get(f) or _unseated(before, after, f, p, characters)
+        if why is None and f in RESOLVE_CUTS:
+            x, y = _played_cut(a, f, p, sits), _played_cut(b, f, p, sits)
+            if x is not None and x == y:
+                readers = _names(b, _cut_readers(b, f, sits))
+                why = (f"a {f.removeprefix('setup_')} of {x} or more leaves every seat it applies to ({readers}) at "
+                       "Resolve 0")
+        if why is None:
+            return None
+        reasons.append(why)
+    return "; ".join(dict.fromkeys(reasons))
+
+
 def played_key(pack, settings, characters: str | None = None) -> str:
     """A digest of what games of ``settings`` read of ``pack``: two packs with the same key play the same games
     (same seed, strategies and engine)."""
@@ -270,6 +319,8 @@ def played_key(pack, settings, characters: str | None = None) -> str:
             v = v[p]
         if f.startswith(CHARACTER_PREFIX) and f not in CHARACTER_READ_WHOLE and sits is not None:
             v = np.asarray(v)[sorted(i for i in sits if i < len(v))]  # the rows of the seated characters
+        if f in RESOLVE_CUTS:
+            v = _played_cut(c, f, p, sits)  # a cut no smaller than every reader's starting Resolve plays as that
         h.update(f.encode() + b"\0")
         if isinstance(v, np.ndarray):
             h.update(str((v.shape, str(v.dtype))).encode() + np.ascontiguousarray(v).tobytes())
