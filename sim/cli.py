@@ -787,10 +787,16 @@ def cmd_tune(args) -> int:
     print(f"target: {band}; {result.who()}, seed {args.seed}; {rec['candidates']} settings raced, {rec['games_played']:,} of {rec['budget']:,} games "
           f"({rec['dropped']} dropped, {rec['on_edge']} on a band edge, {rec['unresolved']} unresolved; stopped: {result.stop_reason()})")
     _print_pack(args, content)
-    if result.same_games:
-        def label(values):
-            return ", ".join(f"{k.path}={v}" for k, v in zip(result.knobs, values))
+    def label(values):
+        return ", ".join(f"{k.path}={v}" for k, v in zip(result.knobs, values))
 
+    if result.alike:
+        alike = sorted(result.alike.items())
+        more = f"; {len(alike) - 5} more in tune.json's played_alike" if len(alike) > 5 else ""
+        print(f"{len(alike)} settings played the very games of another on the race's first {result.alike_games:,} games "
+              "at every target player count (record for record, the same seeds), so each was raced as that one, not "
+              "as a setting of its own: " + "; ".join(f"{label(v)} played as {label(a)}" for v, a in alike[:5]) + more)
+    if result.same_games:
         same = sorted(result.same_games.items())
         more = f"; {len(same) - 5} more in tune.json's same_games" if len(same) > 5 else ""
         print(f"{len(same)} settings the search suggested play the same games at every target player count as one "

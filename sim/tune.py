@@ -46,6 +46,16 @@ answer. Settings one knob apart are checked for playing the same games before
 the search, as a whole grid is (:func:`check_distinct`); a proposal that plays
 the same games as a candidate at every target (knobs that cancel out) is
 scored with that candidate's games and not raced again (``same_games``).
+
+Those checks compare what the games read of the packs. Packs that differ in
+what they read can still play the same games (a limit no game reaches, a
+choice no strategy makes), so the first round is played with a digest of each
+job's per-game records (``GameEvaluator.with_digests``): settings whose first
+round was the same games, record for record, at every target are raced as one,
+the first in the grid's order (or the first the search played), the others
+listed with it (``TuneResult.alike``); a knob whose every value played the
+same games is refused then (:func:`_refuse_idle_knobs`). No game is played
+for it that the race would not play.
 """
 
 from __future__ import annotations
@@ -259,6 +269,10 @@ class TuneResult:
     same_games: dict = field(default_factory=dict)
     # why the race stopped (a key of STOPPED): every setting decided, the budget spent, or the last look taken
     stopped: str = "decided"
+    # a setting whose first round (``alike_games`` games per target, game indices from 0) was the very games of one
+    # raced, record for record at every target -> that setting: raced as it, not as a setting of its own
+    alike: dict = field(default_factory=dict)
+    alike_games: int = 0
 
     def stop_reason(self) -> str:
         """Why the race stopped, in words (the summary line's end)."""
@@ -392,6 +406,11 @@ def race(
     levels = Levels.of(max_looks(budget, len(targets), first_round))
     grid = [k.values for k in knobs]
     size = math.prod(len(v) for v in grid)
+    # ``evaluate.with_digests``, where the evaluator has it, plays a first round with a digest of its games per job, so
+    # that settings whose games are the same, record for record, are raced as one (``alike``)
+    digests = getattr(evaluate, "with_digests", None)
+    alike: dict[tuple, tuple] = {}
+    alike_games = 0
     if size <= max_candidates:
         cands = [Candidate(v) for v in itertools.product(*grid)]
         for c in cands:
@@ -402,14 +421,17 @@ def race(
         round_size = first_round
         same = {}
     else:
-        cands, played, same = _searched(knobs, targets, evaluate, max_candidates, first_round, seed, budget)
+        cands, played, same, alike = _searched(knobs, targets, evaluate, max_candidates, first_round, seed, budget)
+        alike_games = first_round if alike else 0
+        _refuse_idle_knobs(knobs, targets, cands, same, alike, first_round)
         for c in cands:
             c.state = _verdict(c, targets, levels)
         done, round_size, looks = first_round, 2 * first_round, 1
         if progress:
             progress(f"searched {len(cands)} of {size:,} settings with TPE ({played:,} games)"
                      + (f"; {len(same)} more it suggested play the same games as one of them and are not raced "
-                        "again" if same else ""))
+                        "again" if same else "")
+                     + (f"; {len(alike)} more played the very games of one of them and are raced as it" if alike else ""))
     # ``done``: games per player count every racing candidate has played (game indices 0..done-1)
     stopped = "looks"  # the loop's own end: no look left that the intervals allow for
     while looks < levels.looks:
@@ -423,13 +445,23 @@ def race(
             stopped = "budget"
             break
         jobs = [(c.values, t.players, done, n) for c in racing for t in targets]
-        for (values, players, _, _), wins in zip(jobs, _evaluate_all(evaluate, jobs)):
+        first = done == 0 and digests is not None
+        outs = digests(jobs) if first else _evaluate_all(evaluate, jobs)
+        games_of: dict[tuple, list] = {}
+        for (values, players, _, _), out in zip(jobs, outs):
+            wins, digest = out if first else (out, None)
             c = next(x for x in racing if x.values == values)
             c.wins[players] += int(wins)
             c.games[players] += n
+            games_of.setdefault(values, []).append(digest)
         played += n * cost
         done += n
         looks += 1
+        if first:
+            cands, alike = _collapse(cands, games_of)
+            alike_games = n if alike else 0
+            _refuse_idle_knobs(knobs, targets, cands, same, alike, n)
+            racing = [c for c in racing if c in cands]
         for c in racing:
             c.state = _verdict(c, targets, levels)
         if progress:
@@ -445,7 +477,61 @@ def race(
         stopped = "budget"  # the last look took the last games a round can have
     for c in racing:
         c.state = "unresolved"
-    return TuneResult(knobs, targets, cands, played, budget, seed, levels, same_games=same, stopped=stopped)
+    return TuneResult(knobs, targets, cands, played, budget, seed, levels, same_games=same, stopped=stopped,
+                      alike=alike, alike_games=alike_games)
+
+
+def _collapse(cands: list[Candidate], games_of: dict[tuple, list]) -> tuple[list[Candidate], dict]:
+    """The candidates of a first round with one of each set whose games were the same, record for record, at every
+    target (``games_of``: values -> the digest of each target's games): the first in the grid's order stays, and
+    each other is mapped to it."""
+    first: dict[tuple, tuple] = {}
+    alike: dict[tuple, tuple] = {}
+    for c in cands:
+        key = tuple(games_of[c.values])
+        if key in first:
+            alike[c.values] = first[key]
+        else:
+            first[key] = c.values
+    return [c for c in cands if c.values not in alike], alike
+
+
+def _values_text(values: tuple) -> str:
+    """A knob's values as given on the command line: ``3..6`` for a run of integers, else ``1,3,5``."""
+    if len(values) > 2 and list(values) == list(range(values[0], values[0] + len(values))):
+        return f"{values[0]}..{values[-1]}"
+    return ",".join(map(str, values))
+
+
+def _refuse_idle_knobs(knobs: list[Knob], targets: list[Target], cands: list[Candidate], same: dict, alike: dict,
+                       games: int) -> None:
+    """Refuse a knob whose every value played the same games as the others, record for record, on the first round,
+    whatever the other knobs' values: it would be raced as one setting under several labels.
+
+    Known for a knob where some setting of the other knobs was played with each of its values (every setting of a
+    grid); a setting the search suggested with the games of one played (``same``) counts as that one."""
+    played = {c.values: c.values for c in cands}
+    played.update(alike)
+
+    def plays_as(values: tuple) -> tuple:
+        values = same.get(values, values)
+        return played.get(values, values)
+
+    group = {v: plays_as(v) for v in list(played) + list(same)}
+    for i, k in enumerate(knobs):
+        if len(k.values) < 2:
+            continue
+        rows: dict[tuple, dict] = {}
+        for v, rep in group.items():
+            rows.setdefault(v[:i] + v[i + 1:], {})[v[i]] = rep
+        if all(len(set(r.values())) == 1 for r in rows.values()) and any(len(r) == len(k.values) for r in rows.values()):
+            others = " whatever the other knobs' values" if len(knobs) > 1 else ""
+            raise TuneError(f"--knob {k.path}={_values_text(k.values)}: every value played the same games, record for "
+                            f"record, on the race's first {games:,} games at {counts(sorted({t.players for t in targets}), 'player')}"
+                            f"{others}: those games never reach what its values change (a limit no game reaches, a "
+                            "choice no strategy makes, a value past where the rules stop reading it), so its values "
+                            f"would be raced as one setting under {len(k.values)} labels; tune values that change the "
+                            "games, or drop that knob")
 
 
 def _evaluate_all(evaluate: Evaluate, jobs: list[tuple]) -> list[int]:
@@ -486,36 +572,63 @@ def _searched(knobs: list[Knob], targets: list[Target], evaluate: Evaluate, n: i
     the next from those scores. A proposal that plays the same games as a
     candidate at every target (``evaluate.twin``, where the evaluator can tell)
     is no candidate of its own: it is scored with that candidate's games.
-    Returns the candidates with their first round played, the games spent, and
-    each such proposal with the candidate whose games it plays.
+    Where the evaluator tells the games apart (``evaluate.with_digests``), a proposal
+    whose first round was the very games of a candidate, record for record, is
+    no candidate either: it is raced as that one. Returns the candidates with
+    their first round played, the games spent, each proposal of the first kind
+    with the candidate whose games it plays, and each of the second with the
+    candidate whose games it played.
     """
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=min(20, n)))
     twin = getattr(evaluate, "twin", None)  # (values, targets) -> a setting asked before playing the same games
+    digests = getattr(evaluate, "with_digests", None)  # jobs -> (wins, digest of the games) each
     found: dict[tuple, Candidate] = {}
     same: dict[tuple, tuple] = {}
+    alike: dict[tuple, tuple] = {}
+    by_games: dict[tuple, tuple] = {}
     spent = 0
     tries = 0
     while len(found) < n and tries < 5 * n and spent + games * len(targets) <= budget:
         trial = study.ask()
         values = tuple(trial.suggest_categorical(f"k{i}", list(k.values)) for i, k in enumerate(knobs))
         tries += 1
-        if values not in found and values not in same and twin is not None:
+        if values not in found and values not in same and values not in alike and twin is not None:
             earlier = twin(values, targets)
             if earlier is not None:
                 same[values] = earlier
-        if values not in found and values not in same:
-            c = Candidate(values)
-            for t in targets:
-                c.wins[t.players] = int(evaluate(values, t.players, 0, games))
-                c.games[t.players] = games
+        if values not in found and values not in same and values not in alike:
+            jobs = [(values, t.players, 0, games) for t in targets]
+            outs = digests(jobs) if digests is not None else [(evaluate(*job), None) for job in jobs]
             spent += games * len(targets)
-            found[values] = c
-        c = found[same.get(values, values)]
+            key = tuple(d for _, d in outs) if digests is not None else None
+            if key is not None and key in by_games:  # the very games of a candidate: raced as it
+                alike[values] = by_games[key]
+            else:
+                c = Candidate(values)
+                for t, (wins, _) in zip(targets, outs):
+                    c.wins[t.players] = int(wins)
+                    c.games[t.players] = games
+                found[values] = c
+                if key is not None:
+                    by_games[key] = values
+        rep = same.get(values, values)
+        c = found[alike.get(rep, rep)]
         study.tell(trial, sum(abs(c.rate(t.players) - (t.low + t.high) / 2) for t in targets))
-    return list(found.values()), spent, same
+    return list(found.values()), spent, same, alike
+
+
+def play_games(job: tuple, shared=None, threads: int | None = None) -> tuple[int, str]:
+    """:func:`play_wins` and the :func:`sim.run.games_digest` of the job's per-game table (a first round's games)."""
+    import sim
+    from sim.run import games_digest
+
+    _, (pack, players, game0, games, strategy, params, seed, engine) = job
+    df = sim.simulate(players=players, games=games, strategy=strategy, params=dict(params), seed=seed, content=pack,
+                      engine=engine, game0=game0, threads=threads)
+    return int(df["win"].sum()), games_digest(df)
 
 
 def play_wins(job: tuple, shared=None, threads: int | None = None) -> int:
@@ -581,10 +694,18 @@ class GameEvaluator:
 
     def many(self, jobs: list[tuple]) -> list[int]:
         """Wins of each (values, players, game0, games) job, played by the runner (here, or on a cluster)."""
+        return self._run(play_wins, jobs)
+
+    def with_digests(self, jobs: list[tuple]) -> list[tuple[int, str]]:
+        """Wins and the :func:`sim.run.games_digest` of each (values, players, game0, games) job: the race's first
+        round, where two settings whose games are the same, record for record, are told (see :func:`race`)."""
+        return self._run(play_games, jobs)
+
+    def _run(self, play, jobs: list[tuple]) -> list:
         tasks = [(self.pack(values), players, game0, games, self.strategy, tuple(sorted((self.params or {}).items())),
                   self.seed, self.engine) for values, players, game0, games in jobs]
-        wins = {job[0]: w for job, w in self.runner.run(play_wins, list(enumerate(tasks)))}
-        return [wins[i] for i in range(len(tasks))]
+        out = {job[0]: w for job, w in self.runner.run(play, list(enumerate(tasks)))}
+        return [out[i] for i in range(len(tasks))]
 
 
 SIDE_GAMES = 20_000
@@ -651,10 +772,13 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
     """Race the knobs' settings against the targets; play the best again on ``confirm_games`` fresh games
     per target (0: not at all); then play the best few at ``also_players``.
 
-    Settings that play the same games at every target are refused before any game (:func:`check_distinct`):
+    Settings whose packs play the same games at every target (by what those games read of them) are refused
+    before any game (:func:`check_distinct`):
     all of a grid of up to ``max_candidates`` settings; before a TPE search of a larger one, the settings one
     knob apart (:func:`one_knob_apart`: a knob the games do not read), and a setting the search suggests
-    that plays the same games as one it played is not raced again (``TuneResult.same_games``).
+    that plays the same games as one it played is not raced again (``TuneResult.same_games``). Settings whose
+    first round turns out to be the same games, record for record, are raced as one (``TuneResult.alike``), and
+    a knob whose every value did so is refused (see :func:`race`).
 
     ``runner`` (:mod:`sim.distributed`) plays each round's games: here by default, or on a Dask cluster.
     """
@@ -699,7 +823,8 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
 def report(result: TuneResult, side: list[dict]) -> dict:
     """The ``--json`` record: found settings (best first), the best on fresh games, every setting raced,
     games played, side effects, and (where the TPE search met any) ``same_games``: each setting it suggested
-    that plays the same games as one raced (``plays_as``), not raced again."""
+    that plays the same games as one raced (``plays_as``), not raced again; and (where any) ``played_alike``:
+    each setting whose first round (``games`` per target) was the very games of one raced, raced as it."""
     found = []
     for c in result.found():
         for t in result.targets:
@@ -723,6 +848,9 @@ def report(result: TuneResult, side: list[dict]) -> dict:
     paths = [k.path for k in result.knobs]
     same = {"same_games": [{"settings": dict(zip(paths, v)), "plays_as": dict(zip(paths, a))}
                            for v, a in sorted(result.same_games.items())]} if result.same_games else {}
+    if result.alike:
+        same["played_alike"] = [{"settings": dict(zip(paths, v)), "plays_as": dict(zip(paths, a)),
+                                 "games": result.alike_games} for v, a in sorted(result.alike.items())]
     return {
         **result.made,
         "found": found,

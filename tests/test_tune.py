@@ -501,6 +501,76 @@ def test_tune_cli_refuses_players_with_a_target_file(tmp_path, monkeypatch):
         assert seen.pop() == [T.Target(players, 0.4, 0.5)]
 
 
+class Saturated:
+    """Synthetic games in which a limit of 5 is never reached: every a >= 5 plays the games of a = 5, record for
+    record (``with_digests`` gives each first-round job's wins and a digest of its games, as GameEvaluator's)."""
+
+    def __init__(self):
+        self.digested = []
+
+    def __call__(self, values, players, game0, games):
+        return int(np.count_nonzero(U[game0:game0 + games] < true_rate((min(values[0], 5), *values[1:2], 0)[:2])))
+
+    def with_digests(self, jobs):
+        self.digested += jobs
+        return [(self(*job), repr((min(job[0][0], 5), job[0][1:], job[1:]))) for job in jobs]
+
+
+def test_settings_whose_first_round_was_the_same_games_are_raced_as_one(monkeypatch, capsys):
+    """The packs differ and are read, so no check before the games tells them; their first round's games do,
+    record for record: a = 6..9 are raced as a = 5 (the first in the grid's order), listed as such, and never
+    reported found under labels of their own."""
+    from sim.cli import main
+
+    ev = Saturated()
+    knobs = [T.Knob("a", tuple(range(10))), T.Knob("b", (0, 1))]
+    res = T.race(knobs, [T.Target(4, 0.40, 0.50)], ev, budget=400_000)
+    assert {j[2] for j in ev.digested} == {0}  # only the first round is digested
+    assert res.alike == {(a, b): (5, b) for a in range(6, 10) for b in (0, 1)} and res.alike_games == 2000
+    assert sorted(c.values for c in res.candidates) == [(a, b) for a in range(6) for b in (0, 1)]
+    assert all(c.values[0] <= 5 for c in res.found()) and (5, 0) in [c.values for c in res.found()]
+    assert res.games_played % 2000 == 0 and res.games_played >= 20 * 2000  # every setting played its first round
+    rec = T.report(res, [])
+    assert rec["played_alike"][0] == {"settings": {"a": 6, "b": 0}, "plays_as": {"a": 5, "b": 0}, "games": 2000}
+    assert rec["candidates"] == 12 and "played_alike" not in T.report(T.race(knobs, TARGET, synthetic, budget=20_000), [])
+    monkeypatch.setattr(T, "tune", lambda *a, **k: (res, []))
+    main(["tune", "--target", "0.40:0.50", "--knob", "a=0..9", "--knob", "b=0,1"])
+    out = capsys.readouterr().out
+    assert ("8 settings played the very games of another on the race's first 2,000 games at every target player "
+            "count (record for record, the same seeds), so each was raced as that one, not as a setting of its own: "
+            "a=6, b=0 played as a=5, b=0; ") in out and "3 more in tune.json's played_alike" in out
+
+
+def test_a_knob_whose_every_value_played_the_same_games_is_refused():
+    with pytest.raises(T.TuneError, match=r"^--knob a=5\.\.9: every value played the same games, record for record, "
+                                          r"on the race's first 2,000 games at 4 players whatever the other knobs' "
+                                          r"values: .* raced as one setting under 5 labels"):
+        T.race([T.Knob("a", (5, 6, 7, 8, 9)), T.Knob("b", (0, 1))], TARGET, Saturated(), budget=400_000)
+    # the same in a TPE search, where a setting was played with each of the knob's values
+    with pytest.raises(T.TuneError, match=r"^--knob a=5,7,9: every value played the same games"):
+        T.race([T.Knob("a", (5, 7, 9)), T.Knob("b", tuple(range(40)))], TARGET, Saturated(), budget=4_000_000,
+               max_candidates=100)
+    # a knob with a value that plays other games is raced, its saturated values as one
+    res = T.race([T.Knob("a", (4, 5, 6))], [T.Target(4, 0.2, 0.6)], Saturated(), budget=400_000)
+    assert res.alike == {(6,): (5,)} and [c.values for c in res.candidates] == [(4,), (5,)]
+
+
+def test_tune_on_the_game_races_an_unreached_limit_as_one_setting_and_refuses_a_knob_of_such_values(capsys):
+    """overflow_limit at or above the pack's 20 Intel tokens: no game has more on the board, so 21..23 play the
+    games of 20 (they are read, and differ, so only the games tell)."""
+    from sim.cli import main
+
+    path = "setup.player_count[players=4].overflow_limit"
+    res, _ = T.tune([T.Knob.parse(f"{path}=19..21")], [T.Target(4, 0.2, 0.6)], budget=6000, confirm_games=0)
+    assert res.alike == {(21,): (20,)} and [c.values for c in res.candidates] == [(19,), (20,)]
+    with pytest.raises(SystemExit) as e:
+        main(["tune", "--players", "4", "--target", "0.20:0.60", "--knob", f"{path}=20..23", "--budget", "20000",
+              "--confirm-games", "0"])
+    assert str(e.value).startswith(f"error: --knob {path}=20..23: every value played the same games, record for "
+                                   "record, on the race's first 2,000 games at 4 players: ")
+    assert "\n" not in str(e.value) and "found" not in capsys.readouterr().out
+
+
 def test_a_resolve_cut_past_every_readers_starting_resolve_is_refused_before_any_game(monkeypatch):
     """At 4 players resolve_cut applies to Calli, Dexter and Nika (Rocko takes resolve_cut_reduced), who start at
     Resolve 3: a cut of 3 or more leaves each at 0, so 3..6 are one setting, told before any game."""
