@@ -155,8 +155,36 @@ def family_z(rows: int, level: float = 0.95) -> float:
     return NormalDist().inv_cdf(1 - (1 - level) / (2 * rows))
 
 
-def paired_stats(base_wins: np.ndarray, wins: np.ndarray) -> dict:
+def _win_flags(x, name: str) -> np.ndarray:
+    """``x``, one win flag per game (a numpy array, a polars or pandas Series, a list or a tuple of True and
+    False, or of 0 and 1 as integers or floats), as a numpy bool array; a ValueError naming ``name`` for
+    anything else (a rate such as 0.5, a missing value, a table of several columns)."""
+    a = np.asarray(x)
+    if a.ndim != 1:
+        raise ValueError(f"paired_stats: {name} must be one win flag per game (a 1-d array, list or Series, such "
+                         f"as df['win']), got a {type(x).__name__} of shape {a.shape}")
+    if a.dtype == bool:
+        return a
+    if a.dtype.kind in "iuf" and ((a == 0) | (a == 1)).all():
+        return a != 0
+    for i, v in enumerate(a.tolist()):  # the first value that is no win flag, named
+        v = v.item() if isinstance(v, np.generic) else v
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            raise ValueError(f"paired_stats: {name} has no result at position {i} ({v!r}): a game without a win "
+                             "flag cannot be paired")
+        if not (isinstance(v, (bool, int, float)) and v in (0, 1)):
+            raise ValueError(f"paired_stats: {name} holds {v!r} at position {i}, not a win flag: give each game's "
+                             "win as True/False or 1/0")
+    return np.array([bool(v) for v in a.tolist()], dtype=bool)  # flags of several kinds (an object array)
+
+
+def paired_stats(base_wins, wins) -> dict:
     """Paired and unpaired differences of two aligned win vectors.
+
+    Each vector is one win flag per game, the same games in the same order: a numpy array, a polars or
+    pandas Series (``df["win"]``), a list or a tuple, of True and False or of 0 and 1. Anything else
+    (a rate such as 0.5, a missing value, vectors of different lengths or none at all) is refused with a
+    ValueError that names it.
 
     ``paired_low``/``paired_high`` are Tango's 95% score interval (:func:`tango_interval`);
     ``paired_se`` is the paired difference's (McNemar) standard error, beside the unpaired one.
@@ -164,9 +192,13 @@ def paired_stats(base_wins: np.ndarray, wins: np.ndarray) -> dict:
     cell won none or all of its games: the unpaired normal interval is a point, ``[diff, diff]``, and
     there is no width to compare; the paired interval still has one).
     """
+    base_wins, wins = _win_flags(base_wins, "base_wins"), _win_flags(wins, "wins")
     n = len(wins)
     if len(base_wins) != n:
-        raise ValueError(f"cells have different game counts ({len(base_wins)} vs {n}); they are not paired")
+        raise ValueError(f"paired_stats: base_wins has {len(base_wins)} games and wins {n}; they are not paired "
+                         "(give both the same games, in the same order)")
+    if n == 0:
+        raise ValueError("paired_stats: base_wins and wins are empty: no games to compare")
     n01 = int(np.sum(~base_wins & wins))
     n10 = int(np.sum(base_wins & ~wins))
     p0, p1 = base_wins.mean(), wins.mean()

@@ -98,6 +98,51 @@ def test_paired_stats_gives_the_score_interval():
     assert s["paired_se"] == pytest.approx(2 / 20_000 * math.sqrt(1 - 4 / 20_000))  # McNemar's, as before
 
 
+def test_paired_stats_takes_win_columns_as_an_analyst_holds_them():
+    """A polars or pandas win column (``df["win"]``), a list or a tuple, 0/1 integers or floats: the same
+    numbers as the numpy bool arrays (a Series failed in numpy's sum, a list or float array on ``~``)."""
+    import pandas as pd
+    import polars as pl
+
+    base, new = _vectors(200, 9, 4, both=70)
+    want = paired_stats(base, new)
+    for convert in (pl.Series, pd.Series, list, tuple, lambda v: v.astype(np.int64), lambda v: v.astype(np.uint8),
+                    lambda v: v.astype(float), lambda v: [int(x) for x in v], lambda v: pl.Series(v).cast(pl.Int32)):
+        assert paired_stats(convert(base), convert(new)) == want
+    assert paired_stats(pl.DataFrame({"win": base})["win"], new) == want
+
+
+@pytest.mark.parametrize("base, new, says", [
+    (np.array([1.0, 0.5, 0.0]), np.ones(3, bool),
+     "paired_stats: base_wins holds 0.5 at position 1, not a win flag: give each game's win as True/False or 1/0"),
+    (np.ones(3, bool), np.array([0, 1, 2]),
+     "paired_stats: wins holds 2 at position 2, not a win flag: give each game's win as True/False or 1/0"),
+    (np.ones(3, bool), ["yes", "no", "no"],
+     "paired_stats: wins holds 'yes' at position 0, not a win flag: give each game's win as True/False or 1/0"),
+    (np.ones(3, bool), np.array([1.0, np.nan, 0.0]),
+     "paired_stats: wins has no result at position 1 (nan): a game without a win flag cannot be paired"),
+    ("polars-null", np.ones(3, bool),
+     "paired_stats: base_wins has no result at position 2 (None): a game without a win flag cannot be paired"),
+    ("frame", np.ones(3, bool),
+     "paired_stats: base_wins must be one win flag per game (a 1-d array, list or Series, such as df['win']), "
+     "got a DataFrame of shape (3, 1)"),
+    (np.ones(4, bool), np.ones(3, bool),
+     "paired_stats: base_wins has 4 games and wins 3; they are not paired (give both the same games, in the same "
+     "order)"),
+    (np.array([], bool), [], "paired_stats: base_wins and wins are empty: no games to compare"),
+])
+def test_paired_stats_refuses_what_is_no_win_vector_in_one_line(base, new, says):
+    """A rate, a missing result, a whole table, unequal or empty vectors: a ValueError naming it (not numpy's
+    TypeError, a ZeroDivisionError or a number)."""
+    import polars as pl
+
+    base = {"polars-null": pl.Series([True, False, None]), "frame": pl.DataFrame({"win": [True] * 3})}.get(
+        base if isinstance(base, str) else "", base)
+    with pytest.raises(ValueError) as e:
+        paired_stats(base, new)
+    assert str(e.value) == says
+
+
 def test_swapping_the_cells_mirrors_the_interval():
     for n01, n10, n in ((4, 0, 20_000), (6, 16, 161), (1, 7, 21), (603, 417, 20_000), (0, 21, 21)):
         low, high = tango_interval(n01, n10, n)
