@@ -42,6 +42,12 @@ from sim.tally import unpack_wins
 _NEXT_PAIR = re.compile(r",(?=\s*[A-Za-z_][A-Za-z0-9_-]*\s*=)")
 
 
+def check_dimension(name, where: str) -> None:
+    """Refuse a baseline key that is no dimension of the cells, listing those there are (``where`` says whose)."""
+    if name not in DIMENSIONS:
+        raise ValueError(f"{where}: unknown dimension {name!r}; use {', '.join(DIMENSIONS)}")
+
+
 def parse_baseline(text: str | None) -> dict:
     """``"strategy=heuristic,variant=standard"`` -> dict (player counts as ints).
 
@@ -57,8 +63,7 @@ def parse_baseline(text: str | None) -> dict:
         if "=" not in part:
             raise ValueError(f"--baseline expects DIMENSION=VALUE[,...], got {part.strip()!r}")
         k, v = (x.strip() for x in part.split("=", 1))
-        if k not in DIMENSIONS:
-            raise ValueError(f"--baseline: unknown dimension {k!r}; use {', '.join(DIMENSIONS)}")
+        check_dimension(k, "--baseline")
         if k in out:
             raise ValueError(f"--baseline names {k} twice")
         v = ",".join(w.strip() for w in v.split(","))
@@ -266,11 +271,19 @@ def compare_run(run: Path | str, baseline: dict | None = None) -> tuple[pl.DataF
     A baseline value may be written with spaces around its commas (``strategy=heuristic, bold``); the
     returned baseline has each value as the cells write it.
 
-    Refuses a folder without a complete run, or one played by other rules (see
+    Refuses a baseline that is no dict or names no dimension of the cells (:data:`sim.experiments.DIMENSIONS`,
+    as ``--baseline`` does), a folder without a complete run, or one played by other rules (see
     :func:`sim.study.check_current`).
     """
     from sim.study import check_current
 
+    if baseline is not None and not isinstance(baseline, dict):
+        raise TypeError(f"compare_run: baseline must be a dict such as {{'strategy': 'heuristic'}}, or None for the "
+                        f"spec's [compare] baseline, got {type(baseline).__name__} {baseline!r}"
+                        + (" (sim.compare.parse_baseline reads the command line's text)"
+                           if isinstance(baseline, str) else ""))
+    for k in baseline or {}:
+        check_dimension(k, "compare_run baseline")
     check_current(run)  # a complete run whose files match its manifest, or a ResultsError (a ValueError)
     path = Path(run) / "summary.parquet"
     if baseline and "variant" in baseline:  # the words in the order the cells label them

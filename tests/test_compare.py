@@ -120,6 +120,21 @@ def test_a_baseline_that_matches_no_cell_lists_the_values_there_are(mixed, capsy
     assert "the cells' variant values are 'dirty-lobo,dirty-location', 'standard'" in err, err
 
 
+def test_compare_run_names_an_unknown_dimension_as_the_command_line_does(mixed):
+    """A baseline key that is no dimension was a bare KeyError: 'strat'; it is refused in --baseline's words,
+    and the command line's text given as the baseline is refused as no dict."""
+    with pytest.raises(ValueError) as e:
+        compare_run(mixed, {"strat": "heuristic"})
+    assert str(e.value) == "compare_run baseline: unknown dimension 'strat'; use players, strategy, variant, characters, setup"
+    with pytest.raises(ValueError, match=r"^--baseline: unknown dimension 'strat'; use players, strategy, variant, "):
+        parse_baseline("strat=heuristic")
+    with pytest.raises(TypeError) as e:
+        compare_run(mixed, "strategy=heuristic")
+    assert str(e.value) == ("compare_run: baseline must be a dict such as {'strategy': 'heuristic'}, or None for the "
+                            "spec's [compare] baseline, got str 'strategy=heuristic' (sim.compare.parse_baseline reads "
+                            "the command line's text)")
+
+
 # ------------------------------------------------------------------ what the pairing is
 def test_other_player_counts_are_paired_by_game_index_not_called_the_same_games(counts, capsys):
     code, out, err = compare(capsys, counts, "players=2")
