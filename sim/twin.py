@@ -96,18 +96,32 @@ def check_twin(python_strategy, kernel_strategy: KernelStrategy, players=4, game
                seed: int = 1) -> TwinReport:
     """Compare a Python strategy with its kernel twin on ``games`` games per player count.
 
-    ``players`` is a count or a list of counts; the first count where they differ is
+    ``players`` is a count or a list of counts (Python or numpy integers, not True or False,
+    as :func:`sim.simulate` takes them); the first count where they differ is
     reported. Returns a :class:`TwinReport` (``report.agree``).
     """
     import sim
     import strategies
+    from sim.run import _is_int
 
     if not isinstance(kernel_strategy, KernelStrategy):
         raise TypeError(f"kernel_strategy must be a sim.kernel.custom.KernelStrategy, got "
                         f"{type(kernel_strategy).__name__}")
     if not isinstance(python_strategy, strategies.Strategy):
         raise TypeError(f"python_strategy must be a strategies.Strategy, got {type(python_strategy).__name__}")
-    counts = [players] if isinstance(players, int) else list(players)
+    if _is_int(players):
+        counts = [int(players)]
+    elif isinstance(players, (list, tuple, range)) or (isinstance(players, np.ndarray) and players.ndim == 1):
+        bad = [p for p in players if not _is_int(p)]
+        if bad:
+            raise TypeError(f"check_twin: players must be a player count or a list of them, got "
+                            f"{type(bad[0]).__name__} {bad[0]!r} in {players!r}")
+        if len(players) == 0:
+            raise ValueError("check_twin: players is empty: give a player count or a list of them")
+        counts = [int(p) for p in players]
+    else:
+        raise TypeError(f"check_twin: players must be a player count or a list of them, got "
+                        f"{type(players).__name__} {players!r}")
     for p in counts:
         fast = sim.simulate(players=p, games=games, seed=seed, strategy=kernel_strategy)
         before = _copy_or_none(python_strategy)  # its state as this count's games start (it may keep state)

@@ -86,6 +86,26 @@ def test_check_twin_refuses_wrong_arguments():
         check_twin("heuristic", brave_kernel)
 
 
+def test_check_twin_takes_player_counts_as_simulate_does():
+    """A numpy integer (a count from an array) was iterated, 'numpy.int64' object is not iterable; True, a
+    float, a string or an empty list are refused in one line, naming players."""
+    import numpy as np
+
+    report = check_twin(Brave(name="brave"), brave_kernel, players=np.int64(2), games=20)
+    assert report.agree and report.players == (2,), str(report)
+    assert check_twin(Brave(name="brave"), brave_kernel, players=np.array([1, 2]), games=20).players == (1, 2)
+    for players, error, says in [
+        (True, TypeError, "check_twin: players must be a player count or a list of them, got bool True"),
+        (np.True_, TypeError, "check_twin: players must be a player count or a list of them, got bool np.True_"),
+        ("4", TypeError, "check_twin: players must be a player count or a list of them, got str '4'"),
+        ([2, 4.0], TypeError, "check_twin: players must be a player count or a list of them, got float 4.0 in [2, 4.0]"),
+        ([], ValueError, "check_twin: players is empty: give a player count or a list of them"),
+    ]:
+        with pytest.raises(error) as e:
+            check_twin(Brave(name="brave"), brave_kernel, players=players, games=20)
+        assert str(e.value) == says
+
+
 @njit
 def readme_rash_token(view, choices, n):
     """The README's false twin: Brave's rule with ``> 2`` for ``>= 2``."""
