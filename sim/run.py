@@ -425,6 +425,19 @@ def _validate(players, games, seed, game0, threads, engine, summary_only=False, 
         raise TypeError(f"variant: give variant names as strings, got {variant!r}")
 
 
+def _refuse_kernel_strategy(strategy) -> None:
+    """A KernelStrategy given to the reference engine, alone or as a seat of a team: its decisions are compiled
+    for the kernel, which alone plays them; the readable engine plays its Python twin."""
+    from sim.kernel.custom import KernelStrategy
+
+    team = strategy if isinstance(strategy, (list, tuple)) else [strategy]
+    ks = next((s for s in team if isinstance(s, KernelStrategy)), None)
+    if ks is not None:
+        raise ValueError(f"strategy {ks.name!r} is a KernelStrategy: it plays on the kernel only (engine='kernel', "
+                         "the default); the reference engine plays its readable twin, the strategies.Strategy "
+                         "written with the same rule (sim.twin.check_twin checks that the two play alike)")
+
+
 def simulate(
     players: int = 4,
     games: int = 1000,
@@ -448,6 +461,8 @@ def simulate(
     The kernel (default) and the reference engine give identical rows.
     """
     _validate(players, games, seed, game0, threads, engine, summary_only, batch, params, characters, variant)
+    if engine == "reference":
+        _refuse_kernel_strategy(strategy)
     players, games, seed, game0, batch = int(players), int(games), int(seed), int(game0), int(batch)
     if not summary_only and games > MAX_TABLE_GAMES:
         raise ValueError(f"games: a per-game table of {games:,} games would not fit in memory (limit "
@@ -495,6 +510,8 @@ def simulate_tally(
     one byte per 8 games).
     """
     _validate(players, games, seed, game0, threads, engine, False, batch, params, characters, variant)
+    if engine == "reference":
+        _refuse_kernel_strategy(strategy)
     if not isinstance(keep_bits, (bool, np.bool_)):
         raise TypeError(f"keep_bits must be True or False, got {type(keep_bits).__name__} {keep_bits!r}")
     players, games, seed, game0, batch = int(players), int(games), int(seed), int(game0), int(batch)

@@ -60,6 +60,25 @@ def test_kernel_strategy_refuses_bad_decisions():
         KernelStrategy("nope", token=shy_token)
 
 
+def test_the_reference_engine_says_a_kernel_strategy_plays_on_the_kernel_only():
+    """It was "strategy must be a registered name, a Strategy or one per seat, got <...KernelStrategy object at
+    0x...>" (and in a per-seat team an AttributeError in mid-game); it says where the strategy plays and
+    points to its readable twin, before any game, in every reference entry point."""
+    from sim.run import simulate_tally
+
+    ks = KernelStrategy("heuristic", token=shy_token, name="shy")
+    says = ("strategy 'shy' is a KernelStrategy: it plays on the kernel only (engine='kernel', the default); the "
+            "reference engine plays its readable twin, the strategies.Strategy written with the same rule "
+            "(sim.twin.check_twin checks that the two play alike)")
+    for call in (lambda: sim.simulate(players=2, games=5, strategy=ks, engine="reference"),
+                 lambda: sim.simulate(players=2, games=5, strategy=[ks, "heuristic"], engine="reference"),
+                 lambda: sim.simulate(players=2, games=0, strategy=ks, engine="reference", summary_only=True),
+                 lambda: simulate_tally(players=2, games=5, strategy=ks, engine="reference")):
+        with pytest.raises(ValueError) as e:
+            call()
+        assert str(e.value) == says
+
+
 def test_a_decision_must_take_the_view_and_the_options():
     @njit
     def old_style(ctx, seat, choices, n):
