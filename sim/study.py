@@ -881,19 +881,45 @@ def check_current(folder: Path | str, need: tuple = ("summary.parquet",)) -> dic
     return manifest
 
 
+# a run's own files, named by the reader that reads each (a path to one of them given to another reader is
+# refused by name, not taken for a folder)
+_READERS = {"summary.parquet": ("read_summary", "the summary"), "games.parquet": ("read_games", "the per-game table"),
+            METADATA: ("read_metadata", "the run's metadata"), MANIFEST: (None, "the run's manifest"),
+            PROVENANCE: (None, "where the run's code came from")}
+
+
+def _run_folder(run: Path | str, reader: str, name: str) -> Path:
+    """The results folder ``reader`` reads ``name`` from: ``run`` itself, or the folder of ``run`` where it names
+    that file. Another file (one of the run's, or any that exists) is refused, naming it and the reader that reads it
+    where there is one; a path that is neither is taken for a folder (:func:`check_current` says it is none)."""
+    path = Path(run)
+    if path.is_dir():
+        return path
+    if path.name == name:
+        return path.parent
+    if path.name in _READERS or path.is_file():
+        other, what = _READERS.get(path.name, (None, None))
+        hint = f" ({what})" if what else ""
+        if other:
+            hint += f"; read it with sim.study.{other}({str(path.parent)!r})"
+        raise ResultsError(f"{path}: {reader} reads a results folder or its {name}, not {path.name}{hint}")
+    return path
+
+
 def read_summary(run: Path | str) -> pl.DataFrame:
     """The summary of a complete run (a results folder or its summary.parquet), checked against its manifest
-    and the rules version (:func:`check_current`)."""
-    path = Path(run)
-    folder, name = (path, "summary.parquet") if path.is_dir() or path.suffix != ".parquet" else (path.parent, path.name)
-    check_current(folder, need=(name,))
-    return pl.read_parquet(folder / name)
+    and the rules version (:func:`check_current`). Any other file is refused, naming it (``games.parquet``
+    is :func:`read_games`')."""
+    folder = _run_folder(run, "read_summary", "summary.parquet")
+    check_current(folder, need=("summary.parquet",))
+    return pl.read_parquet(folder / "summary.parquet")
 
 
 def read_games(run: Path | str, columns: list[str] | None = None) -> pl.DataFrame:
-    """The per-game table of a complete run (a results folder), checked as :func:`read_summary` checks the
-    summary: from the same run as the summary beside it, by the rules this code plays."""
-    folder = Path(run)
+    """The per-game table of a complete run (a results folder or its games.parquet), checked as
+    :func:`read_summary` checks the summary: from the same run as the summary beside it, by the rules this
+    code plays. Any other file is refused, naming it."""
+    folder = _run_folder(run, "read_games", "games.parquet")
     check_current(folder, need=("games.parquet",))
     return pl.read_parquet(folder / "games.parquet", columns=columns)
 

@@ -445,6 +445,34 @@ def test_games_table_failing_midway_leaves_no_temporary_file(spec, tmp_path, mon
     assert not (out / "games.parquet.tmp").exists()
 
 
+def test_each_reader_takes_its_own_file_and_names_another(spec, tmp_path):
+    """read_summary of games.parquet returned the per-game table as the summary, and of metadata.json said
+    "no such results folder" beside the folder; each reader takes a folder or its own file, and refuses
+    another, naming the file and the reader that reads it."""
+    from sim.study import read_games
+
+    out = tmp_path / "out"
+    run_study(spec, out, progress=False, charts=False)
+    for read, file, says in [
+        (read_summary, "games.parquet", f"read_summary reads a results folder or its summary.parquet, not games.parquet "
+                                        f"(the per-game table); read it with sim.study.read_games({str(out)!r})"),
+        (read_summary, "metadata.json", f"read_summary reads a results folder or its summary.parquet, not metadata.json "
+                                        f"(the run's metadata); read it with sim.study.read_metadata({str(out)!r})"),
+        (read_summary, "manifest.json", "read_summary reads a results folder or its summary.parquet, not manifest.json "
+                                        "(the run's manifest)"),
+        (read_games, "summary.parquet", f"read_games reads a results folder or its games.parquet, not summary.parquet "
+                                        f"(the summary); read it with sim.study.read_summary({str(out)!r})"),
+    ]:
+        with pytest.raises(ResultsError) as e:
+            read(out / file)
+        assert str(e.value) == f"{out / file}: {says}"
+    assert read_summary(out / "summary.parquet").equals(read_summary(out))
+    assert read_games(out / "games.parquet").equals(read_games(out))
+    # a path that is no file of the run is still taken for a folder
+    with pytest.raises(ResultsError, match=r"nope\.json: no such results folder"):
+        read_summary(out / "nope.json")
+
+
 def test_readers_refuse_a_run_of_other_rules(spec, tmp_path, monkeypatch):
     """summary, per-game table and compare describe the rules they were played by: after a RULES_VERSION
     change they are refused, naming both versions, until the study runs again."""
