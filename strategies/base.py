@@ -4,8 +4,8 @@ Every method gets a :class:`sim.rules.state.PlayerView` (public information plus
 the player's own hand) and the legal options, and returns its choice (usually
 an index into the options). An index, a count or a bit mask is a Python or a
 numpy integer (``numbers.Integral``; True and False count as 1 and 0 for an
-index, as ``isinstance(True, int)`` has it, and are refused for ``reroll`` and a
-gamble's mask). The engine validates every answer and raises
+index or ``setup_extras``' count, as ``isinstance(True, int)`` has it, and are
+refused for ``reroll``, a gamble's mask and a level-2 henchman). The engine validates every answer and raises
 :class:`sim.rules.errors.StrategyError` on an illegal one; it never fixes it.
 """
 

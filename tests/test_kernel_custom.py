@@ -249,6 +249,22 @@ def test_setup_extras_takes_at_most_the_extras_and_the_un_cap(ctx):
 
 
 @njit
+def extras_yes(view, n, max_un):
+    return n > 0  # True
+
+
+def test_setup_extras_takes_true_and_false_as_1_and_0_on_both_engines(ctx):
+    """A count is read as an index is (README: True or False is 1 or 0), unlike reroll's die or a gamble's mask."""
+    from sim.kernel.custom import _adapter
+    from tests.rules_helpers import Scripted, new_game
+
+    assert _adapter("setup_extras", extras_yes)(ctx, 0, 2, 3) == 1
+    for answer, un in ((True, 1), (np.False_, 0)):
+        p = new_game(1, [3], strategies=[Scripted().push("setup_extras", answer)]).players[0]  # Nika: 3 extras
+        assert (p.un_tokens, len(p.top_secret)) == (un, 3 - un)
+
+
+@njit
 def reroll_first(view, successes, henchman, no_advance, dice, faces, n):
     return dice[0]
 
