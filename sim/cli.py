@@ -825,6 +825,10 @@ def cmd_tune(args) -> int:
         print("side effects of the best settings at other player counts (paired, 95% intervals):")
         for r in side:
             label = ", ".join(f"{k.path}={v}" for k, v in zip(result.knobs, r["values"]))
+            if r["same_games"]:
+                print(f"  {label} at {r['players']}p: {100 * r['default_win_rate']:.2f}%, no game changed: the "
+                      "unchanged pack's games, record for record")
+                continue
             print(f"  {label} at {r['players']}p: {100 * r['default_win_rate']:.2f}% -> {100 * r['win_rate']:.2f}% "
                   f"({100 * r['diff']:+.2f} points [{100 * r['diff_low']:+.2f}, {100 * r['diff_high']:+.2f}])")
     for f in files:

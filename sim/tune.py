@@ -728,14 +728,21 @@ def side_effects(evaluator: GameEvaluator, default_pack, settings: list[Candidat
 
     tasks = [(("base", p), task(default_pack, p)) for p in also_players]
     tasks += [((c.values, p), task(evaluator.pack(c.values), p)) for c in settings for p in also_players]
-    wins = {key: w for (key, _), (w, _) in evaluator.runner.run(play_win_vector, tasks)}
+    played = {key: w for (key, _), w in evaluator.runner.run(play_win_vector, tasks)}
     rows = []
     for c in settings:
         for players in also_players:
-            st = paired_stats(wins[("base", players)], wins[(c.values, players)])
+            (base, base_games), (wins, digest) = played[("base", players)], played[(c.values, players)]
+            if digest == base_games:  # no game changed (a knob of another count's set-up): exactly 0, no interval
+                rate = float(base.mean())
+                rows.append({"values": c.values, "players": players, "games": games, "default_win_rate": rate,
+                             "win_rate": rate, "diff": 0.0, "diff_low": None, "diff_high": None, "same_games": True})
+                continue
+            st = paired_stats(base, wins)
             rows.append({"values": c.values, "players": players, "games": games,
                          "default_win_rate": st["baseline_win_rate"], "win_rate": st["win_rate"],
-                         "diff": st["diff"], "diff_low": st["paired_low"], "diff_high": st["paired_high"]})
+                         "diff": st["diff"], "diff_low": st["paired_low"], "diff_high": st["paired_high"],
+                         "same_games": False})
     return rows
 
 
@@ -833,7 +840,7 @@ def report(result: TuneResult, side: list[dict]) -> dict:
                           "ci_low": lo, "ci_high": hi, "games": c.games[t.players],
                           "side_effects": [
                               {k: r[k] for k in ("players", "games", "default_win_rate", "win_rate", "diff",
-                                                  "diff_low", "diff_high")}
+                                                  "diff_low", "diff_high", "same_games")}
                               for r in side if r["values"] == c.values]})
     raced = []
     for c in sorted(result.candidates, key=lambda c: c.values):

@@ -99,6 +99,13 @@ def test_tune_example_numbers_match_the_committed_result():
     assert (f"Played again on {conf['games']:,} fresh games (from game {conf['game0']:,} on), the best setting "
             f"gives {100 * conf['win_rate']:.2f}% [{100 * conf['ci_low']:.2f}, {100 * conf['ci_high']:.2f}], "
             "inside the band") in text
+    # "Its side effects at the other player counts are exactly zero (per-player knobs), as tune.json shows"
+    assert "Its side effects at the other player counts are exactly zero (per-player knobs), as `tune.json` shows" \
+        in text
+    side = best["side_effects"]
+    assert {s["players"] for s in side} == {1, 2, 3, 4, 5, 6}
+    others = [s for s in side if s["players"] != 4]
+    assert len(others) == 5 and all(s["same_games"] and s["diff"] == 0.0 and s["diff_low"] is None for s in others)
 
 
 def test_sensitivity_numbers_match_the_committed_table():

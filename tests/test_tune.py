@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -581,3 +582,30 @@ def test_a_resolve_cut_past_every_readers_starting_resolve_is_refused_before_any
         T.tune([T.Knob.parse("setup.player_count[players=4].resolve_cut=3..6")], [T.Target(4, 0.2, 0.6)], budget=8000)
     with pytest.raises(AssertionError, match="games were played"):
         T.tune([T.Knob.parse("setup.player_count[players=4].resolve_cut=0..3")], [T.Target(4, 0.2, 0.6)], budget=8000)
+
+
+def test_a_side_effect_where_no_game_changed_is_an_exact_zero_not_an_interval(tmp_path, capsys):
+    """A 2-player knob at 1 player plays the unchanged pack's games: ``--also-players`` said '+0.00 points
+    [-0.02, +0.02]', an interval around an estimate; the games are the same, record for record."""
+    from sim import cli
+
+    knobs = [T.Knob.parse("setup.player_count[players=2].lobo_start=0..1")]
+    result, side = T.tune(knobs, [T.Target(2, 0.30, 0.60)], budget=8_000, seed=5, also_players=[1, 2],
+                          confirm_games=0)
+    at = {(r["values"], r["players"]): r for r in side}
+    for (values, players), r in at.items():
+        if players == 1 or values == (0,):  # another count's set-up, or the unchanged pack itself
+            assert r["same_games"] and r["diff"] == 0.0 and r["diff_low"] is None and r["diff_high"] is None
+            assert r["win_rate"] == r["default_win_rate"]
+        else:
+            assert not r["same_games"] and r["diff_low"] <= r["diff"] <= r["diff_high"]
+    rec = T.report(result, side)
+    assert all("same_games" in s for f in rec["found"] for s in f["side_effects"])
+    code = cli.main(["tune", "--players", "2", "--target", "0.30:0.60", "--knob",
+                     "setup.player_count[players=2].lobo_start=0..1", "--budget", "8000", "--seed", "5",
+                     "--also-players", "1", "--confirm-games", "0"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert re.search(r"lobo_start=\d at 1p: \d+\.\d\d%, no game changed: the unchanged pack's games, record for "
+                     r"record\n", out), out
+    assert not [line for line in out.splitlines() if " at 1p: " in line and "points [" in line], out
