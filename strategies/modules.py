@@ -9,6 +9,12 @@ the source is every Python file of the module's top-level package, or, for a
 module outside any package, every Python file in its folder and below, so that
 an edit of a helper module it imports counts too (:func:`source_files`). Keep a
 strategy's own code there: an import from elsewhere is not tracked.
+
+A run plays the source whose hash it records: the first time a process loads a
+module path, every module of that source that the process imported before (a
+notebook's ``import my_strats``, say, perhaps of a version edited since) is
+imported again, since nothing tells which version of the file it was read
+from; and a source edited since it was loaded here is imported again too.
 """
 
 from __future__ import annotations
@@ -30,6 +36,10 @@ def is_module_path(text: str) -> bool:
 
 
 _IMPORTED: dict[str, str] = {}  # module name -> source hash of the version imported
+# a module strategy's source (its files) -> hash of the version every module of it in sys.modules was
+# imported from here, by this module
+_TRUSTED: dict[tuple[Path, ...], str] = {}
+_MAIN_NAMES = ("__main__", "__mp_main__")  # a script's own module: never imported again
 MAX_SOURCE_FILES = 500
 # folders never part of a strategy's source: caches, environments, and the simulator's own packages
 # (their source is in the resume key already, and their modules are never imported again)
@@ -71,10 +81,10 @@ def source_files(mod) -> list[Path]:
     return sorted(out, key=lambda f: f.relative_to(root).as_posix())
 
 
-def _source_hash(mod) -> str:
+def _source_hash(mod, files: list[Path] | None = None) -> str:
     root = source_root(mod)
     h = hashlib.sha256()
-    for f in source_files(mod):
+    for f in source_files(mod) if files is None else files:
         try:
             data = f.read_bytes()
         except OSError as e:
@@ -83,31 +93,64 @@ def _source_hash(mod) -> str:
     return h.hexdigest()
 
 
-def _forget(root: Path) -> None:
-    """Drop every imported module whose file lies under ``root`` (not the simulator's own), so that the
-    next import reads them all again: a helper module edited since must not be kept."""
+def _file_of(m) -> Path | None:
+    f = getattr(m, "__file__", None)
+    try:
+        return Path(f).resolve() if isinstance(f, str) else None
+    except OSError:
+        return None
+
+
+def _of_source(name: str, m, root: Path, files: set[Path]) -> bool:
+    """Whether module ``m`` (as ``name`` in sys.modules) is of a module strategy's source: one of its ``files``
+    (resolved), or a Python file under its ``root`` deleted since it was imported. The simulator's own modules
+    and a script's ``__main__`` never are."""
+    if name.split(".")[0] in _OWN_PACKAGES or name in _MAIN_NAMES or (f := _file_of(m)) is None:
+        return False
+    if f in files:
+        return True
+    return (f.suffix == ".py" and root.name not in ("site-packages", "dist-packages") and f.is_relative_to(root)
+            and not f.exists()
+            and not any(p.startswith(".") or p in _SKIP_DIRS for p in f.relative_to(root).parts[:-1]))
+
+
+def _forget(root: Path, files: set[Path]) -> None:
+    """Drop every imported module of a module strategy's source (:func:`_of_source`), so that the next import
+    reads them all again: a helper module edited since must not be kept, nor one deleted since."""
     for name, m in list(sys.modules.items()):
-        if name.split(".")[0] in _OWN_PACKAGES:
-            continue
-        f = getattr(m, "__file__", None)
-        if f and Path(f).resolve().is_relative_to(root):
+        if _of_source(name, m, root, files):
             del sys.modules[name]
 
 
 def _module_and_object(path: str):
-    """(module, object); a module whose file changed since it was imported here is imported again,
-    so the object always comes from the source whose hash is recorded."""
+    """(module, object), the module imported from the source whose hash is recorded: on this process's first
+    load of that source, every module of it imported before (by a notebook, say, from a version that may have
+    been edited since: nothing tells which) is imported again; so is the source edited since it was loaded here."""
     if not is_module_path(path):
         raise ValueError(f"{path!r} is not a module path like 'package.module:object'")
     mod_name, obj_name = path.split(":")
     try:
+        before = dict(sys.modules)
         mod = importlib.import_module(mod_name)
-        h = _source_hash(mod)
-        if _IMPORTED.setdefault(mod_name, h) != h:
-            _forget(source_root(mod))
-            importlib.invalidate_caches()
-            mod = importlib.import_module(mod_name)
-            _IMPORTED[mod_name] = h
+        root = source_root(mod)
+        files = source_files(mod)
+        h = _source_hash(mod, files)
+        if _TRUSTED.get(tuple(files)) != h:
+            resolved = {f.resolve() for f in files}
+            # loaded here before from another version of the source, or imported before by someone else
+            if tuple(files) in _TRUSTED or any(_of_source(n, m, root, resolved) for n, m in before.items()):
+                _forget(root, resolved)
+                importlib.invalidate_caches()
+                mod = importlib.import_module(mod_name)
+                if source_root(mod) != root:
+                    raise ValueError(
+                        f"{mod_name!r} was imported in this process from {root}, but imported again it comes "
+                        f"from {source_root(mod)}: restart the Python process (or the notebook's kernel) so "
+                        "that one source is played and recorded")
+                files = source_files(mod)
+                h = _source_hash(mod, files)
+            _TRUSTED[tuple(files)] = h
+        _IMPORTED[mod_name] = h
     except ImportError as e:
         raise ValueError(f"cannot import {mod_name!r} ({e}); the module must be importable "
                          "(installed, or its folder on PYTHONPATH)") from None

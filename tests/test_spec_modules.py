@@ -179,6 +179,106 @@ def test_an_edited_helper_module_replays_its_batches_with_the_new_code(tmp_path,
     assert played["turns"].to_list() == want["turns"].to_list() != old["turns"].to_list()
 
 
+def _wary_games(first: bool):
+    """The games of the spec's wary cell as a fresh process plays them: the first token, or the last."""
+    from strategies import HeuristicStrategy
+
+    class Wary(HeuristicStrategy):
+        def token(self, view, choices):
+            return 0 if first else len(choices) - 1
+
+    return sim.simulate(players=2, games=30, seed=4, strategy=Wary(name="wary", pool_target=5), engine="reference")
+
+
+def _played_wary(out):
+    import polars as pl
+
+    return pl.read_parquet(out / "games.parquet").filter(pl.col("strategy") == "wary").sort("game")
+
+
+def test_a_module_imported_before_the_first_run_and_edited_since_plays_the_file(tmp_path, module):
+    """A notebook imported the module, then it was edited: the run imports it again, so it plays the file whose
+    hash it records, never the version imported before (which a later run would have resumed as the file's)."""
+    import importlib
+
+    old = importlib.import_module("my_wary_strats")  # the last token
+    module.write_text(MODULE.replace("len(choices) - 1", "0  # the first token"))
+    out = tmp_path / "out"
+    assert run_study(_spec(tmp_path), out, progress=False).finished
+    assert json.loads((out / "metadata.json").read_text())["strategy_modules"]["wary"]["source_hash"] == \
+        _folder_hash(module)
+    want, stale = _wary_games(first=True), _wary_games(first=False)
+    assert _played_wary(out)["turns"].to_list() == want["turns"].to_list() != stale["turns"].to_list()
+    import sys
+
+    assert sys.modules["my_wary_strats"] is not old  # imported again; the notebook's own object is left as it was
+
+
+def test_a_helper_imported_before_the_first_run_and_edited_since_plays_the_file(tmp_path, module, monkeypatch):
+    """The same for a helper module beside the strategy's: imported before the first run (the strategy's module
+    itself not), then edited, the run plays the edited helper."""
+    import importlib
+    import sys
+
+    monkeypatch.delitem(sys.modules, "my_wary_helpers", raising=False)
+    module.write_text(HELPED)
+    helper = tmp_path / "my_wary_helpers.py"
+    helper.write_text("def pick(choices):\n    return len(choices) - 1\n")
+    importlib.import_module("my_wary_helpers")
+    helper.write_text("def pick(choices):\n    return 0  # the first token\n")
+    out = tmp_path / "out"
+    assert run_study(_spec(tmp_path), out, progress=False).finished
+    assert json.loads((out / "metadata.json").read_text())["strategy_modules"]["wary"]["source_hash"] == \
+        _folder_hash(module)
+    want, stale = _wary_games(first=True), _wary_games(first=False)
+    assert _played_wary(out)["turns"].to_list() == want["turns"].to_list() != stale["turns"].to_list()
+
+
+def test_a_helper_deleted_since_it_was_imported_is_not_played(tmp_path, module, monkeypatch):
+    """A helper the strategy imports, imported before and deleted since, is not played in its absence (its
+    source is in no hash): the run cannot import the strategy, as a fresh process could not."""
+    import importlib
+    import sys
+
+    monkeypatch.delitem(sys.modules, "my_wary_helpers", raising=False)
+    module.write_text(HELPED)
+    helper = tmp_path / "my_wary_helpers.py"
+    helper.write_text("def pick(choices):\n    return len(choices) - 1\n")
+    importlib.import_module("my_wary_strats")
+    helper.unlink()
+    with pytest.raises(SpecError, match=r"strategy\.wary\.module: cannot import 'my_wary_strats'.*my_wary_helpers"):
+        _spec(tmp_path)
+
+
+def test_importing_a_module_again_leaves_a_scripts_main_and_installed_packages_alone(tmp_path, module,
+                                                                                       monkeypatch):
+    """A module outside any package has its folder as source; a module edited between two loads is imported
+    again with the modules of that source, but never the script that runs (``__main__``, a file of the folder)
+    nor a package installed in an environment below the folder, which no source hash covers."""
+    import importlib
+    import sys
+    import types
+
+    from strategies import modules
+
+    script = tmp_path / "run_me.py"
+    script.write_text("# the script that runs the study\n")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    site = tmp_path / "env" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "my_wary_dep.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "my_wary_dep", raising=False)
+    dep = importlib.import_module("my_wary_dep")
+    first = modules.load("my_wary_strats:wary")
+    module.write_text(MODULE.replace("len(choices) - 1", "0  # the first token"))
+    again = modules.load("my_wary_strats:wary")
+    assert type(again) is not type(first)  # the edited module played
+    assert sys.modules["__main__"] is main and sys.modules["my_wary_dep"] is dep
+
+
 def test_a_python_strategy_on_the_kernel_is_refused(tmp_path, module):
     spec = _spec(tmp_path, SPEC.replace('engine = "reference"\n', ""))
     with pytest.raises(SpecError, match=r"strategy\.wary\.module.*no kernel twin.*engine = \"reference\".*KernelStrategy"):
