@@ -1476,6 +1476,125 @@ def test_a_decision_that_does_not_compile_is_one_line_naming_it(user_code, case)
     assert isinstance(info.value.__cause__, NumbaError)
 
 
+DEFAULTS = """
+    from numba import njit
+
+    T = 0
+
+
+    @njit
+    def limit():
+        return T
+
+
+    @njit
+    def scaled(x, k=2, pair=(1, limit), f=limit):  # defaults: a number, a tuple holding a helper, a helper
+        return x * k + pair[1]() + f()
+
+
+    @njit
+    def omitted(x):
+        return scaled(x)
+
+
+    @njit
+    def explicit(x):
+        return scaled(x, 2, (1, limit), limit)
+    """
+
+
+def test_a_helpers_default_arguments_compile_in_its_fresh_copy(user_code):
+    """numba reads a function's defaults when its dispatcher is made: a copy made before its defaults were set
+    could not be called without them (``missing a required argument``). A copy takes them, the helpers among
+    them copied too (compiled with the values of the moment), and answers as the argument passed explicitly."""
+    from sim.kernel.custom import _Fresh
+
+    m = user_code({"ks_defaults.py": DEFAULTS}, "ks_defaults")
+    assert m.omitted(1) == m.explicit(1) == 2  # compiled now: T = 0 frozen in
+    m.T = 1
+    fresh = _Fresh()
+    omitted, explicit = fresh.value(m.omitted), fresh.value(m.explicit)
+    assert omitted(1) == explicit(1) == 4 and m.omitted(1) == 2
+    scaled = omitted.py_func.__globals__["scaled"]
+    _, (_, pair_limit), f = scaled.py_func.__defaults__
+    assert pair_limit is f is fresh.value(m.limit) is not m.limit  # the helpers in the defaults are copies
+    exec(textwrap.dedent("""
+        @njit
+        def scaled(x, k=5, pair=(1, limit), f=limit):  # a notebook cell defines the helper again
+            return x * k + pair[1]() + f()
+        """), vars(m))
+    assert _Fresh().value(m.omitted)(1) == 7
+
+
+def test_a_default_argument_reaching_its_own_function_is_refused_in_words():
+    from sim.kernel.custom import _Fresh
+
+    @njit
+    def loop(x, f=None):
+        return x
+
+    loop.py_func.__defaults__ = (loop,)
+    with pytest.raises(TypeError, match=r"default arguments of .*loop reach .*loop itself"):
+        _Fresh().value(loop)
+
+
+READY = """
+    from numba import njit
+
+    from sim.content import constants as codes
+
+
+    @njit
+    def ready(view, th=2):
+        return view.resolve(view.seat) >= th
+
+
+    @njit
+    def tok(view, choices, n):
+        if ready(view):
+            for i in range(n):
+                if choices[i] == codes.T_HENCHMAN:
+                    return i
+        return view.base_token(choices, n)
+    """
+
+
+class ReadyAt(HeuristicStrategy):
+    """The readable twin of READY's decision, ``th`` passed explicitly."""
+
+    def __init__(self, th, **kw):
+        super().__init__(**kw)
+        self.th = th
+
+    def token(self, view, choices):
+        from sim.rules.choices import TokenChoice
+
+        if TokenChoice.HENCHMAN in choices and view.resolve(view.seat) >= self.th:
+            return choices.index(TokenChoice.HENCHMAN)
+        return super().token(view, choices)
+
+
+@pytest.mark.slow
+def test_a_decision_calling_a_helper_with_a_default_argument_plays_its_twin(user_code):
+    """A helper's default argument left out by the decision compiles in the pairing and plays the games of the
+    value passed explicitly; the helper defined again with another default (a notebook cell) is another pairing
+    and plays the new value."""
+    from sim.kernel.custom import pairing_key
+
+    m = user_code({"ks_ready.py": READY}, "ks_ready")
+    games = {}
+    for th in (2, 0):
+        if th == 0:
+            key = pairing_key({"token": m.tok})
+            exec(textwrap.dedent(READY).replace("th=2", "th=0"), vars(m))
+            assert pairing_key({"token": m.tok}) != key
+        got = sim.simulate(players=2, games=60, seed=3, strategy=KernelStrategy("heuristic", token=m.tok, name="r"))
+        want = sim.simulate(players=2, games=60, seed=3, strategy=ReadyAt(th, name="r"), engine="reference")
+        assert got.equals(want), th
+        games[th] = got
+    assert not games[0].equals(games[2])
+
+
 def test_a_pairing_compiles_its_copies_under_names_of_their_own():
     """numba names a compiled function by its module, its name and a count of the functions the process compiled;
     a pairing's copy of a kernel function (or of a decision, or an adapter) that kept the original's name could take

@@ -1208,15 +1208,29 @@ class _Fresh:
         self._copies: dict[int, object] = {}  # id(original) -> its copy
         self._originals: list = []  # kept alive while their ids are keys
         self._module_names: dict[int, set] = {}  # id(module) -> the names copied into its copy
+        self._defaulting: list = []  # the functions whose default arguments are being copied, outermost first
+        self._todo: list = []  # (function, its copy's globals, its copy's cells): globals and closure to copy
+        self._depth = 0
 
     def value(self, obj, names: frozenset = frozenset()):
         """``obj`` with the dispatchers it reaches replaced by their copies (``obj`` itself if none)."""
+        self._depth += 1
+        try:
+            out = self._value(obj, names)
+            if self._depth == 1:  # the copies' globals and closures, once every copy they may reach exists
+                while self._todo:
+                    self._fill(*self._todo.pop())
+            return out
+        finally:
+            self._depth -= 1
+
+    def _value(self, obj, names: frozenset = frozenset()):
         if isinstance(obj, CPUDispatcher) and not _outside(obj.py_func.__module__):
             return self._dispatcher(obj)
         if isinstance(obj, types.ModuleType) and not _outside(obj.__name__):
             return self._module(obj, names)
         if isinstance(obj, tuple):
-            items = [self.value(x) for x in obj]
+            items = [self._value(x) for x in obj]
             if all(a is b for a, b in zip(items, obj)):
                 return obj
             return type(obj)._make(items) if hasattr(obj, "_fields") else tuple(items)
@@ -1228,30 +1242,47 @@ class _Fresh:
         self._originals.append(original)
 
     def _dispatcher(self, d):
-        """A new dispatcher of ``d``'s function, options and globals (the copies of those that reach others)."""
+        """A new dispatcher of ``d``'s function, options, default arguments and globals (the copies of those
+        that reach others). numba reads the defaults when the dispatcher is made, so they are copied first; the
+        globals and closure are filled in later (:meth:`value`), so that a function reaching back to one whose
+        defaults are being copied finds its copy."""
         if id(d) in self._copies:
             return self._copies[id(d)]
         f = d.py_func
+        if any(g is f for g in self._defaulting):
+            chain = " -> ".join(g.__qualname__ for g in self._defaulting[next(
+                i for i, g in enumerate(self._defaulting) if g is f):] + [f])
+            raise TypeError(f"the default arguments of {f.__qualname__} reach {f.__qualname__} itself ({chain}); "
+                            "pass that function as an argument instead")
+        self._defaulting.append(f)
+        try:
+            defaults = self._value(f.__defaults__) if f.__defaults__ is not None else None
+            kwdefaults = ({k: self._value(v) for k, v in f.__kwdefaults__.items()}
+                          if f.__kwdefaults__ is not None else None)
+        finally:
+            self._defaulting.pop()
         env = dict(f.__globals__)  # a snapshot: later assignments to the module do not reach the copy
         cells = tuple(types.CellType() for _ in f.__closure__ or ()) or None
-        clone = types.FunctionType(f.__code__, env, f.__name__, None, cells)
+        clone = types.FunctionType(f.__code__, env, f.__name__, defaults, cells)
+        clone.__kwdefaults__ = kwdefaults
         clone.__qualname__ = _own_name(f.__qualname__, self._key) if self._key else f.__qualname__
         clone.__doc__ = f.__doc__
         copy = type(d)(py_func=clone, locals=dict(d.locals), targetoptions=dict(d.targetoptions),
                        pipeline_class=d._compiler.pipeline_class)
         self._remember(d, copy)  # before the globals: recursive functions reach their own copy
+        self._todo.append((f, env, cells))
+        return copy
+
+    def _fill(self, f, env: dict, cells) -> None:
+        """Put into a copy's globals and closure the copies of what ``f``'s reach."""
         names = frozenset(_names(f.__code__))
         for name in names & env.keys():
-            env[name] = self.value(env[name], names)
+            env[name] = self._value(env[name], names)
         for cell, old in zip(cells or (), f.__closure__ or ()):
             try:
-                cell.cell_contents = self.value(old.cell_contents, names)
+                cell.cell_contents = self._value(old.cell_contents, names)
             except ValueError:  # an empty cell stays empty
                 pass
-        clone.__defaults__ = self.value(f.__defaults__) if f.__defaults__ is not None else None
-        if f.__kwdefaults__ is not None:
-            clone.__kwdefaults__ = {k: self.value(v) for k, v in f.__kwdefaults__.items()}
-        return copy
 
     def _module(self, m, names: frozenset):
         """A module object with ``m``'s attributes, ``names`` among them copied."""
@@ -1264,7 +1295,7 @@ class _Fresh:
         todo = (names & vars(m).keys()) - self._module_names[id(m)]
         self._module_names[id(m)] |= todo  # before recursing: pkg.sub.pkg ends here
         for name in sorted(todo):
-            setattr(copy, name, self.value(vars(m)[name], names))
+            setattr(copy, name, self._value(vars(m)[name], names))
         return copy
 
 
