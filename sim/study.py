@@ -152,6 +152,10 @@ class StudyError(RuntimeError):
     """A run that cannot go on (its state changed under it); the message says what to do."""
 
 
+_EDITED_MID_RUN = ("every batch played before with the source as it was is kept under that source's hash; run the "
+                   "same command again to replay its cells with the source as it is now")
+
+
 def cell_summary(cell: Cell, parts: list[dict[str, np.ndarray]], n_games: int, turn_cap: int | None = None) -> dict:
     """One summary.parquet row: the merged tally of the cell's batches, in game order."""
     tally = Tally.merge(Tally.from_arrays(p) for p in parts)
@@ -599,6 +603,7 @@ class BatchJob:
     seed: int
     engine: str
     skills: str = "pick"  # the spec's advanced-skill set-up (experiment.skills)
+    source_hash: str | None = None  # a module strategy's: the source the batch's key records
 
     def __str__(self) -> str:
         return f"batch {self.b} of cell {self.cell.id} (games {self.game0}..{self.game0 + self.size - 1})"
@@ -613,7 +618,10 @@ def play_batch(job: BatchJob, contents: dict, threads: int | None = None) -> pl.
     cell = job.cell
     strategy, params = job.strategy, dict(job.params)
     if modules.is_module_path(strategy):  # [strategy.X] module = "package.module:object"
-        strategy, params = modules.load(strategy, params), None
+        try:  # the source the batch's key records, never one edited since
+            strategy, params = modules.load(strategy, params, job.source_hash), None
+        except modules.SourceChanged as e:
+            raise StudyError(f"{e}: {_EDITED_MID_RUN}") from None
     df = simulate(
         players=cell.players, games=job.size, strategy=strategy, params=params, seed=job.seed,
         characters=None if cell.characters == "default" else cell.characters,
@@ -697,6 +705,7 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
             if spec.overrides_of(setup)
             else resolve_content(spec.content_path())
         )
+    modules_at_start = module_hashes(spec)
     keys = cell_keys(spec, contents)
     state = out / ".state"
     _open_state(state, keys, {"games": spec.games, "batch": spec.batch}, report)
@@ -735,8 +744,10 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
                 report.replayed.append((cell.id, b))
             if played_by is None:
                 paths[2].unlink(missing_ok=True)
+            plays = keys[cell.id]["strategy"]["plays"]
             job = BatchJob(cell, b, game0, size, base, tuple(sorted(params.items())), spec.seed, engine,
-                           spec.model.experiment.skills)
+                           spec.model.experiment.skills,
+                           plays.get("source_hash") if isinstance(plays, dict) else None)
             todo.append((job, paths, expect, played_by))
     stopped = max_batches is not None and len(todo) + len(report.skipped) < total
     saving = {job: (paths, expect, played_by) for job, paths, expect, played_by in todo}
@@ -767,6 +778,10 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
             bar.close()
     if stopped:
         return report
+    if module_hashes(spec) != modules_at_start:  # the files' metadata must name the source the batches played
+        edited = sorted(n for n, m in module_hashes(spec).items() if m != modules_at_start.get(n))
+        raise StudyError(f"the source of module strategy {', '.join(edited)} was edited since the run began: "
+                         f"{_EDITED_MID_RUN}")
     for cell in cells:
         for b in range(n_batches):
             label = ",".join(_record_engines(_batch_paths(state / cell.id, b)[2])) or "unrecorded"

@@ -165,10 +165,18 @@ def _module_and_object(path: str):
 _LOADED: dict[tuple, object] = {}
 
 
-def load(path: str, params: dict | None = None):
+class SourceChanged(ValueError):
+    """A module strategy's source is no longer the one a run recorded (edited while it ran)."""
+
+
+def load(path: str, params: dict | None = None, source_hash: str | None = None):
     """The strategy object that ``path`` names, built with ``params`` (one object per process and
-    (path, params), so a KernelStrategy compiles its pairing once, not once per batch)."""
+    (path, params), so a KernelStrategy compiles its pairing once, not once per batch).
+    ``source_hash``: the hash of the source it must come from (:class:`SourceChanged` if it does not)."""
     mod, obj = _module_and_object(path)  # imported afresh if its source changed; its hash in _IMPORTED
+    if source_hash is not None and _IMPORTED[mod.__name__] != source_hash:
+        raise SourceChanged(f"the source of module strategy {path} was edited since the run began (its hash was "
+                            f"{source_hash[:12]}, it is {_IMPORTED[mod.__name__][:12]})")
     key = (path, repr(sorted((params or {}).items())), _IMPORTED[mod.__name__])
     if key not in _LOADED:
         _LOADED[key] = _load(path, obj, params)

@@ -279,6 +279,46 @@ def test_importing_a_module_again_leaves_a_scripts_main_and_installed_packages_a
     assert sys.modules["__main__"] is main and sys.modules["my_wary_dep"] is dep
 
 
+@pytest.mark.parametrize("after", [4, 6])
+def test_a_module_edited_while_a_run_plays_is_refused(tmp_path, module, monkeypatch, after):
+    """Edited after the first batch of its cell (4 batches saved: the heuristic's 3, then one of its own) or
+    after the last: the run stops rather than play the edited source under the hash it began with (batches
+    that a run of the source as it was would reuse), or write files whose metadata name the edited source for
+    games the old one played. Every batch saved is the old source's: with the edit undone, the same command
+    plays the rest with it; with the edit, it replays the strategy's cells."""
+    from sim import study
+    from sim.study import StudyError
+
+    saved = []
+    save = study._save_batch
+    edited = MODULE.replace("len(choices) - 1", "0  # the first token")
+
+    def save_then_edit(*args, **kwargs):
+        save(*args, **kwargs)
+        saved.append(args)
+        if len(saved) == after:
+            module.write_text(edited)
+
+    monkeypatch.setattr(study, "_save_batch", save_then_edit)
+    spec, out = _spec(tmp_path), tmp_path / "out"
+    with pytest.raises(StudyError, match=r"source of module strategy (my_wary_strats:wary|wary) was edited since the "
+                                         r"run began.*run the same command again"):
+        run_study(spec, out, progress=False)
+    assert len(saved) == after and not (out / "metadata.json").exists()
+    monkeypatch.setattr(study, "_save_batch", save)
+    module.write_text(MODULE)  # the edit undone
+    wary = "p2_wary_standard_default_default"
+    done = run_study(spec, out, progress=False)
+    assert done.finished and sorted(done.computed) == [(wary, b) for b in range(after - 3, 3)]
+    assert _played_wary(out)["turns"].to_list() == _wary_games(first=False)["turns"].to_list()
+    module.write_text(edited)
+    again = run_study(spec, out, progress=False)
+    assert again.finished and sorted(again.computed) == [(wary, b) for b in range(3)] and len(again.skipped) == 3
+    assert json.loads((out / "metadata.json").read_text())["strategy_modules"]["wary"]["source_hash"] == \
+        _folder_hash(module)
+    assert _played_wary(out)["turns"].to_list() == _wary_games(first=True)["turns"].to_list()
+
+
 def test_a_python_strategy_on_the_kernel_is_refused(tmp_path, module):
     spec = _spec(tmp_path, SPEC.replace('engine = "reference"\n', ""))
     with pytest.raises(SpecError, match=r"strategy\.wary\.module.*no kernel twin.*engine = \"reference\".*KernelStrategy"):
