@@ -27,8 +27,9 @@ STAMP = "kernel-sources.sha256"
 HASHED = ("rng.py", "poker.py", "odds.py", "jit.py", "_cache.py", "content/constants.py", "rules/state.py")
 HASHED_MODULES = ("sim.kernel.", "sim.rng", "sim.poker", "sim.odds", "sim.jit", "sim._cache", "sim.content.constants",
                   "sim.rules.state")
-# only these classes of a module (the rest of sim/rules/game.py is the readable engine's turn loop)
-HASHED_CLASSES = {"rules/game.py": ("GameRecord",)}
+# only these top-level classes or functions of a module (the rest of sim/rules/game.py is the readable engine's
+# turn loop; the kernel compiles sim/rules/setup.py's un_left, the reading both engines share)
+HASHED_DEFINITIONS = {"rules/game.py": ("GameRecord",), "rules/setup.py": ("un_left",)}
 TWIN_MODULES = ("rng", "poker", "odds")  # sim/<module>.py compiled twins, cached in sim/__pycache__
 
 
@@ -44,9 +45,9 @@ def sources_hash() -> str:
     for f in files:
         h.update(f.name.encode())
         h.update(f.read_bytes())
-    for name, classes in sorted(HASHED_CLASSES.items()):
+    for name, classes in sorted(HASHED_DEFINITIONS.items()):
         h.update(name.encode())
-        for text in class_sources(SIM / name, classes):
+        for text in definition_sources(SIM / name, classes):
             h.update(text.encode())
     return h.hexdigest()
 
@@ -64,20 +65,20 @@ def loaded_sources_hash() -> str:
     return _loaded
 
 
-def class_sources(path: Path, classes: tuple[str, ...]) -> list[str]:
-    """The source text of each named top-level class of ``path`` (decorators included), in order."""
+def definition_sources(path: Path, classes: tuple[str, ...]) -> list[str]:
+    """The source text of each named top-level class or function of ``path`` (decorators included), in order."""
     import ast
 
     text = path.read_text()
     found = {}
     for node in ast.parse(text).body:
-        if isinstance(node, ast.ClassDef) and node.name in classes:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.name in classes:
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
             lines = text.splitlines()[first - 1:node.end_lineno]
             found[node.name] = "\n".join(lines)
     missing = [c for c in classes if c not in found]
     if missing:
-        raise RuntimeError(f"sim/_cache.py: {path.name} has no class {', '.join(missing)} to hash")
+        raise RuntimeError(f"sim/_cache.py: {path.name} has no class or function {', '.join(missing)} to hash")
     return [found[c] for c in classes]
 
 

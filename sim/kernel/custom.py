@@ -1225,6 +1225,7 @@ class _Fresh:
             self._depth -= 1
 
     def _value(self, obj, names: frozenset = frozenset()):
+        """:meth:`value` without filling the copies' globals and closures (done once, by the outermost call)."""
         if isinstance(obj, CPUDispatcher) and not _outside(obj.py_func.__module__):
             return self._dispatcher(obj)
         if isinstance(obj, types.ModuleType) and not _outside(obj.__name__):
