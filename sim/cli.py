@@ -544,7 +544,7 @@ def cmd_compare(args) -> int:
     from pathlib import Path
 
     from sim.charts import COMPARE_CHART, paired_differences
-    from sim.compare import GAME_INDEX, compare_run, pairing_note, parse_baseline
+    from sim.compare import GAME_INDEX, BaselineError, compare_run, pairing_note, parse_baseline
 
     try:
         wanted = parse_baseline(args.baseline)
@@ -552,6 +552,10 @@ def cmd_compare(args) -> int:
         raise OptionError(str(e)) from None
     try:
         table, baseline = compare_run(args.run, wanted)
+    except BaselineError as e:  # --baseline's value fits no cell: the option's fault (exit 2), else the spec's
+        if wanted:
+            raise OptionError(f"--baseline {args.baseline}: {e}") from None
+        raise SystemExit(f"error: {e}") from None
     except (ValueError, FileNotFoundError) as e:
         raise SystemExit(f"error: {e}") from None
     from sim.manifest import METADATA

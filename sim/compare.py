@@ -42,6 +42,11 @@ from sim.tally import unpack_wins
 _NEXT_PAIR = re.compile(r",(?=\s*[A-Za-z_][A-Za-z0-9_-]*\s*=)")
 
 
+
+class BaselineError(ValueError):
+    """A baseline (``--baseline``, or the spec's ``[compare] baseline``) that names no cell of the run, or
+    that no cell pairs with."""
+
 def check_dimension(name, where: str) -> None:
     """Refuse a baseline key that is no dimension of the cells, listing those there are (``where`` says whose)."""
     if name not in DIMENSIONS:
@@ -297,7 +302,7 @@ def compare_run(run: Path | str, baseline: dict | None = None) -> tuple[pl.DataF
         values = sorted({r[k] for r in rows}, key=str)
         match = [x for x in values if _same_value(x, v)]
         if not match:
-            raise ValueError(f"baseline {k}={v!r} matches no cell; the cells' {k} values are "
+            raise BaselineError(f"baseline {k}={v!r} matches no cell; the cells' {k} values are "
                              f"{', '.join(repr(x) for x in values)}")
         baseline[k] = match[0]  # as the cells write it
     others = [d for d in DIMENSIONS if d not in baseline]
@@ -313,7 +318,7 @@ def compare_run(run: Path | str, baseline: dict | None = None) -> tuple[pl.DataF
                     "pairing": SAME_GAMES if r["players"] == b["players"] else GAME_INDEX,
                     **paired_stats(_wins(b), _wins(r))})
     if not out:
-        raise ValueError(f"no cell pairs with the baseline {baseline}")
+        raise BaselineError(f"no cell pairs with the baseline {baseline}")
     z = family_z(len(out))
     for row in out:
         row["familywise_low"], row["familywise_high"] = tango_interval(row["n01"], row["n10"], row["games"], z)

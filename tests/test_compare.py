@@ -111,12 +111,14 @@ def test_a_combined_variant_is_a_baseline(mixed, capsys):
 
 
 def test_a_baseline_that_matches_no_cell_lists_the_values_there_are(mixed, capsys):
+    """A --baseline value no cell has is the option's fault: exit 2, as for any option value refused before work."""
     code, _, err = compare(capsys, mixed, "strategy=heuristic,bold")
-    assert code != 0
+    assert code == 2
+    assert err.startswith("error: --baseline strategy=heuristic,bold: baseline")
     assert f"baseline strategy='heuristic,bold' matches no cell; the cells' strategy values are 'heuristic', '{TEAM}'" \
         in err, err
     code, _, err = compare(capsys, mixed, "variant=dirty-lobo,easier")
-    assert code != 0
+    assert code == 2
     assert "the cells' variant values are 'dirty-lobo,dirty-location', 'standard'" in err, err
 
 
