@@ -196,6 +196,17 @@ def _played_wary(out):
     return pl.read_parquet(out / "games.parquet").filter(pl.col("strategy") == "wary").sort("game")
 
 
+def _assert_the_run_played_the_file(tmp_path, module):
+    """A run of the spec records the source file's hash and plays its games (the first token), not the stale
+    version's (the last token)."""
+    out = tmp_path / "out"
+    assert run_study(_spec(tmp_path), out, progress=False).finished
+    assert json.loads((out / "metadata.json").read_text())["strategy_modules"]["wary"]["source_hash"] == \
+        _folder_hash(module)
+    want, stale = _wary_games(first=True), _wary_games(first=False)
+    assert _played_wary(out)["turns"].to_list() == want["turns"].to_list() != stale["turns"].to_list()
+
+
 def test_a_module_imported_before_the_first_run_and_edited_since_plays_the_file(tmp_path, module):
     """A notebook imported the module, then it was edited: the run imports it again, so it plays the file whose
     hash it records, never the version imported before (which a later run would have resumed as the file's)."""
@@ -203,12 +214,7 @@ def test_a_module_imported_before_the_first_run_and_edited_since_plays_the_file(
 
     old = importlib.import_module("my_wary_strats")  # the last token
     module.write_text(MODULE.replace("len(choices) - 1", "0  # the first token"))
-    out = tmp_path / "out"
-    assert run_study(_spec(tmp_path), out, progress=False).finished
-    assert json.loads((out / "metadata.json").read_text())["strategy_modules"]["wary"]["source_hash"] == \
-        _folder_hash(module)
-    want, stale = _wary_games(first=True), _wary_games(first=False)
-    assert _played_wary(out)["turns"].to_list() == want["turns"].to_list() != stale["turns"].to_list()
+    _assert_the_run_played_the_file(tmp_path, module)
     import sys
 
     assert sys.modules["my_wary_strats"] is not old  # imported again; the notebook's own object is left as it was
@@ -226,12 +232,7 @@ def test_a_helper_imported_before_the_first_run_and_edited_since_plays_the_file(
     helper.write_text("def pick(choices):\n    return len(choices) - 1\n")
     importlib.import_module("my_wary_helpers")
     helper.write_text("def pick(choices):\n    return 0  # the first token\n")
-    out = tmp_path / "out"
-    assert run_study(_spec(tmp_path), out, progress=False).finished
-    assert json.loads((out / "metadata.json").read_text())["strategy_modules"]["wary"]["source_hash"] == \
-        _folder_hash(module)
-    want, stale = _wary_games(first=True), _wary_games(first=False)
-    assert _played_wary(out)["turns"].to_list() == want["turns"].to_list() != stale["turns"].to_list()
+    _assert_the_run_played_the_file(tmp_path, module)
 
 
 def test_a_helper_deleted_since_it_was_imported_is_not_played(tmp_path, module, monkeypatch):
