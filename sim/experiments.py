@@ -358,7 +358,8 @@ def _build_at_each_count(file: str, entry: str, names, players: list[int]) -> No
 def _check_cross(spec: Spec) -> None:
     """Checks that need the registry, the content pack and the named sections."""
     import strategies
-    from sim.content import ContentError, load
+    from sim.content import ContentError, load, unprinted
+    from sim.content.loader import collecting_unprinted, warn_unprinted_summary
     from sim.content.overrides import pack_loader
     from sim.rules.state import Settings
 
@@ -433,28 +434,31 @@ def _check_cross(spec: Spec) -> None:
     pack = pack_loader(spec.content_path(), {"{}": base})  # the content pack with some overrides, each set once
 
     exp = dict(m.experiment.overrides)
-    try:
-        pack(exp)
-    except ContentError as e:
-        if spec.cli_sets:  # the file's own were checked when it loaded: --set is at fault
-            raise OptionError("--set", str(e)) from None
-        raise SpecError(f, "experiment.overrides", str(e)) from None
-    for u in m.grid.setups:
-        if u == "default":
-            continue
+    unprinted_values: list = []
+    with collecting_unprinted(unprinted_values):  # a sweep's values said together: one line a field
         try:
-            pack(spec.overrides_of(u))
+            pack(exp)
         except ContentError as e:
-            table = spec.table_of(u)
-            who = f"setup {u!r}: " if table != u else ""
-            if spec.cli_sets:
-                try:  # the setup with the file's own overrides only
-                    pack({**{k: v for k, v in exp.items() if k not in spec.cli_sets}, **m.setup[u].overrides})
-                except ContentError:
-                    pass
-                else:
-                    raise OptionError("--set", f"with [setup.{table}] of {f}: {who}{e}") from None
-            raise SpecError(f, f"setup.{table}.overrides", f"{who}{e}") from None
+            if spec.cli_sets:  # the file's own were checked when it loaded: --set is at fault
+                raise OptionError("--set", str(e)) from None
+            raise SpecError(f, "experiment.overrides", str(e)) from None
+        for u in m.grid.setups:
+            if u == "default":
+                continue
+            try:
+                pack(spec.overrides_of(u))
+            except ContentError as e:
+                table = spec.table_of(u)
+                who = f"setup {u!r}: " if table != u else ""
+                if spec.cli_sets:
+                    try:  # the setup with the file's own overrides only
+                        pack({**{k: v for k, v in exp.items() if k not in spec.cli_sets}, **m.setup[u].overrides})
+                    except ContentError:
+                        pass
+                    else:
+                        raise OptionError("--set", f"with [setup.{table}] of {f}: {who}{e}") from None
+                raise SpecError(f, f"setup.{table}.overrides", f"{who}{e}") from None
+    warn_unprinted_summary(unprinted_values, f"{f}'s setups", known=unprinted(base))
     labels: dict[str, str] = {}
     skills = m.experiment.skills
     for v in m.grid.variants:  # each cell's effective variant: the grid's with experiment.skills folded in

@@ -692,6 +692,8 @@ def _first_difference(saved: pl.DataFrame, played: pl.DataFrame) -> str:
 
 
 def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, charts, runner=None) -> RunReport:
+    from sim.content import unprinted as unprinted_of
+    from sim.content.loader import collecting_unprinted, warn_unprinted_summary
     from sim.content.overrides import load_with_overrides
     from sim.distributed import LocalRunner
     from sim.run import resolve_content
@@ -699,12 +701,15 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
     report = RunReport(out)
     cells = spec.cells()
     contents = {}
-    for setup in sorted({c.setup for c in cells}):
-        contents[setup] = (
-            load_with_overrides(spec.content_path(), spec.overrides_of(setup), f"{spec.path.name} [setup.{setup}]")
-            if spec.overrides_of(setup)
-            else resolve_content(spec.content_path())
-        )
+    unprinted: list = []
+    with collecting_unprinted(unprinted):  # a sweep's values said together: one line a field, not one a value
+        for setup in sorted({c.setup for c in cells}):
+            contents[setup] = (
+                load_with_overrides(spec.content_path(), spec.overrides_of(setup), f"{spec.path.name} [setup.{setup}]")
+                if spec.overrides_of(setup)
+                else resolve_content(spec.content_path())
+            )
+    warn_unprinted_summary(unprinted, f"{spec.path.name}'s setups", known=unprinted_of(resolve_content(spec.content_path())))
     modules_at_start = module_hashes(spec)
     keys = cell_keys(spec, contents)
     state = out / ".state"

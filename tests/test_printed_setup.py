@@ -297,3 +297,18 @@ def test_sweeps_say_each_row_once(capsys):
     warned = [x for x in capsys.readouterr().err.splitlines() if x.startswith("warning:")]
     assert warned == ["warning: setup.toml: player_count 4, in sensitivity's steps: location_target = 4, 6 "
                       "(printed: 5); overflow_limit = 3, 5 (printed: 4); legal, but not the published game"]
+
+
+def test_a_spec_sweep_of_a_printed_value_warns_once_per_field(tmp_path, capsys):
+    """A sweep's values off the printed game are said together (one line a field), as sensitivity and tune say
+    theirs, not one warning per value; the printed value itself (5) is not among them."""
+    from sim.cli import main
+
+    spec = tmp_path / "sw.toml"
+    spec.write_text('[experiment]\nname = "sw"\nseed = 1\ngames = 20\nbatch = 20\n\n[grid]\nplayers = [4]\n'
+                    'strategies = ["heuristic"]\nsetups = ["loc"]\n\n[setup.loc]\n'
+                    'overrides = { "setup.player_count[players=4].location_target" = [3, 4, 5, 6, 7] }\n')
+    assert main(["run", str(spec), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert err == ("warning: setup.toml: player_count 4, in sw.toml's setups: location_target = 3, 4, 6, 7 "
+                   "(printed: 5); legal, but not the published game\n"), err
