@@ -157,6 +157,8 @@ def cmd_odds(args) -> int:
     from sim import odds
 
     content = _load_content(args.content) if args.content is not None else None
+    if not args.json:
+        _print_pack(args, content)  # the numbers are that pack's dice or Fate deck (the JSON names its hash)
     if args.what == "dice":
         print(odds.cli_dice(args.json, content))
     else:
@@ -262,8 +264,8 @@ def _pack_line(path, sets: list[str] | None, content=None, base: str = "built-in
 
 
 def _print_pack(args, content) -> None:
-    """The pack line of ``tune``, ``sensitivity`` and ``luck`` (which take --content, not --set): printed when
-    --content names a pack other than the built-in one."""
+    """The pack line of ``tune``, ``sensitivity``, ``luck`` and ``odds`` (which take --content, not --set): printed
+    when --content names a pack other than the built-in one."""
     line = _pack_line(args.content, None, content)
     if line is not None:
         print(line)

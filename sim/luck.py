@@ -270,9 +270,11 @@ def luck_table(players: list[int], *, strategy: str = "heuristic", params: dict 
             "rest": None if flat else 1.0 - sum(s.share for s in shares if s.measured),
             "skill": skill,
         })
+    import sim
+
     return {"seed": seed, "method": "first-order pick-freeze shares (Janon), 95% bootstrap intervals; a source group "
                                     "whose re-drawing changed none of the games is not measured (share null)",
-            "players": out}
+            "content_hash": c.hash, "rules_version": sim.RULES_VERSION, "players": out}
 
 
 def not_drawn_note(games: int) -> str:

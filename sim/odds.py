@@ -432,8 +432,9 @@ def cli_dice(json_out: bool, content=None) -> str:
     else:
         rows = dice_table(content.die_success, content.die_injury, content.die_heal, content.bag_dice,
                           content.always_die)
-    if json_out:
-        return json.dumps(rows, indent=1)
+    if json_out:  # each row names the pack whose dice it counts
+        c_hash = (content if content is not None else _default_pack()).hash
+        return json.dumps([{**r, "content_hash": c_hash} for r in rows], indent=1)
     cells = {(r["dice_allowed"], r["successes_needed"], r["reroll"]): r for r in rows}
     ks = sorted({r["dice_allowed"] for r in rows})
     cols = [(1, "none"), (1, "on_fail"), (2, "none"), (2, "on_fail")]
@@ -740,6 +741,7 @@ def cli_gamble(json_out: bool, samples: int = 1_000_000, seed: int = 1, content=
             "policies": [{**g.record(), "seed": None if g.exact else seed} for g in table],
             "dealt_hands": hands,
             "dealt_hands_total": sum(h["count"] for h in hands),
+            "content_hash": (content if content is not None else _default_pack()).hash,
         }, indent=1)
 
     def pct(p, se):

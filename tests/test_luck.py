@@ -1,5 +1,7 @@
 """Luck against skill: the variance shares on toys where each source's share is known exactly."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -345,3 +347,17 @@ def test_the_studied_strategy_plays_its_params_in_the_ladder(capsys):
     main(["luck", "--players", "4", "--games", "300", "--strategies", "heuristic", "--json"])
     default = json.loads(capsys.readouterr().out)["players"][0]
     assert default["win_rate"] != pytest.approx(rec["win_rate"])  # the params change these games
+
+
+def test_the_luck_record_names_the_pack_and_rules_it_was_played_with():
+    """luck.json recorded no content pack: a designer's pack and the default gave records alike but for the
+    numbers. It records the pack's hash and the rules version, as tune.json does."""
+    from pathlib import Path
+
+    import sim
+    from sim.content import load
+
+    table = json.loads((Path(__file__).resolve().parent.parent / "results" / "luck" / "luck.json").read_text())
+    assert (table["content_hash"], table["rules_version"]) == (load().hash, sim.RULES_VERSION)
+    rec = L.luck_table([2], games=50, seed=3)
+    assert (rec["content_hash"], rec["rules_version"]) == (load().hash, sim.RULES_VERSION)

@@ -383,7 +383,8 @@ def test_cli_odds_read_a_content_packs_dice_and_fate_deck(tmp_path):
     pack = load(folder)
     rows = json.loads(odds.cli_dice(True, pack))
     exact = odds.dice_table(pack.die_success, pack.die_injury, pack.die_heal, pack.bag_dice, pack.always_die)
-    assert rows == json.loads(json.dumps(exact))
+    assert [{k: v for k, v in r.items() if k != "content_hash"} for r in rows] == json.loads(json.dumps(exact))
+    assert {r["content_hash"] for r in rows} == {pack.hash} != {default.hash}  # each row names its pack
     assert rows != json.loads(odds.cli_dice(True))  # an all-success Black die changes the odds
     # the gamble's exact stand-pat row uses the pack's Fate deck (the default one is the standard deck)
     got = json.loads(odds.cli_gamble(True, samples=2_000, seed=3, content=default))["policies"][0]
@@ -398,3 +399,22 @@ def test_gamble_sampling_in_chunks_counts_the_same_gambles(monkeypatch):
     monkeypatch.setattr(odds, "GAMBLE_CHUNK", 1_200)  # five chunks, the last one short
     res = odds.gamble_policy_odds("exchange_2", samples=5_000, seed=SEED)
     assert (round(res.p_win * 5_000), round(res.p_tie * 5_000)) == tuple(int(x) for x in whole)
+
+
+def test_odds_name_the_pack_their_numbers_come_from(tmp_path, capsys):
+    """``odds --content`` printed another pack's numbers under no pack's name: the text names the pack (as
+    tune, sensitivity and luck do) and the JSON its hash."""
+    from sim.cli import main
+    from tests.test_content import pack_copy
+
+    folder = pack_copy(tmp_path)
+    pack = load(folder)
+    for what in ("dice", "gamble"):
+        extra = ["--samples", "2000"] if what == "gamble" else []
+        assert main(["odds", what, "--content", str(folder), *extra]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith(f"content pack {pack.name!r} at {folder} (hash {pack.hash[:12]})\n"), out[:200]
+        assert main(["odds", what, *extra]) == 0
+        assert not capsys.readouterr().out.startswith("content pack")
+    assert json.loads(odds.cli_gamble(True, samples=2_000, seed=3, content=pack))["content_hash"] == pack.hash
+    assert json.loads(odds.cli_gamble(True, samples=2_000, seed=3))["content_hash"] == load().hash
