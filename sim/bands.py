@@ -775,10 +775,36 @@ def as_json(results: list[CellResult]) -> list[dict]:
     return out
 
 
-def _round_band(metric: str, lo: float, hi: float) -> tuple[float, float]:
+def _grid(x: float, digits: int, up: bool) -> float:
+    """``x`` rounded outward to ``digits`` decimals: the largest value of that grid ``<= x`` (``up``: the
+    smallest ``>= x``), compared as the floats the bands file will read back."""
+    step = 10**digits
+    k = math.floor(x * step)
+    while k / step > x:  # the product's float error
+        k -= 1
+    while (k + 1) / step <= x:
+        k += 1
+    if up and k / step < x:
+        k += 1
+    return k / step
+
+
+def _round_band(metric: str, est: Estimate, width: float) -> tuple[float, float]:
+    """The band ``--update`` writes: ``est.value +/- width``, widened to cover the interval ``[est.low, est.high]``,
+    each end rounded outward (low down, high up), so that the interval lies inside the band as written. The
+    ``+/- width`` ends are rounded after float noise is taken off (0.45 + 0.03 writes 0.48, not 0.481)."""
+    digits = 1 if metric == "mean_turns" else 3
+
+    def margin_end(x: float, up: bool) -> float:
+        if not math.isfinite(x):  # refused when the file is read back (update_bands)
+            return x
+        return _grid(round(x, digits + 6), digits, up)
+
+    lo = min(margin_end(est.value - width, up=False), _grid(est.low, digits, up=False))
+    hi = max(margin_end(est.value + width, up=True), _grid(est.high, digits, up=True))
     if metric == "mean_turns":
-        return (round(max(lo, 0.0), 1), round(hi, 1))
-    return (round(max(lo, 0.0), 3), round(min(hi, 1.0), 3))
+        return (max(lo, 0.0), hi)
+    return (max(lo, 0.0), min(hi, 1.0))
 
 
 def _blocks(lines: list[str]) -> list[tuple[int, int]]:
@@ -828,8 +854,7 @@ def updated_text(path: Path, results: list[CellResult], margin: float) -> str:
             indent = line[: len(line) - len(line.lstrip())]
             if key in METRICS and key in r.cell.bands():
                 e = r.estimates[key]
-                width = margin * (e.value if key == "mean_turns" else 1.0)
-                lo, hi = _round_band(key, min(e.value - width, e.low), max(e.value + width, e.high))
+                lo, hi = _round_band(key, e, margin * (e.value if key == "mean_turns" else 1.0))
                 line = f"{indent}{key} = [{lo}, {hi}]\n"
             elif key == "baseline":
                 line, has_baseline = indent + _baseline_line(model.check, r), True

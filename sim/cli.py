@@ -1118,7 +1118,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="record today's results as the baselines and re-centre the bands on them; prints the diff")
     ch.add_argument("--margin", type=_margin, default=None,
                     help="with --update: each band is re-centred on today's estimate +/- MARGIN, then widened to "
-                         "cover the estimate's 95%% interval (so 0 gives the interval itself, not a point). A "
+                         "cover the estimate's 95%% interval, its ends rounded outward to 0.001 (0.1 turn), so "
+                         "the interval lies inside it (0 gives the interval itself, not a point). A "
                          "fraction from 0 to 1: for a win rate or outcome share 0.03 is +/- 3 points (0.45 -> "
                          "[0.42, 0.48]); for mean_turns it is +/- 3%% of the mean (default 0.03)")
     ch.add_argument("--json", action="store_true", help="machine-readable output")

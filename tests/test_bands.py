@@ -305,9 +305,10 @@ def test_margin_help_says_what_update_writes(tmp_path, capsys):
         main(["check", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert ("--margin MARGIN with --update: each band is re-centred on today's estimate +/- MARGIN, then widened to "
-            "cover the estimate's 95% interval (so 0 gives the interval itself, not a point). A fraction from 0 to "
-            "1: for a win rate or outcome share 0.03 is +/- 3 points (0.45 -> [0.42, 0.48]); for mean_turns it is "
-            "+/- 3% of the mean (default 0.03)") in text
+            "cover the estimate's 95% interval, its ends rounded outward to 0.001 (0.1 turn), so the interval lies "
+            "inside it (0 gives the interval itself, not a point). A fraction from 0 to 1: for a win rate or outcome "
+            "share 0.03 is +/- 3 points (0.45 -> [0.42, 0.48]); for mean_turns it is +/- 3% of the mean "
+            "(default 0.03)") in text
     # what it says, on a file: --margin 0 gives the 95% interval, 0.03 the estimate +/- 3 points
     path = bands_file(tmp_path, baseline=False)  # 4,000 games: a 95% interval narrower than +/- 3 points
     path.write_text(path.read_text().replace("win_rate = [", "mean_turns = [1.0, 100.0]\nwin_rate = ["))
@@ -317,14 +318,43 @@ def test_margin_help_says_what_update_writes(tmp_path, capsys):
         cell = load_bands(path)[0].cell[0]
         for key, width in (("win_rate", margin), ("mean_turns", margin * r.estimates["mean_turns"].value)):
             e = r.estimates[key]
-            digits = 1 if key == "mean_turns" else 3
-            want = (round(max(min(e.value - width, e.low), 0), digits), round(max(e.value + width, e.high), digits))
+            step = 10 if key == "mean_turns" else 1000  # outward: low down, high up, to the grid
+            want = (max(math.floor(round(min(e.value - width, e.low) * step, 6)) / step, 0),
+                    math.ceil(round(max(e.value + width, e.high) * step, 6)) / step)
             assert tuple(getattr(cell, key)) == want, (key, margin)
         if margin == 0:
             assert cell.win_rate[0] < r.estimates["win_rate"].value < cell.win_rate[1]  # the interval, not a point
-        else:
-            assert tuple(cell.win_rate) == (round(r.estimates["win_rate"].value - 0.03, 3),
-                                            round(r.estimates["win_rate"].value + 0.03, 3))
+        else:  # the estimate +/- 3 points, rounded outward
+            v = r.estimates["win_rate"].value
+            assert tuple(cell.win_rate) == (math.floor(round((v - 0.03) * 1000, 6)) / 1000,
+                                            math.ceil(round((v + 0.03) * 1000, 6)) / 1000)
+
+
+ALL_METRICS = "".join(f"{m} = [0.0, 1.0]\n" for m in ("share_win_location", "share_win_henchmen", "share_loss_lobo",
+                                                        "share_loss_intel", "share_timeout"))
+
+
+@pytest.mark.parametrize("margin", [0.0, 0.001, 0.03])
+def test_after_update_every_interval_lies_inside_its_band(tmp_path, margin):
+    """--update writes bands that hold today's 95% intervals: right after it, every metric is "inside", none
+    "touches the band's edge". Rounding each end to the nearest 0.001 (or 0.1 turn) had cut into the interval,
+    e.g. 2p mean_turns [18.23, 18.32] written as [18.2, 18.3] with --margin 0."""
+    from sim.bands import Estimate, _round_band
+
+    assert _round_band("mean_turns", Estimate(18.28, 18.23, 18.32), 0.0) == (18.2, 18.4)
+    assert _round_band("win_rate", Estimate(0.8771, 0.8738, 0.8803), 0.0) == (0.873, 0.881)
+    assert _round_band("win_rate", Estimate(0.45, 0.44, 0.46), 0.03) == (0.42, 0.48)  # the help's example
+    assert _round_band("win_rate", Estimate(0.99, 0.97, 0.999), 0.03) == (0.96, 1.0)  # clipped to [0, 1]
+    path = bands_file(tmp_path, baseline=False)
+    path.write_text(path.read_text().replace("win_rate = [", f"mean_turns = [1.0, 100.0]\n{ALL_METRICS}win_rate = ["))
+    assert _cli(["check", path, "--update", "--margin", margin])[0] == 0
+    (r,) = run_check(path)
+    assert len(r.verdicts) == 7 and r.vs_baseline.drift == 0
+    for m, verdict in r.verdicts.items():
+        e, band = r.estimates[m], r.cell.bands()[m]
+        assert verdict == "inside" and band[0] <= e.low <= e.high <= band[1], (m, band, e)
+    rc, out = _cli(["check", path])
+    assert rc == 0 and "touches" not in out, out
 
 
 # ---------------------------------------------------------------- drifts inside the tolerance
