@@ -54,12 +54,17 @@ that moves a 45% cell by half a point changes few games' results, and mostly
 in one direction. ``check --update`` also records the baseline's win bit per
 game beside the bands file (``bands.wins`` for ``bands.toml``,
 :func:`wins_path`), and ``check`` pairs them with today's games: with ``a``
-games won now and lost then and ``b`` the reverse, McNemar's ``z = (a - b) /
-sqrt(a + b)`` tests whether the drift is more than noise. A cell that passes
-with ``|z|`` beyond :func:`critical_z` (a family-wise ``FALSE_ALARM``, 0.5%, over
-the file's cells: Bonferroni) gets a NOTICE naming the real drift; a cell
-that passes with a drift not 0 whose baseline games are not recorded gets a
-NOTICE saying its significance is not tested (:meth:`Drift.notice`).
+games won now and lost then and ``b`` the reverse, the exact two-sided sign
+test (McNemar's exact test: with no real effect each changed game goes either
+way with probability 1/2, so ``a`` is Binomial(a + b, 1/2)) tests whether the
+drift is more than noise (:func:`sign_test_p`). A cell that passes with ``p`` at
+most :func:`cell_level` (a family-wise ``FALSE_ALARM``, 0.5%, over the file's
+cells: Bonferroni) gets a NOTICE naming the real drift; a cell that passes
+with a drift not 0 whose baseline games are not recorded gets a NOTICE saying
+its significance is not tested (:meth:`Drift.notice`). McNemar's ``z = (a - b)
+/ sqrt(a + b)`` is printed beside ``p`` for reading only: its normal
+approximation lets more than the level through when few games changed (15
+against 1: z 3.50, beyond the 3.48 of 0.05% two-sided, but p 0.00052).
 
 *Bands.* A metric fails when its 95% interval lies entirely outside its band;
 an interval that straddles an edge passes with the verdict "edge".
@@ -76,6 +81,8 @@ import json
 import math
 import tomllib
 from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any, Literal
@@ -104,7 +111,7 @@ class _M(BaseModel):
 
 
 POWER = 0.95  # the probability with which the printed smallest detectable drift fails the gate
-# The most often a change with no real effect gets a NOTICE, over all of a file's cells (see critical_z).
+# The most often a change with no real effect gets a NOTICE, over all of a file's cells (see cell_level).
 FALSE_ALARM = 0.005
 
 
@@ -214,17 +221,22 @@ class Drift:
 
     @property
     def z(self) -> float | None:
-        """McNemar's statistic of the paired games (0 when no game changed result), or None unpaired."""
+        """McNemar's statistic of the paired games (0 when no game changed result), or None unpaired: printed
+        for reading; the notice goes by the exact ``p``."""
         if self.changed is None:
             return None
         up, down = self.changed
         return (up - down) / math.sqrt(up + down) if up + down else 0.0
 
-    @property
+    @cached_property
+    def p(self) -> float | None:
+        """The exact two-sided sign test's p on the paired games (1 when none changed), or None unpaired."""
+        return None if self.changed is None else sign_test_p(*self.changed)
+
+    @cached_property
     def significant(self) -> bool | None:
         """Whether the drift is more than noise at the gate's family-wise FALSE_ALARM (None: not tested)."""
-        z = self.z
-        return None if z is None else abs(z) > critical_z(self.cells)
+        return None if self.changed is None else sign_test_significant(*self.changed, cell_level(self.cells))
 
     @property
     def notice(self) -> Literal["significant", "untested"] | None:
@@ -254,12 +266,54 @@ class CellResult:
         return "outside" in self.verdicts.values() or (self.vs_baseline is not None and self.vs_baseline.failed)
 
 
-def critical_z(cells: int, level: float = FALSE_ALARM) -> float:
-    """The normal quantile one cell's two-sided test uses when ``cells`` cells share the false-alarm
-    rate ``level`` (Bonferroni: each cell gets ``level / cells``)."""
+def cell_level(cells: int, level: float = FALSE_ALARM) -> float:
+    """The false-alarm rate one cell's test is held to when ``cells`` cells share the family-wise rate
+    ``level`` (Bonferroni: ``level / cells``)."""
     if isinstance(cells, bool) or not isinstance(cells, int) or cells < 1:
         raise ValueError(f"cells must be a positive integer, got {cells!r}")
-    return NormalDist().inv_cdf(1 - level / (2 * cells))
+    return level / cells
+
+
+def sign_test_exact_p(up: int, down: int) -> Fraction:
+    """The exact two-sided p of the sign test on ``up`` games won now and lost then and ``down`` the reverse:
+    ``min(1, 2 P(X <= min(up, down)))`` for ``X ~ Binomial(up + down, 1/2)``, as a fraction (integers
+    throughout: slow for hundreds of thousands of changed games)."""
+    n, k = up + down, min(up, down)
+    term, tail = 1, 0
+    for i in range(k + 1):  # C(n, i), i = 0 .. k
+        tail += term
+        term = term * (n - i) // (i + 1)
+    return min(Fraction(1), Fraction(2 * tail, 2**n))
+
+
+def sign_test_p(up: int, down: int) -> float:
+    """:func:`sign_test_exact_p` in floating point (relative error far below 1e-6): the largest term
+    ``C(n, k) / 2^n`` from log-gamma, the others by their ratios down to where they stop counting."""
+    n, k = up + down, min(up, down)
+    if 2 * k >= n:
+        return 1.0
+    log_top = math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) - n * math.log(2)
+    total, term = 1.0, 1.0
+    for i in range(k, 0, -1):  # C(n, i - 1) = C(n, i) * i / (n - i + 1)
+        term *= i / (n - i + 1)
+        total += term
+        if term < 1e-18 * total:
+            break
+    return min(1.0, 2 * math.exp(log_top) * total)
+
+
+def sign_test_significant(up: int, down: int, level: float) -> bool:
+    """Whether the exact two-sided sign test rejects at ``level`` (``p <= level``): from the floating-point p
+    unless it lies within a millionth of the level, then from the exact fraction."""
+    p = sign_test_p(up, down)
+    if abs(p - level) > 1e-6 * level:
+        return p <= level
+    return sign_test_exact_p(up, down) <= Fraction(level)
+
+
+def fmt_p(p: float) -> str:
+    """A p-value in a few characters: ``1``, ``0.159``, ``5.2e-04``, ``<1e-300``."""
+    return f"{p:.3g}" if p >= 0.001 else f"{p:.1e}" if p >= 1e-300 else "<1e-300"
 
 
 def detectable_drift(baseline_rate: float, games: int, tolerance: float, power: float = POWER) -> float:
@@ -687,17 +741,21 @@ def report_table(results: list[CellResult]) -> str:
         r0 = with_base[0]
         lines.append(f"win rate against the stored baseline: the same {r0.games} games replayed; a cell fails when "
                      f"its win rate moved more than {fmt_diff('win_rate', r0.vs_baseline.tolerance, False)}")
-        lines.append(f"{'cell':<26}{'baseline':>9}{'now':>9}{'drift':>15}{'z':>7}   {'fails 95% from':<16}verdict")
+        lines.append(f"{'cell':<26}{'baseline':>9}{'now':>9}{'drift':>15}{'z':>7}{'p':>10}   "
+                     f"{'fails 95% from':<16}verdict")
         for r in with_base:
             v = r.vs_baseline
             z = "-" if v.z is None else f"{v.z:+.1f}"
+            p = "-" if v.p is None else fmt_p(v.p)
             lines.append(f"{r.cell.name:<26}{fmt_value('win_rate', v.baseline):>9}{fmt_value('win_rate', v.value):>9}"
-                         f"{fmt_diff('win_rate', v.drift):>15}{z:>7}   "
+                         f"{fmt_diff('win_rate', v.drift):>15}{z:>7}{p:>10}   "
                          f"{fmt_diff('win_rate', v.detectable, False):<16}{drift_verdict(r)}")
-        lines.append(f"('z': the drift over its noise on the paired games, a real drift beyond +/-"
-                     f"{critical_z(r0.vs_baseline.cells):.2f}; 'fails 95% from': the smallest true drift that fails "
+        cells = r0.vs_baseline.cells
+        lines.append(f"('z': the drift over its noise on the paired games; 'p': the exact two-sided sign test on "
+                     f"them, a real drift at p <= {100 * cell_level(cells):.3g}% (the notices' family-wise "
+                     f"{FALSE_ALARM:.1%} over {_cells(cells)}); 'fails 95% from': the smallest true drift that fails "
                      f"the gate with probability >= {POWER:.0%}, whatever the pairing of old and new games; "
-                     "a drift inside the tolerance with |z| beyond it is named below as real)")
+                     "a drift inside the tolerance with p that small is named below as real)")
         lines.append("")
     lines.append("bands (a metric fails when its 95% interval lies entirely outside its band)")
     lines.append(f"{'cell':<26}{'metric':<18}{'band':<28}{'estimate':>12}  {'95% interval':<28}{'games':>6}  verdict")
@@ -722,9 +780,10 @@ def notice_text(r: CellResult) -> str | None:
     inside = f"inside the {fmt_diff('win_rate', v.tolerance, False).replace(' points', '-point')} tolerance"
     if kind == "significant":
         a, b = v.changed
-        return (f"NOTICE {r.cell.name}: real drift {fmt_diff('win_rate', v.drift)} (z {v.z:+.1f} on the same "
-                f"{r.games} games: {a} won now and lost then, {b} the reverse; significant at the notices' "
-                f"family-wise {FALSE_ALARM:.1%} level over {_cells(v.cells)}), {inside}: it passes, but it is real")
+        return (f"NOTICE {r.cell.name}: real drift {fmt_diff('win_rate', v.drift)} (z {v.z:+.1f}, exact p "
+                f"{fmt_p(v.p)}, on the same {r.games} games: {a} won now and lost then, {b} the reverse; "
+                f"significant at the notices' family-wise {FALSE_ALARM:.1%} level over {_cells(v.cells)}), {inside}: "
+                "it passes, but it is real")
     return (f"NOTICE {r.cell.name}: drift {fmt_diff('win_rate', v.drift)}, {inside}, is not tested for "
             f"significance: {v.unpaired} (record the baseline's games with `check --update`)")
 
@@ -764,7 +823,7 @@ def as_json(results: list[CellResult]) -> list[dict]:
                         "detectable_drift": v.detectable, "games": r.games,
                         "won_now_lost_then": None if v.changed is None else v.changed[0],
                         "lost_now_won_then": None if v.changed is None else v.changed[1],
-                        "z": v.z, "critical_z": critical_z(v.cells), "significant": v.significant,
+                        "z": v.z, "p": v.p, "level": cell_level(v.cells), "significant": v.significant,
                         "unpaired": v.unpaired, "verdict": "drifted" if v.failed else "ok",
                         "notice": notice_text(r)})
         for m, band in r.cell.bands().items():

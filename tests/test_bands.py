@@ -7,6 +7,7 @@ import math
 import re
 import shutil
 import textwrap
+from fractions import Fraction
 from pathlib import Path
 from statistics import NormalDist
 
@@ -17,7 +18,7 @@ from sim.bands import (
     FALSE_ALARM,
     BandsError,
     Drift,
-    critical_z,
+    cell_level,
     detectable_drift,
     false_alarm_rate,
     load_bands,
@@ -25,6 +26,9 @@ from sim.bands import (
     power_at,
     read_wins,
     run_check,
+    sign_test_exact_p,
+    sign_test_p,
+    sign_test_significant,
     update_bands,
     wins_path,
 )
@@ -116,8 +120,8 @@ def test_default_pack_passes_the_shipped_gate_with_zero_drift(default_gate):
     model, _ = load_bands(BANDS)
     assert f"all {len(model.cell)} cells passed" in out and len(model.cell) == 10
     for c in model.cell:
-        # z +0.0: bands.wins holds this baseline's games, and today's are the same
-        assert re.search(rf"^{re.escape(c.name)} +\S+% +\S+% +\+0\.00 points +\+0\.0 +\S+ points +ok$",
+        # z +0.0, p 1: bands.wins holds this baseline's games, and today's are the same
+        assert re.search(rf"^{re.escape(c.name)} +\S+% +\S+% +\+0\.00 points +\+0\.0 +1 +\S+ points +ok$",
                          out, re.M), c.name
     assert "NOTICE" not in out
 
@@ -139,7 +143,7 @@ def test_the_shipped_cells_are_the_readme_s():
 
 def test_a_real_drift_inside_the_tolerance_is_a_notice_of_the_shipped_gate():
     """The README's NOTICE: consequences in encounters moves 1p-heuristic by about half a point, a change the
-    tolerance lets pass and McNemar's z on the paired games says is real."""
+    tolerance lets pass and the exact sign test on the paired games says is real."""
     change = "henchmen.readings.consequences_in_encounters=true"
     rc, out = _cli(["check", BANDS, "--set", change])
     readme = (ROOT / "README.md").read_text()
@@ -191,8 +195,7 @@ def test_shipped_gate_power_is_what_check_prints():
         d = detectable_drift(rate, c.games, c.tolerance)
         assert power_at(d, rate, c.games, c.tolerance) == pytest.approx(0.95, abs=1e-9), cell.name
         assert d >= c.tolerance, cell.name
-    z = NormalDist().inv_cdf(1 - 0.005 / (2 * k))
-    assert critical_z(k) == pytest.approx(z, abs=1e-12)
+    assert cell_level(k) == 0.005 / k
     assert detectable_drift(0.5, 40_000, 0.01) == pytest.approx(0.01 + 1.6448536 / 200, abs=1e-7)
 
 
@@ -212,31 +215,61 @@ def test_a_change_with_no_real_effect_fails_the_shipped_gate_at_the_stated_rate(
     assert abs(failed.mean() - predicted) <= 3 * math.sqrt(predicted * (1 - predicted) / reps)
 
 
+def _notice_cutoff(m: int, level: float) -> int:
+    """The most games won now and lost then (of ``m`` changed games) that the test still calls a real drift
+    (-1: none): the rejection region, found by bisection and checked on both sides of its edge."""
+    lo, hi = -1, m // 2  # significant at lo (or lo = -1); not at hi: up == down is never significant
+    assert not sign_test_significant(m // 2, m - m // 2, level)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if sign_test_significant(mid, m - mid, level) else (lo, mid)
+    return lo
+
+
 def test_a_change_with_no_real_effect_gets_a_notice_at_most_the_stated_rate():
-    """McNemar's z on simulated paired games with no true drift (each changed game as likely to go either way):
-    the share of gate runs in which any cell's |z| passes critical_z is at most FALSE_ALARM, with many changed
-    games (independent replays) or few."""
-    rates, n = _shipped_rates()
-    k = len(rates)
-    rng = np.random.default_rng(20261128)
-    reps = 400_000
-    se = math.sqrt(FALSE_ALARM * (1 - FALSE_ALARM) / reps)
-    for changed in ("independent", 60):
-        noticed = np.zeros(reps, bool)
-        for p in rates:
-            m = rng.binomial(n, 2 * p * (1 - p), reps) if changed == "independent" else np.full(reps, changed)
-            up = rng.binomial(m, 0.5)
-            z = (2 * up - m) / np.sqrt(np.maximum(m, 1))
-            noticed |= np.abs(z) > critical_z(k)
-        assert noticed.mean() <= FALSE_ALARM + 3 * se, (changed, noticed.mean())
+    """With no true drift each changed game goes either way with probability 1/2. For every number of changed
+    games up to 2,000 (and a few far more), the probability that a cell gets a NOTICE is at most its share of
+    FALSE_ALARM, computed exactly: so at most FALSE_ALARM over the file's cells (Bonferroni), however few games
+    a change moves. The test is the exact sign test, not a more cautious one: one more game in the region would
+    break the level. McNemar's normal z, which decided before, let 0.064% per cell through at 74 changed games."""
+    _, n = _shipped_rates()
+    level = cell_level(10)
+    assert level == FALSE_ALARM / 10 == 0.0005
+    bound = Fraction(level)
+    for m in [*range(1, 2001), 5_000, 20_000, n]:
+        c = _notice_cutoff(m, level)
+        tail, term = 0, 1  # sum of C(m, i) for i <= c, then C(m, c + 1)
+        for i in range(c + 1):
+            tail += term
+            term = term * (m - i) // (i + 1)
+        alarm = Fraction(2 * tail, 2**m)  # both tails: up <= c or down <= c (disjoint, c < m / 2)
+        assert alarm <= bound, (m, c, float(alarm))
+        assert Fraction(2 * (tail + term), 2**m) > bound, m  # the region is the largest the level allows
+        assert sign_test_exact_p(c + 1, m - c - 1) > bound and (c < 0 or sign_test_exact_p(c, m - c) <= bound)
+    # the old rule: |z| > 3.48 (the normal quantile of 0.05% two-sided) at 74 changed games: 24 against 50 or worse
+    z = NormalDist().inv_cdf(1 - level / 2)
+    c = max(k for k in range(38) if abs(74 - 2 * k) / math.sqrt(74) > z)
+    assert 2 * sum(math.comb(74, i) for i in range(c + 1)) / 2**74 == pytest.approx(0.00064, abs=0.000005)
+
+
+def test_few_changed_games_are_judged_exactly():
+    """15 games won now and lost then against 1 the reverse: z = 14 / 4 = 3.50, beyond 3.48, but the exact p is
+    2 * 17 / 2^16 = 0.00052, above the 10 cells' 0.0005: no NOTICE. The README's 1140 against 910 still is one."""
+    assert sign_test_exact_p(15, 1) == Fraction(2 * 17, 2**16) and sign_test_p(15, 1) == pytest.approx(0.000518799)
+    few = _drift(15, 1)
+    assert few.z == 3.5 and few.p == pytest.approx(0.00052, abs=2e-6) and not few.significant and few.notice is None
+    assert _drift(1140, 910).significant and _drift(1140, 910).p == pytest.approx(4.13055e-7, rel=1e-5)
+    assert _drift(16, 1).significant  # p = 2 * 18 / 2^17 = 0.00027
+    # the floating-point p is the exact one, to far better than the millionth at which the decision goes exact
+    for up, down in [(0, 0), (1, 0), (3, 2), (15, 1), (100, 0), (1140, 910), (10_100, 9_900), (9_000, 7_000)]:
+        assert sign_test_p(up, down) == pytest.approx(float(sign_test_exact_p(up, down)), rel=1e-9, abs=1e-300)
 
 
 def test_the_notice_level_follows_the_number_of_cells_and_the_fail_rule_does_not():
     """Bonferroni over the file's cells for the notices' z; the pass/fail rule stays the agreed tolerance
     (it is not raised to the noise of independent replays, which would let real drifts past it)."""
     n = 40_000
-    assert critical_z(30) > critical_z(10) > critical_z(8) > critical_z(1)
-    assert critical_z(10) == pytest.approx(NormalDist().inv_cdf(1 - FALSE_ALARM / 20), abs=1e-12)
+    assert cell_level(30) < cell_level(10) < cell_level(8) < cell_level(1) == FALSE_ALARM
     # one cell near 50%: about 0.47% (1 point is 2.83 noise standard deviations); ten: about ten times that
     assert false_alarm_rate([0.5], n, 0.01) == pytest.approx(2 * NormalDist().cdf(-0.01 / math.sqrt(0.5 / n)))
     assert false_alarm_rate([0.5] * 10, n, 0.01) == pytest.approx(1 - (1 - false_alarm_rate([0.5], n, 0.01)) ** 10)
@@ -244,7 +277,7 @@ def test_the_notice_level_follows_the_number_of_cells_and_the_fail_rule_does_not
     # a real drift of 1.1 points on the same games fails, however few games it changes
     assert _drift(401, 0).failed and not _drift(400, 0).failed  # "moved more than" the tolerance
     with pytest.raises(ValueError, match="cells must be a positive integer"):
-        critical_z(0)
+        cell_level(0)
 
 
 @pytest.mark.parametrize("pairing", ["independent", "most_discordant"])
@@ -367,26 +400,28 @@ def _drift(up: int, down: int | None, n: int = 40_000, base_wins: int = 18_205, 
 
 
 def test_the_notice_decision():
-    """A cell that passes gets a NOTICE when its paired drift is beyond the gate's family-wise critical value
-    (McNemar's z), or when it drifted and its baseline games are not recorded; never when it failed."""
-    z10 = critical_z(10)
+    """A cell that passes gets a NOTICE when its paired drift is real at the gate's family-wise level (the exact
+    sign test's p at most the cell's share of it), or when it drifted and its baseline games are not recorded;
+    never when it failed."""
+    level = cell_level(10)
     real = _drift(1140, 910)  # +0.57 points, z = 230 / sqrt(2050) = 5.08: the audit's 1p consequences change
     assert real.z == pytest.approx(230 / math.sqrt(2050)) and not real.failed and real.significant
     assert real.notice == "significant"
+    assert real.p == pytest.approx(float(sign_test_exact_p(1140, 910))) and real.p < level
     noise = _drift(1020, 990)  # +0.08 points, z = 0.67
-    assert not noise.significant and noise.notice is None
+    assert not noise.significant and noise.notice is None and noise.p > 0.5
     assert _drift(100, 0).notice == "significant"  # 100 games more won, none fewer: z 10
     assert _drift(100, None).notice == "untested"  # the same drift, its games not recorded
-    # either side of the critical value: the same +40-game drift spread over m and m + 2 changed games
-    m = max(k for k in range(40, 400, 2) if 40 / math.sqrt(k) > z10)
+    # either side of the level: the same +40-game drift spread over m and m + 2 changed games
+    m = max(k for k in range(40, 400, 2) if sign_test_exact_p((k + 40) // 2, (k - 40) // 2) <= Fraction(level))
     assert _drift((m + 40) // 2, (m - 40) // 2).notice == "significant"
     assert _drift((m + 42) // 2, (m - 38) // 2).notice is None
-    assert _drift(0, 0).notice is None and _drift(0, 0).z == 0.0  # no game changed result
+    assert _drift(0, 0).notice is None and _drift(0, 0).z == 0.0 and _drift(0, 0).p == 1  # no game changed
     assert _drift(0, None, base_wins=18_205).notice is None  # drift 0 exactly: nothing to say
     big = _drift(3000, 2400)  # +1.5 points: fails, the FAIL line says it
     assert big.failed and big.significant and big.notice is None
-    # fewer cells, a looser critical value: the family-wise level is what it is about
-    assert critical_z(1) < z10 and _drift((m + 42) // 2, (m - 38) // 2, cells=1).notice == "significant"
+    # fewer cells, a looser level per cell: the family-wise level is what it is about
+    assert cell_level(1) > level and _drift((m + 42) // 2, (m - 38) // 2, cells=1).notice == "significant"
 
 
 def _result(v: Drift, name: str = "1p-heuristic"):
@@ -398,8 +433,8 @@ def _result(v: Drift, name: str = "1p-heuristic"):
 
 def test_notice_lines_say_how_real_the_drift_is():
     t = notice_text(_result(_drift(1140, 910)))
-    assert t == ("NOTICE 1p-heuristic: real drift +0.57 points (z +5.1 on the same 40000 games: 1140 won now and lost "
-                 "then, 910 the reverse; significant at the notices' family-wise 0.5% level over 10 cells), inside the "
+    assert t == ("NOTICE 1p-heuristic: real drift +0.57 points (z +5.1, exact p 4.1e-07, on the same 40000 games: "
+                 "1140 won now and lost then, 910 the reverse; significant at the notices' family-wise 0.5% level over 10 cells), inside the "
                  "1.00-point tolerance: it passes, but it is real")
     t = notice_text(_result(_drift(230, None)))
     assert t == ("NOTICE 1p-heuristic: drift +0.57 points, inside the 1.00-point tolerance, is not tested for "
@@ -421,13 +456,14 @@ def test_a_real_content_change_inside_the_tolerance_gets_a_notice(tmp_path):
     change = ["--set", "henchmen.readings.consequences_in_encounters=true"]
     rc, out = _cli(["check", path, *change])
     assert rc == 0, out
-    m = re.search(r"^NOTICE 3p-heuristic: real drift \+(\d\.\d\d) points \(z \+(\d\.\d) on the same 4000 games: "
-                  r"(\d+) won now and lost then, (\d+) the reverse; significant at the notices' family-wise 0\.5% level "
+    m = re.search(r"^NOTICE 3p-heuristic: real drift \+(\d\.\d\d) points \(z \+(\d\.\d), exact p (\S+), on the same "
+                  r"4000 games: (\d+) won now and lost then, (\d+) the reverse; significant at the notices' family-wise 0\.5% level "
                   r"over 1 cell\), inside the (\d\.\d\d)-point tolerance: it passes, but it is real$", out, re.M)
     assert m, out
-    assert 1.0 < float(m[1]) < float(m[5]) and float(m[2]) > critical_z(1)
-    assert float(m[1]) == pytest.approx((int(m[3]) - int(m[4])) / 40, abs=0.006)
-    assert re.search(r"^3p-heuristic +\S+% +\S+% +\+\d\.\d\d points +\+\d\.\d +\S+ points +ok, NOTICE$",
+    assert 1.0 < float(m[1]) < float(m[6]) and float(m[3]) <= cell_level(1)
+    assert float(m[1]) == pytest.approx((int(m[4]) - int(m[5])) / 40, abs=0.006)
+    assert float(m[3]) == pytest.approx(float(sign_test_exact_p(int(m[4]), int(m[5]))), rel=0.05)
+    assert re.search(rf"^3p-heuristic +\S+% +\S+% +\+\d\.\d\d points +\+\d\.\d +{re.escape(m[3])} +\S+ points +ok, NOTICE$",
                      out, re.M), out
     assert "the 1 cell passed: no drift beyond the tolerance, every metric inside its band (1 NOTICE above)" in out
     rc, js = _cli(["check", path, *change, "--json"])
@@ -435,16 +471,18 @@ def test_a_real_content_change_inside_the_tolerance_gets_a_notice(tmp_path):
     (rec,) = [r for r in doc["cells"] if r["check"] == "baseline"]
     assert rc == 0 and doc["passed"] and doc["notices"] == [m[0]] and rec["notice"] == m[0]
     assert rec["significant"] is True and rec["verdict"] == "ok" and rec["z"] == pytest.approx(float(m[2]), abs=0.05)
-    assert (rec["won_now_lost_then"], rec["lost_now_won_then"]) == (int(m[3]), int(m[4]))
-    # unchanged: z 0, no notice
+    assert (rec["won_now_lost_then"], rec["lost_now_won_then"]) == (int(m[4]), int(m[5]))
+    assert rec["p"] == pytest.approx(float(sign_test_exact_p(int(m[4]), int(m[5]))), rel=1e-9)
+    assert rec["level"] == FALSE_ALARM  # one cell: the whole family-wise level
+    # unchanged: z 0, p 1, no notice
     rc, out = _cli(["check", path])
-    assert rc == 0 and "NOTICE" not in out and re.search(r"^3p-heuristic .* \+0\.00 points +\+0\.0 ", out, re.M)
+    assert rc == 0 and "NOTICE" not in out and re.search(r"^3p-heuristic .* \+0\.00 points +\+0\.0 +1 ", out, re.M)
     # without the recorded games the drift is still named, as not tested
     wins_path(path).unlink()
     rc, out = _cli(["check", path, *change])
     assert rc == 0 and re.search(r"^NOTICE 3p-heuristic: drift \+\d\.\d\d points, inside the \d\.\d\d-point "
                                  r"tolerance, is not tested for significance: bands\.wins does not exist", out, re.M)
-    assert re.search(r"^3p-heuristic +\S+% +\S+% +\+\d\.\d\d points +- ", out, re.M), out
+    assert re.search(r"^3p-heuristic +\S+% +\S+% +\+\d\.\d\d points +- +- ", out, re.M), out
 
 
 def test_baseline_games_of_other_games_are_not_paired(tmp_path):

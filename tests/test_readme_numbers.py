@@ -340,14 +340,20 @@ def test_band_gate_power_figures_are_the_gate_s_own():
 
     import numpy as np
 
-    from sim.bands import POWER, critical_z, detectable_drift, false_alarm_rate, load_bands
+    from sim.bands import POWER, Drift, cell_level, detectable_drift, false_alarm_rate, load_bands
 
     text = _readme()
     model, _ = load_bands(ROOT / "experiments" / "bands.toml")
     k, n, tol = len(model.cell), model.check.games, model.check.tolerance
     assert (n, tol) == (40000, 0.01)
     rates = [c.baseline.wins / c.baseline.games for c in model.cell]
-    assert f"(Bonferroni: {critical_z(k):.2f} for the {k} cells of `experiments/bands.toml`)" in text
+    assert f"(Bonferroni: {100 * cell_level(k):.2f}% for the {k} cells of `experiments/bands.toml`)" in text
+    # the normal z that no longer decides: 15 against 1 is beyond its quantile, not significant by the exact p
+    few = Drift(0.5, 0.5 + 14 / n, tol, 0.0, k, (15, 1))
+    z = NormalDist().inv_cdf(1 - cell_level(k) / 2)
+    assert few.z > z and few.p > cell_level(k) and not few.significant
+    assert (f"(15 won now and lost then against 1 is z {few.z:.2f}, beyond the {z:.2f} of a two-sided "
+            f"{100 * cell_level(k):.2f}%, but p {few.p:.5f}: no NOTICE)") in text
     # independent replays, no true change: one cell near 50%, and the shipped cells together
     assert (f"fails a cell near 50% {100 * false_alarm_rate([0.5], n, tol):.2f}% of the time, the whole gate "
             f"{100 * false_alarm_rate(rates, n, tol):.1f}% of the time") in text
