@@ -644,7 +644,8 @@ def cmd_check(args) -> int:
     failed = [r for r in results if r.failed]
     notices = notice_lines(results)
     if args.json:
-        print(json.dumps({"passed": not failed, "notices": notices, "cells": as_json(results)}, indent=2))
+        print(json.dumps({"passed": not failed, "played_with": _check_played_with(args, content, sets),
+                          "notices": notices, "cells": as_json(results)}, indent=2))
     else:
         given = [_check_pack_line(args, content),
                  None if args.skills is None else f"--skills {args.skills}"]
@@ -659,6 +660,14 @@ def cmd_check(args) -> int:
             print(f"{who} passed: no drift beyond the tolerance, every metric inside its band"
                   + (f" ({len(notices)} NOTICE{'S' if len(notices) > 1 else ''} above)" if notices else ""))
     return 1 if failed else 0
+
+
+def _check_played_with(args, content, sets: dict) -> dict:
+    """What ``check --json`` says the command line changed from the bands file (the text's ``played with:``
+    line): ``content``, the ``--content`` pack (folder as given, name, hash; None: the file's own or the built-in
+    one); ``set``, the ``--set`` values (applied under each cell's own overrides); ``skills``, ``--skills``."""
+    pack = None if content is None else {"folder": str(args.content), "name": content.name, "hash": content.hash}
+    return {"content": pack, "set": sets, "skills": args.skills}
 
 
 def _check_pack_line(args, content) -> str | None:

@@ -227,6 +227,17 @@ def test_check_names_content_set_and_skills(own_pack, pack, tmp_path, capsys):
                 capsys).splitlines()[0]
     assert first == (f"played with: content pack 'my-pack' at {pack} with --set lobo.track.start=1 (under each "
                      "cell's own overrides); --skills fixed")
+    # --json says the same (it said nothing of them)
+    from sim.content import load
+
+    doc = json.loads(run(["check", str(bands), "--json"], capsys))
+    assert doc["played_with"] == {"content": None, "set": {}, "skills": None}
+    doc = json.loads(run(["check", str(bands), "--content", pack, "--set", "lobo.track.start=1", "--set",
+                          "villain.counts={minus_one=4}", "--skills", "fixed", "--json"], capsys))
+    assert list(doc) == ["passed", "played_with", "notices", "cells"]
+    assert doc["played_with"] == {"content": {"folder": str(pack), "name": "my-pack", "hash": load(pack).hash},
+                                  "set": {"lobo.track.start": 1, "villain.counts": {"minus_one": 4}},
+                                  "skills": "fixed"}
 
 
 def test_run_names_the_specs_own_content_pack(pack, tmp_path, capsys):
