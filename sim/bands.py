@@ -925,15 +925,59 @@ def updated_text(path: Path, results: list[CellResult], margin: float) -> str:
     return "".join(out)
 
 
-def update_bands(path: str | Path, results: list[CellResult], margin: float) -> str:
+@dataclass
+class BandsUpdate:
+    """What ``check --update`` changed: :meth:`text` for the terminal, :meth:`as_json` for ``--json``."""
+
+    file: str  # the bands file's name
+    diff: str  # its unified diff ("" when unchanged)
+    wins_file: str
+    wins_changed: bool  # whether the wins file was (re)written
+    margin: float
+    before: BandsModel
+    after: BandsModel
+    results: list[CellResult]
+
+    def text(self) -> str:
+        """The diff to review, and a line naming the wins file when it changed."""
+        out = self.diff
+        if self.wins_changed:
+            out += (f"recorded the baselines' games of {_cells(len(self.results))} in {self.wins_file} (commit it "
+                    f"with {self.file})\n")
+        return out or "bands and baselines unchanged"
+
+    def as_json(self) -> dict:
+        """Fractions throughout: per cell, its baseline and each band before and after, and today's estimates."""
+        old = {c.name: c for c in self.before.cell}
+        new = {c.name: c for c in self.after.cell}
+
+        def base(b: Baseline | None) -> dict | None:
+            return None if b is None else {"seed": b.seed, "games": b.games, "wins": b.wins}
+
+        cells = []
+        for r in self.results:
+            was, now = old[r.cell.name], new[r.cell.name]
+            bands = {m: {"before": list(was.bands()[m]), "after": list(band), "estimate": r.estimates[m].value,
+                         "ci_low": r.estimates[m].low, "ci_high": r.estimates[m].high}
+                     for m, band in now.bands().items()}
+            changed = was.baseline != now.baseline or any(b["before"] != b["after"] for b in bands.values())
+            cells.append({"cell": r.cell.name, "changed": changed, "games": r.games,
+                          "baseline": {"before": base(was.baseline), "after": base(now.baseline)}, "bands": bands})
+        return {"updated": bool(self.diff) or self.wins_changed, "margin": self.margin,
+                "bands_file": {"name": self.file, "changed": bool(self.diff)},
+                "wins_file": {"name": self.wins_file, "changed": self.wins_changed}, "cells": cells}
+
+
+def update_bands(path: str | Path, results: list[CellResult], margin: float) -> BandsUpdate:
     """Rewrite the bands file around today's estimates and baselines, and record today's games as the
-    baselines' in the wins file beside it (:func:`wins_path`); returns the unified diff shown to the user
-    (and a line naming the wins file when it changed).
+    baselines' in the wins file beside it (:func:`wins_path`); returns what changed (the unified diff shown
+    to the user, the wins file, each cell before and after).
 
     The new text is read back and checked before it replaces the file: every
     cell must hold today's baseline, or nothing is written.
     """
     p = Path(path)
+    before, _ = load_bands(p)
     old = p.read_text()
     new = updated_text(p, results, margin)
     tmp = p.with_name(p.name + ".tmp")
@@ -967,5 +1011,4 @@ def update_bands(path: str | Path, results: list[CellResult], margin: float) -> 
         tmp.unlink()
     if wins_changed:
         wtmp.replace(w)
-        diff += f"recorded the baselines' games of {_cells(len(results))} in {w.name} (commit it with {p.name})\n"
-    return diff
+    return BandsUpdate(p.name, diff, w.name, wins_changed, margin, before, model, results)

@@ -634,8 +634,8 @@ def cmd_check(args) -> int:
         results = run_check(args.bands, content=args.content, update=args.update, overrides=sets,
                             skills=args.skills)
         if args.update:
-            diff = update_bands(args.bands, results, 0.03 if args.margin is None else args.margin)
-            print(diff or "bands and baselines unchanged")
+            update = update_bands(args.bands, results, 0.03 if args.margin is None else args.margin)
+            print(json.dumps(update.as_json(), indent=2) if args.json else update.text())
             return 0
     except BandsError as e:
         raise SystemExit(f"bands error: {e}") from None
@@ -1131,7 +1131,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "the interval lies inside it (0 gives the interval itself, not a point). A "
                          "fraction from 0 to 1: for a win rate or outcome share 0.03 is +/- 3 points (0.45 -> "
                          "[0.42, 0.48]); for mean_turns it is +/- 3%% of the mean (default 0.03)")
-    ch.add_argument("--json", action="store_true", help="machine-readable output")
+    ch.add_argument("--json", action="store_true",
+                    help="machine-readable output (with --update: each cell's baseline and bands before and after)")
     ch.set_defaults(func=cmd_check)
 
     be = sub.add_parser("bench", help="games per second of the kernel (1 and all threads) and the reference, compile times")

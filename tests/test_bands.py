@@ -329,6 +329,33 @@ def test_update_rebaselines_and_prints_the_diff(tmp_path, packs):
     assert rc == 0 and again.strip() == "bands and baselines unchanged"
 
 
+def test_update_json_says_what_changed_cell_by_cell(tmp_path, packs):
+    """`check --update --json` prints JSON (it printed the text diff): each cell's baseline and bands before and
+    after, today's estimates, and whether the bands and wins files changed."""
+    path = bands_file(tmp_path)
+    was = load_bands(path)[0].cell[0]
+    path.write_text(path.read_text().replace("tolerance = 0.01\n", f'tolerance = 0.01\ncontent = "{packs["lobo2"]}"\n'))
+    rc, out = _cli(["check", path, "--update", "--margin", "0.02", "--json"])
+    doc = json.loads(out)
+    now = load_bands(path)[0].cell[0]
+    (r,) = run_check(path)
+    assert rc == 0 and now.baseline.wins < was.baseline.wins
+    assert doc == {
+        "updated": True, "margin": 0.02,
+        "bands_file": {"name": "bands.toml", "changed": True}, "wins_file": {"name": "bands.wins", "changed": True},
+        "cells": [{"cell": "3p-heuristic", "changed": True, "games": 4000,
+                   "baseline": {"before": {"seed": 7, "games": 4000, "wins": was.baseline.wins},
+                                "after": {"seed": 7, "games": 4000, "wins": now.baseline.wins}},
+                   "bands": {"win_rate": {"before": list(was.win_rate), "after": list(now.win_rate),
+                                          "estimate": r.estimates["win_rate"].value,
+                                          "ci_low": r.estimates["win_rate"].low,
+                                          "ci_high": r.estimates["win_rate"].high}}}]}
+    rc, out = _cli(["check", path, "--update", "--margin", "0.02", "--json"])
+    doc = json.loads(out)
+    assert rc == 0 and not doc["updated"] and not doc["cells"][0]["changed"]
+    assert not doc["bands_file"]["changed"] and not doc["wins_file"]["changed"]
+
+
 def test_margin_help_says_what_update_writes(tmp_path, capsys):
     """The help once called the margin "win rate points / turn fraction", read as 3 for 3 points, and never said
     that the band is widened to the 95% interval: with --margin 0 --update writes the interval, not a point."""
