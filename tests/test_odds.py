@@ -323,7 +323,7 @@ def test_cli_dice():
     rows = json.loads(odds.cli_dice(True))
     assert len(rows) == 6 * 2 * 2
     for r in rows:
-        assert set(r) == {"dice_allowed", "successes_needed", "reroll", "p_pass", "net_injuries"}
+        assert set(r) == {"dice_allowed", "successes_needed", "reroll", "p_pass", "net_injuries", "content_hash"}
         assert r["reroll"] in ("none", "on_fail")
         assert sum(r["net_injuries"].values()) == pytest.approx(1)
         assert all(isinstance(k, str) for k in r["net_injuries"])
@@ -348,7 +348,7 @@ def test_cli_gamble_json_holds_everything_the_text_prints():
     sampled, nor the table of dealt hands the text prints."""
     got = json.loads(odds.cli_gamble(True, samples=2_000, seed=3))
     text = odds.cli_gamble(False, samples=2_000, seed=3)
-    assert set(got) == {"policies", "dealt_hands", "dealt_hands_total"}
+    assert set(got) == {"policies", "dealt_hands", "dealt_hands_total", "content_hash"}
     stand, *sampled = got["policies"]
     exact = odds.stand_pat_odds()
     assert (Fraction(stand["p_win_exact"]), Fraction(stand["p_tie_exact"])) == (exact.p_win_exact, exact.p_tie_exact)
