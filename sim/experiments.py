@@ -558,11 +558,17 @@ def _check_reads(spec: Spec, pack) -> None:
                 where = f"the cells of {count(p, 'player')}, variant {s.variant_label!r}" + (
                     "" if ch.strip() == "default" else f", characters {ch!r}")
                 cells.append((where, s, ch))
+    # the experiment's overrides (and run --set) are judged in each cell by the pack it plays: its setup's own
+    # overrides applied after them (a setup's line-up seats the characters whose values it reads)
+    named = m.grid.setups != ["default"]
+    played = [(where + (f", setup {u!r}" if named else ""), s, ch,
+               {} if u == "default" else dict(m.setup[u].overrides))
+              for u in m.grid.setups for where, s, ch in cells]
     exp = dict(m.experiment.overrides)
     raw = load_raw(spec.content_path())
     with warnings.catch_warnings():  # the packs without one override: their warnings are not the cells'
         warnings.simplefilter("ignore", UnprintedValueWarning)
-        hit = reads.first_unread(pack, exp, cells, raw=raw)
+        hit = reads.first_unread(pack, exp, played, raw=raw)
         if hit is not None:
             if hit.path in spec.cli_sets:
                 then = {"rows": f"; no cell of {f} would play it", "scoped": f"; no cell of {f} would play it",

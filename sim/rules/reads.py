@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 
@@ -370,7 +371,9 @@ def first_unread(load, overrides: dict, cells: list[tuple], under: dict | None =
 
     ``load(overrides) -> Content`` builds a pack; where it refuses a set of overrides (ContentError), the paths
     it needs are not judged (the caller reports the refusal). ``cells``: ``(where, settings, characters)`` of
-    the games the overrides apply to; ``where`` names them in the text ("the cells of 2 player(s), variant
+    the games the overrides apply to, or ``(where, settings, characters, own)`` where the cell's pack has
+    overrides of its own (a spec's ``[setup.X]``, a bands cell's), applied after ``overrides``: the cell is
+    judged by the pack it plays; ``where`` names it in the text ("the cells of 2 player(s), variant
     'dirty-lobo'"). ``under``: overrides applied first; those of ``overrides`` win. ``raw``: the parsed pack,
     to tell the ``setup.toml`` rows a path names (without it, the rows whose values it changes).
 
@@ -393,12 +396,17 @@ def first_unread(load, overrides: dict, cells: list[tuple], under: dict | None =
 
     under = dict(under or {})
     full = {**under, **overrides}
+    groups: dict[str, tuple[dict, list]] = {}  # the cells by their own overrides
+    for cell in cells:
+        own = dict(cell[3]) if len(cell) > 3 and cell[3] else {}
+        groups.setdefault(json.dumps(own, sort_keys=True, default=str), (own, []))[1].append(cell)
     try:
-        after = load(full)
+        for own, _ in groups.values():
+            load({**full, **own})
     except ContentError:
         return None
-    players = sorted({s.players for _, s, _ in cells})
-    labels = sorted({s.variant_label for _, s, _ in cells})
+    players = sorted({cell[1].players for cell in cells})
+    labels = sorted({cell[1].variant_label for cell in cells})
     for path in overrides:
         if leaf(path) in META_KEYS:
             return Unread(path, f"names {leaf(path)!r}, which documents the pack for its readers: no game reads it",
@@ -406,42 +414,46 @@ def first_unread(load, overrides: dict, cells: list[tuple], under: dict | None =
         rest = {k: v for k, v in full.items() if k != path}
         if path in under:
             rest[path] = under[path]
-        try:
-            before = load(rest)
-        except ContentError:
-            continue
-        diffs = {p: changed(before, after, p) for p in range(1, MAX_PLAYERS + 1)}
-        counts = [p for p, d in diffs.items() if d]
-        if not counts:
-            continue
         row = path.startswith("setup.player_count")
         named = (rows_named(raw, path) if raw is not None else None) if row else None
-        read, scoped = False, None
-        for cell in cells:
-            where, s, characters = cell
-            p = s.players
-            if p not in counts:
-                if row:  # a row of another player count (scoped, as its selection says), or the value p has
-                    read = read or (named is not None and p in named)
-                    continue
-                fields = diffs[counts[0]]
-                own = ("lobo_start" if "lobo_start" in fields
-                       else "villain_counts" if any(f.startswith("villain_") for f in fields) else "value")
-                return Unread(path, f"has no effect in {where}: setup.toml's player_count {p} sets its own {own}, "
-                                    f"which {p}-player games play instead", cell, "shadowed")
-            why = _why(diffs[p], before, after, s, characters)
-            if why is None:
-                read = True
-            elif not set(diffs[p]) <= SCOPED:
-                return Unread(path, f"has no effect in {where}: {why}", cell, "variant")
-            else:
-                scoped = why
-        if read:
+        read, scoped, seen = False, None, set()
+        for own, group in groups.values():
+            after = load({**full, **own})
+            try:
+                before = load({**rest, **own})
+            except ContentError:
+                read = True  # not judged
+                continue
+            diffs = {p: changed(before, after, p) for p in range(1, MAX_PLAYERS + 1)}
+            counts = [p for p, d in diffs.items() if d]
+            if not counts:  # nothing changes here (its own overrides set it again: replaced_by's to say)
+                continue
+            seen.update(counts)
+            for cell in group:
+                where, s, characters = cell[:3]
+                p = s.players
+                if p not in counts:
+                    if row:  # a row of another player count (scoped, as its selection says), or the value p has
+                        read = read or (named is not None and p in named)
+                        continue
+                    fields = diffs[counts[0]]
+                    what = ("lobo_start" if "lobo_start" in fields
+                            else "villain_counts" if any(f.startswith("villain_") for f in fields) else "value")
+                    return Unread(path, f"has no effect in {where}: setup.toml's player_count {p} sets its own "
+                                        f"{what}, which {p}-player games play instead", cell, "shadowed")
+                why = _why(diffs[p], before, after, s, characters)
+                if why is None:
+                    read = True
+                elif not set(diffs[p]) <= SCOPED:
+                    return Unread(path, f"has no effect in {where}: {why}", cell, "variant")
+                else:
+                    scoped = why
+        if read or not seen:
             continue
         if scoped is not None:
             return Unread(path, f"has no effect: {scoped}, and the games here play {_counts(map(repr, labels), 'and')}",
                           None, "scoped")
         what = (f"names only setup.toml's row for {_counts(named)} player(s)" if named
-                else f"changes only what games of {_counts(counts)} player(s) read")
+                else f"changes only what games of {_counts(seen)} player(s) read")
         return Unread(path, f"{what}, but the games here have {_counts(players)}", None, "rows")
     return None
