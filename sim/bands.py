@@ -511,11 +511,13 @@ def _check_reads(model: BandsModel, source: str, content_path, overrides: dict |
 
     pack = pack_loader(content_path)
 
-    def cell_of(c: CellSection) -> tuple:
+    def cell_of(c: CellSection, own: bool = False) -> tuple:
+        """The cell as :func:`sim.rules.reads.first_unread` judges it; ``own``: with its own overrides, applied
+        after the ones judged (``check --set`` is judged by the pack the cell plays)."""
         s = Settings(players=c.players, **Settings._variant_flags(c.variant, skills or c.skills))
         lineup = "" if c.characters.strip() == "default" else f", characters {c.characters!r}"
         return (f"cell[{c.name}] ({count(c.players, 'player')}, variant {s.variant_label!r}{lineup})",
-                s, c.characters)
+                s, c.characters) + ((dict(c.overrides),) if own else ())
 
     sets = dict(overrides or {})
     raw = load_raw(content_path)
@@ -543,12 +545,12 @@ def _check_reads(model: BandsModel, source: str, content_path, overrides: dict |
                     warnings.warn(f"--set {path}={json.dumps(sets[path])} has no effect in cell[{c.name}]: its own "
                                   f"overrides replace it, and it replays its baseline's games",
                                   reads.UnreadOverrideWarning, stacklevel=2)
-            hit = reads.first_unread(pack, sets, [cell_of(c) for c in cells], raw=raw)
+            hit = reads.first_unread(pack, sets, [cell_of(c, own=True) for c in cells], raw=raw)
             if hit is not None and hit.kind in ("meta", "rows", "scoped"):
                 then = "" if hit.kind == "meta" else f"; no cell of {source} would play it"
                 raise SetError(f"--set {hit.path}={json.dumps(sets[hit.path])}: {hit.text}{then}")
             if hit is not None:
-                alone = [(c, reads.first_unread(pack, sets, [cell_of(c)], raw=raw)) for c in cells]
+                alone = [(c, reads.first_unread(pack, sets, [cell_of(c, own=True)], raw=raw)) for c in cells]
                 unread = [(c, h) for c, h in alone if h is not None]
                 if len(unread) == len(cells):
                     raise SetError(f"--set {hit.path}={json.dumps(sets[hit.path])}: {hit.text} ({source}); "
