@@ -368,3 +368,114 @@ def test_a_resolve_cut_at_or_above_every_readers_starting_resolve_plays_as_that_
     assert reads.why_alike(three, four, s) == ("a resolve_cut of 3 or more leaves every seat it applies to "
                                                "('Calli Dagger', 'Dexter Kane', 'Nika Shizuka') at Resolve 0")
     assert reads.why_alike(two, three, s) is None and reads.why_unread(three, four, s) is None
+
+
+def _ref_games(overrides, players=2, variant=None, games=200):
+    """Reference-engine games of the default pack with ``overrides``: the table a cell of that pack plays."""
+    pack = load_with_overrides(DEFAULT_PACK, overrides) if overrides else load()
+    df = sim.simulate(players=players, games=games, seed=11, variant=variant, content=pack, engine="reference",
+                      threads=1)
+    return df.to_numpy()
+
+
+DEX_LIFE = "characters.character[name=Dexter Kane].life"
+LINEUP2 = "setup.player_count[players=2].lineup"
+EXTRA_UN2 = "setup.player_count[players=2].extra_un"
+CAP2 = "setup.player_count[players=2].giver_choice_max_un"
+CHOICE2 = "setup.player_count[players=2].extra_choice"
+SEAT_SPEC = """
+[experiment]
+name = "seat"
+seed = 1
+games = 100
+batch = 100
+overrides = { EXP }
+
+[grid]
+players = [2]
+strategies = ["heuristic"]
+setups = ["seat"]
+
+[setup.seat]
+overrides = { OWN }
+"""
+
+
+def _seat_spec(tmp_path, exp, own):
+    text = SEAT_SPEC.replace("EXP", ", ".join(f'"{k}" = {v}' for k, v in exp.items())).replace(
+        "OWN", ", ".join(f'"{k}" = {v}' for k, v in own.items()))
+    return spec_file(tmp_path, text)
+
+
+def test_an_experiment_override_is_judged_by_the_pack_each_setup_plays(tmp_path):
+    """The experiment's overrides (and run --set) apply to every cell before its setup's own: a setup that seats
+    Dexter Kane reads his life, one that sets extra_choice reads the cap of Calli's share of it, and one that
+    seats Calli twice reads no extra_un. The games say the same."""
+    dexter = {LINEUP2: '["Dexter Kane", "Rocko Jurgen"]'}
+    assert len(load_spec(_seat_spec(tmp_path, {DEX_LIFE: 6}, dexter)).cells()) == 1
+    seated = {LINEUP2: ["Dexter Kane", "Rocko Jurgen"]}
+    assert not np.array_equal(_ref_games(seated), _ref_games({**seated, DEX_LIFE: 6}))
+    choice = {CHOICE2: 2}
+    assert len(load_spec(_seat_spec(tmp_path, {CAP2: 0}, choice)).cells()) == 1
+    assert not np.array_equal(_ref_games(choice), _ref_games({**choice, CAP2: 0}))
+    # run --set is judged alike
+    spec = load_spec(_seat_spec(tmp_path, {"lobo.track.start": 1}, dexter))
+    assert len(spec.with_overrides({DEX_LIFE: 6}).cells()) == 1
+    # the mirror: a setup seating Calli Dagger twice reads no extra_un, and plays the same games without it
+    callis = {LINEUP2: '["Calli Dagger", "Calli Dagger"]'}
+    with pytest.raises(SpecError) as e:
+        load_spec(_seat_spec(tmp_path, {EXTRA_UN2: 3}, callis))
+    assert str(e.value) == (
+        f'spec.toml: experiment.overrides: "{EXTRA_UN2}" = 3 has no effect in the cells of 2 players, variant '
+        "'standard', setup 'seat': only a character without gives_un reads it, and every seat plays one with it "
+        "(the line-up is 'Calli Dagger'); the seats read setup.toml's giver_extra_un instead; those cells would "
+        "play as if it were not set")
+    twice = {LINEUP2: ["Calli Dagger", "Calli Dagger"]}
+    assert np.array_equal(_ref_games(twice), _ref_games({**twice, EXTRA_UN2: 3}))
+    with pytest.raises(OptionError, match=r"^--set setup.player_count\[players=2\].extra_un=3: has no effect in "
+                                          r"the cells of 2 players, variant 'standard', setup 'seat': .*'Calli "
+                                          r"Dagger'\)"):
+        load_spec(_seat_spec(tmp_path, {"lobo.track.start": 1}, callis)).with_overrides({EXTRA_UN2: 3})
+
+
+SEAT_BANDS = """
+[check]
+seed = 7
+games = 40
+batch = 20
+tolerance = 0.05
+
+[[cell]]
+name = "seat"
+players = 2
+strategy = "heuristic"
+win_rate = [0.0, 1.0]
+baseline = { seed = 7, games = 40, wins = 10 }
+overrides = { "setup.player_count[players=2].lineup" = LINEUP }
+"""
+
+
+def test_check_set_is_judged_by_the_pack_each_cell_plays(tmp_path, monkeypatch, capsys):
+    """``check --set`` applies before a cell's own overrides: a cell seating Dexter Kane reads his life; a cell
+    seating Calli Dagger twice reads no extra_un, and is named in a warning (refused where it is the only cell)."""
+    dexter = SEAT_BANDS.replace("LINEUP", '["Dexter Kane", "Rocko Jurgen"]')
+    callis = SEAT_BANDS.replace("LINEUP", '["Calli Dagger", "Calli Dagger"]').replace('"seat"', '"callis"')
+    p, q = tmp_path / "dex.toml", tmp_path / "both.toml"
+    p.write_text(textwrap.dedent(dexter))
+    q.write_text(textwrap.dedent(dexter) + textwrap.dedent(callis)[textwrap.dedent(callis).index("[[cell]]"):])
+    _no_games(monkeypatch)
+    with pytest.raises(AssertionError, match="games were played"):
+        main(["check", str(p), "--set", f"{DEX_LIFE}=6"])
+    capsys.readouterr()
+    with pytest.raises(AssertionError, match="games were played"):  # cell[seat] plays the change
+        main(["check", str(q), "--set", f"{EXTRA_UN2}=3"])
+    warned = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning: --set")]
+    assert warned == [f"warning: --set {EXTRA_UN2}=3 has no effect in cell[callis] (2 players, variant 'standard'): "
+                      "only a character without gives_un reads it, and every seat plays one with it (the line-up is "
+                      "'Calli Dagger'); the seats read setup.toml's giver_extra_un instead: cell[callis] replays its "
+                      "baseline's games"], warned
+    only = tmp_path / "callis.toml"
+    only.write_text(textwrap.dedent(callis))
+    with pytest.raises(SystemExit) as e:
+        main(["check", str(only), "--set", f"{EXTRA_UN2}=3"])
+    assert e.value.code == 2 and str(e.value).endswith("no cell of callis.toml would play it")
