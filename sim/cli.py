@@ -399,13 +399,16 @@ def cmd_trace(args) -> int:
 
 
 def cmd_run(args) -> int:
+    from sim.experiments import OptionError as SpecOptionError
     from sim.experiments import SpecError, load_spec
     from sim.study import run_study
 
-    try:
-        spec = load_spec(args.spec)
+    try:  # --skills first: the spec is checked as its cells will play
+        spec = load_spec(args.spec, skills=args.skills)
         if args.games is not None:
             spec = spec.with_games(args.games)
+    except SpecOptionError as e:
+        raise OptionError(str(e)) from None
     except SpecError as e:
         raise SystemExit(f"spec error: {e}") from None
     # the spec alone is valid: a refusal now is the options' (the spec's cells with them changed)
@@ -423,10 +426,6 @@ def cmd_run(args) -> int:
                           f"{', '.join(repr(v) for v in fixed)} {'fixes' if len(fixed) == 1 else 'fix'} each character's skills, so "
                           "no player picks in "
                           "any cell; leave out --skills pick")
-    try:
-        spec = spec.with_skills(args.skills)
-    except SpecError as e:
-        raise OptionError(f"--skills {args.skills}: {e}") from None
     from sim.distributed import BatchFailed, SchedulerError, WorkerCodeMismatch, WorkersLost
     from sim.manifest import ResultsError
     from sim.study import StudyError

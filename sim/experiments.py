@@ -780,8 +780,12 @@ def expand_sweeps(raw: dict, spec_path: Path) -> tuple[dict, dict]:
     return out, origins
 
 
-def load_spec(path: str | Path) -> Spec:
-    """Read and validate an experiment spec (raises SpecError naming file, key, reason)."""
+def load_spec(path: str | Path, skills: str | None = None) -> Spec:
+    """Read and validate an experiment spec (raises SpecError naming file, key, reason).
+
+    ``skills``: ``run --skills``, set before the checks, so that they judge the cells as they will play (an
+    override read only where players pick their skills is read under ``--skills pick`` whatever the file says).
+    A refusal the file passes without it is the option's: an OptionError naming ``--skills``."""
     from sim.tomlfile import load_toml_model
 
     p, raw, model = load_toml_model(path, SpecModel, SpecError, "spec")
@@ -789,5 +793,11 @@ def load_spec(path: str | Path) -> Spec:
     if swept is not raw:
         raw, model = swept, SpecModel.model_validate(swept)
     spec = Spec(p.resolve(), model, raw, origins)
-    _check_cross(spec)
-    return spec
+    if skills is None or skills == model.experiment.skills:
+        _check_cross(spec)
+        return spec
+    try:
+        return spec.with_skills(skills)  # checked as it will play
+    except SpecError as e:
+        _check_cross(spec)  # the file's own fault is the file's
+        raise OptionError(f"--skills {skills}", str(e)) from None

@@ -479,3 +479,32 @@ def test_check_set_is_judged_by_the_pack_each_cell_plays(tmp_path, monkeypatch, 
     with pytest.raises(SystemExit) as e:
         main(["check", str(only), "--set", f"{EXTRA_UN2}=3"])
     assert e.value.code == 2 and str(e.value).endswith("no cell of callis.toml would play it")
+
+
+CALLI_CHOICES = "characters.character[name=Calli Dagger].advanced_choices"
+
+
+def test_run_skills_is_applied_before_the_spec_is_judged(tmp_path, monkeypatch):
+    """``run --skills pick`` on a spec whose file fixes the skills: Calli Dagger's advanced_choices, read only where
+    players pick, is read by every cell as played; the other way round, ``--skills fixed`` leaves it unread and is
+    refused naming the option."""
+    import sim.study
+
+    monkeypatch.setattr(sim.study, "run_study", lambda *a, **k: (_ for _ in ()).throw(AssertionError("played")))
+    text = SPEC.replace('variants = ["standard", "dirty-lobo"]\n', "").replace(
+        '"setup.player_count[players=2].lobo_start" = [1, 3]', f'"{CALLI_CHOICES}" = {CALLI_PICKS}'.replace("'", '"'))
+    fixed = spec_file(tmp_path, text.replace("batch = 100\n", 'batch = 100\nskills = "fixed"\n'), "fixed.toml")
+    with pytest.raises(SpecError, match=r"setup.lobo.overrides: .*fixed-skills"):  # as the file says
+        load_spec(fixed)
+    with pytest.raises(AssertionError, match="played"):
+        main(["run", str(fixed), "--quiet", "--out", str(tmp_path / "out"), "--skills", "pick"])
+    assert not np.array_equal(_ref_games(None), _ref_games({CALLI_CHOICES: CALLI_PICKS}))
+    picks = spec_file(tmp_path, text, "pick.toml")
+    assert len(load_spec(picks).cells()) == 2
+    with pytest.raises(SystemExit) as e:
+        main(["run", str(picks), "--quiet", "--out", str(tmp_path / "out"), "--skills", "fixed"])
+    assert e.value.code == 2 and str(e.value).startswith(
+        "error: --skills fixed: pick.toml: setup.lobo.overrides: ")
+    assert "fixed-skills" in str(e.value) and "\n" not in str(e.value)
+    assert np.array_equal(_ref_games(None, variant="fixed-skills"),
+                          _ref_games({CALLI_CHOICES: CALLI_PICKS}, variant="fixed-skills"))
