@@ -41,6 +41,9 @@ UNREAD = [
     ({"setup.player_count[players=2].resolve_cut": 1}, 2, "standard", "Rocko Jurgen,Rocko Jurgen"),
     # giver_choice_max_un caps Calli's share of extra_choice, which is 0 at 4 players
     ({"setup.player_count[players=4].giver_choice_max_un": 0}, 4, "standard", None),
+    ({"setup.player_count[players=2].giver_choice_max_un": 0}, 2, "standard", "random"),  # whoever sits
+    # the easier variant keeps at level 1 the henchmen henchmen_level2 starts at level 2: none at 3 players
+    ({"setup.player_count[players=3].easier_henchmen_level1": True}, 3, "easier", None),
 ]
 # the same values where the games read them
 READ = [
@@ -59,6 +62,8 @@ READ = [
     ({"setup.player_count[players=2].giver_extra_un": 3}, 2, "standard", None),
     ({"setup.player_count[players=4].resolve_cut_reduced": 2}, 4, "standard", None),  # Rocko sits at 4 players
     ({"setup.player_count[players=1].giver_choice_max_un": 0}, 1, "standard", None),  # extra_choice is 3 solo
+    ({"setup.player_count[players=1].giver_choice_max_un": 0}, 1, "standard", "random"),
+    ({"setup.player_count[players=2].easier_henchmen_level1": True}, 2, "easier", None),  # henchmen_level2 is 1
 ]
 
 
@@ -508,3 +513,23 @@ def test_run_skills_is_applied_before_the_spec_is_judged(tmp_path, monkeypatch):
     assert "fixed-skills" in str(e.value) and "\n" not in str(e.value)
     assert np.array_equal(_ref_games(None, variant="fixed-skills"),
                           _ref_games({CALLI_CHOICES: CALLI_PICKS}, variant="fixed-skills"))
+
+
+def test_a_value_whose_gate_is_0_is_refused_whoever_sits_and_under_easier(tmp_path):
+    """giver_choice_max_un caps Calli's share of extra_choice, 0 at 2 players, whatever line-up sits (a random one
+    too); easier_henchmen_level1 keeps at level 1 the henchmen henchmen_level2 starts at level 2, none from 3
+    players on: both play the same games, and are refused."""
+    cap = "setup.player_count[players=2].giver_choice_max_un"
+    with pytest.raises(SystemExit) as e:
+        main(["play", "--players", "2", "--games", "10", "--characters", "random", "--set", f"{cap}=0"])
+    assert str(e.value) == (f"error: --set {cap}=0: has no effect in this game (2 players, variant 'standard', "
+                            "characters 'random'): it caps the UN Transports a character with gives_un takes of "
+                            "extra_choice, which is 0 at 2 player(s); the games would be those of the pack without it")
+    level1 = "setup.player_count[players=3].easier_henchmen_level1"
+    text = SPEC.replace("players = [2]", "players = [3]").replace('["standard", "dirty-lobo"]', '["easier"]').replace(
+        '"setup.player_count[players=2].lobo_start" = [1, 3]', f'"{level1}" = true')
+    with pytest.raises(SpecError) as e:
+        load_spec(spec_file(tmp_path, text))
+    assert str(e.value) == (f'spec.toml: setup.lobo.overrides: "{level1}" = true has no effect: it keeps at level 1 '
+                            "the henchmen that start at level 2 by henchmen_level2, which is 0 at 3 player(s), and the "
+                            "games here play 'easier'; no cell would play it")

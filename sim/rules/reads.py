@@ -69,6 +69,8 @@ SEAT_READS = (
 READ_ONLY_WITH = (
     ("setup_giver_choice_max_un", "setup_extra_choice",
      "it caps the UN Transports a character with gives_un takes of extra_choice"),
+    ("easier_henchmen_level1", "setup_henchmen_level2",
+     "it keeps at level 1 the henchmen that start at level 2 by henchmen_level2"),
 )
 
 # a Resolve cut takes a seat's starting Resolve down to no less than 0 (make_player), and is read nowhere else: a
@@ -76,6 +78,9 @@ READ_ONLY_WITH = (
 RESOLVE_CUTS = {"setup_resolve_cut": False, "setup_resolve_cut_reduced": True}  # field -> reduced_resolve_cut of its readers
 
 SCOPED = frozenset(f for f, _, _ in READ_ONLY_UNDER)
+# the henchmen a game starts at level 2: henchmen_level2 of them, none where the variant 'easier' keeps them at level 1
+# (easier_henchmen_level1); each value is unread where the other makes it so
+LEVEL2 = ("setup_henchmen_level2", "easier_henchmen_level1")
 # fields with a row per character: a game reads the rows of the characters at its table only (a random line-up
 # may seat any), except the names, by which a line-up is given
 CHARACTER_PREFIX = "character_"
@@ -114,7 +119,8 @@ def replaced(pack, settings, characters: str | None = None) -> dict[str, str]:
     lineup = lineup_label(characters)
     if lineup != "default":
         out["setup_lineup"] = f"the line-up {lineup!r} replaces setup.toml's lineup"
-    out.update(seat_unread(pack, p, characters))
+    for field, why in seat_unread(pack, p, characters).items():
+        out.setdefault(field, why)  # a variant's own reason first
     return out
 
 
@@ -125,13 +131,12 @@ def _names(pack, rows) -> str:
 def seat_unread(pack, players: int, characters=None) -> dict[str, str]:
     """The ``setup.toml`` values (:data:`SEAT_READS`) that no seat of a ``players``-player game of ``pack`` with the
     line-up ``characters`` reads, each with why: with Calli Dagger alone at the table (the solo default) no seat
-    reads ``extra_un``, she reads ``giver_extra_un``. None is unread where any character may sit (a random line-up)."""
+    reads ``extra_un``, she reads ``giver_extra_un``. None is unread by the seats where any character may sit (a
+    random line-up); a value of :data:`READ_ONLY_WITH` whose gate is 0 is unread whoever sits."""
     sits = seated(pack, players, characters)
-    if not sits:
-        return {}
     out: dict[str, str] = {}
-    playing = _names(pack, sits)
-    for field, flag, reader, instead in SEAT_READS:
+    playing = _names(pack, sits or ())
+    for field, flag, reader, instead in SEAT_READS if sits else ():
         flags = np.asarray(getattr(pack, flag), dtype=bool)
         readers = {i for i in range(len(flags)) if bool(flags[i]) == reader}
         if readers & sits:
@@ -313,6 +318,10 @@ def played_key(pack, settings, characters: str | None = None) -> str:
     sits = seated(c, p, characters)
     h = hashlib.sha256()
     for f in _fields(c):
+        if f in LEVEL2:  # read together, each replacing the other: hashed as the number they start at level 2
+            v = 0 if (settings.easier and bool(c.easier_henchmen_level1[p])) else int(c.setup_henchmen_level2[p])
+            h.update(f"{f}\0{v}\0".encode())
+            continue
         if f in skip:
             continue
         v = getattr(c, f)
