@@ -493,6 +493,7 @@ def _check_cross(spec: Spec) -> None:
             raise SpecError(f, "grid.characters", str(e)) from None
     _check_cell_ids(spec)
     _check_reads(spec, pack)
+    _warn_alike(spec, pack)
     for k in m.targets.win_rate:
         if int(k) not in m.grid.players:
             raise SpecError(f, f"targets.win_rate.{k}", f"no cell plays {count(k, 'player')} (grid.players is "
@@ -532,6 +533,39 @@ def _check_cell_ids(spec: Spec) -> None:
                             f"{cid!r} (an id drops spaces and writes commas as +): their rows of summary.parquet "
                             "and their batches would be one; rename one of them")
         seen[cid] = cell
+
+
+def _warn_alike(spec: Spec, pack) -> None:
+    """Warn of setups that play the same games in every cell though their packs differ (:func:`sim.rules.reads.played_key`):
+    a sweep of a Resolve cut past every reader's starting Resolve, say. Their rows would differ in label only."""
+    import warnings
+
+    from sim.content.loader import UnprintedValueWarning
+    from sim.rules import reads
+    from sim.rules.state import Settings
+
+    m = spec.model
+    if len(m.grid.setups) < 2:
+        return
+    cells = [(Settings(players=p, **Settings._variant_flags(v, m.experiment.skills)), ch)
+             for p in m.grid.players for v in m.grid.variants for ch in m.grid.characters]
+    groups: dict[tuple, list[str]] = {}
+    with warnings.catch_warnings():  # each setup's pack was loaded, and its warnings said, before
+        warnings.simplefilter("ignore", UnprintedValueWarning)
+        packs = {u: pack({} if u == "default" else spec.overrides_of(u)) for u in m.grid.setups}
+    for u in m.grid.setups:
+        key = tuple(reads.played_key(packs[u], s, ch) for s, ch in cells)
+        groups.setdefault(key, []).append(u)
+    for names in groups.values():
+        distinct = [names[0]] + [u for u in names[1:] if any(reads.changed(packs[names[0]], packs[u], p)
+                                                               for p in m.grid.players)]
+        if len(distinct) < 2:  # the same pack where the games look (a sweep's value that is the default's)
+            continue
+        s, ch = cells[0]
+        why = reads.why_alike(packs[distinct[0]], packs[distinct[1]], s, ch) or "the games read nothing that tells them apart"
+        listed = ", ".join(repr(u) for u in names[:-1]) + f" and {names[-1]!r}"
+        warnings.warn(f"{spec.path.name}: setups {listed} play the same games in every cell ({why}): their rows "
+                      "will differ in label only", reads.UnreadOverrideWarning, stacklevel=2)
 
 
 def _show(path: str, value) -> str:

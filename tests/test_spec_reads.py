@@ -533,3 +533,28 @@ def test_a_value_whose_gate_is_0_is_refused_whoever_sits_and_under_easier(tmp_pa
     assert str(e.value) == (f'spec.toml: setup.lobo.overrides: "{level1}" = true has no effect: it keeps at level 1 '
                             "the henchmen that start at level 2 by henchmen_level2, which is 0 at 3 player(s), and the "
                             "games here play 'easier'; no cell would play it")
+
+
+def test_setups_that_play_the_same_games_are_named_in_a_warning(tmp_path, monkeypatch, capsys):
+    """A sweep of the 6-player Resolve cut: 3, 4 and 5 leave every seat that reads it at Resolve 0 (they start at
+    3), so those setups play the same games under three labels; 2 is the pack's own value (the default's games,
+    as its label says) and is not named."""
+    import sim.study
+
+    cut = "setup.player_count[players=6].resolve_cut"
+    text = SPEC.replace("players = [2]", "players = [6]").replace('variants = ["standard", "dirty-lobo"]\n', "").replace(
+        '"setup.player_count[players=2].lobo_start" = [1, 3]', f'"{cut}" = "2..5"')
+    p = spec_file(tmp_path, text)
+    monkeypatch.setattr(sim.study, "run_study", lambda *a, **k: (_ for _ in ()).throw(AssertionError("played")))
+    with pytest.raises(AssertionError, match="played"):
+        main(["run", str(p), "--quiet", "--out", str(tmp_path / "out")])
+    warned = [line for line in capsys.readouterr().err.splitlines() if "same games" in line]
+    assert warned == ["warning: spec.toml: setups 'lobo-resolve_cut=3', 'lobo-resolve_cut=4' and 'lobo-resolve_cut=5' "
+                      "play the same games in every cell (a resolve_cut of 3 or more leaves every seat it applies to "
+                      "('Calli Dagger', 'Dexter Kane', 'Nika Shizuka', 'Agent Five') at Resolve 0): their rows will "
+                      "differ in label only"], warned
+    three, five, two = (_ref_games({cut: v}, players=6, games=60) for v in (3, 5, 2))
+    assert np.array_equal(three, five) and not np.array_equal(two, three)
+    with pytest.warns(reads.UnreadOverrideWarning) as w:  # the library says it too
+        load_spec(p)
+    assert [str(x.message) for x in w if "same games" in str(x.message)] == [warned[0].removeprefix("warning: ")]
