@@ -684,7 +684,9 @@ def _live_members(pgid: int) -> list[str]:
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
 @pytest.mark.parametrize("to", ["the process group", "the command only"])
-def test_ctrl_c_stops_a_local_cluster_run_at_once_in_one_line(tmp_path, to):
+def test_ctrl_c_stops_a_local_cluster_run_in_one_line_leaving_no_process(tmp_path, to):
+    """Exit 130, one line, the finished batches kept and no worker process left. How soon it stops is not
+    asserted here (a wall-clock time): tools/ctrl_c_stop.py times it against Dask's own stop, as a ratio."""
     spec_file, out = tmp_path / "spec.toml", tmp_path / "out"
     spec_file.write_text(textwrap.dedent(INTERRUPTED_SPEC))
     # SIGINT is ignored in background shells; give the child Python's normal handler back
@@ -712,9 +714,8 @@ def test_ctrl_c_stops_a_local_cluster_run_at_once_in_one_line(tmp_path, to):
     lines = err.strip().splitlines()
     assert lines[-1] == "interrupted; run the same command again to resume", err
     assert all(line.startswith("notice: playing ") for line in lines[:-1]) and "Traceback" not in err, err
-    # (how soon it exits, its workers killed rather than waited for, is timed by tools/ctrl_c_stop.py)
-    deadline = time.time() + 10
-    while _live_members(p.pid) and time.time() < deadline:
+    hang_guard = time.time() + 120  # as communicate's above: how long the group takes to empty is not checked
+    while _live_members(p.pid) and time.time() < hang_guard:
         time.sleep(0.2)
     assert not _live_members(p.pid), _live_members(p.pid)  # no worker process left behind
     assert len(list(out.glob(".state/**/batch_*.json"))) >= saved  # what finished is kept for the resume
