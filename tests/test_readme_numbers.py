@@ -282,6 +282,21 @@ def test_bench_figures_are_the_committed_bench_run():
     assert r["sample_identical"] is True and r["threads_available"] == 2
 
 
+def test_the_later_bench_run_is_the_committed_one():
+    """The README's later bench sentence quotes docs/bench/bench-2-cores-late.json."""
+    import json
+
+    r = json.loads((ROOT / "docs" / "bench" / "bench-2-cores-late.json").read_text())
+    ref = sorted(r["reference_runs"])
+    phrase = (f"gave {r['kernel_1_thread_games_per_s']:,.0f} and {r['kernel_all_threads_games_per_s']:,.0f} games/s, "
+              f"a cold start of {r['cold_start_s']:.1f} s and {r['cached_start_s']:.2f} s cached, and "
+              f"{r['ratio_kernel_1_thread_vs_reference']:.1f} times a rulebook that timed "
+              f"{r['reference_games_per_s']:.1f} games/s (its three timings {ref[0]:.1f} to {ref[-1]:.1f}; "
+              f"{r['ratio_kernel_1_thread_vs_reference_per_turn']:.1f} times per player turn)")
+    assert phrase in _readme(), phrase
+    assert r["sample_identical"] is True and r["threads_available"] == 2
+
+
 def test_summary_tally_figures_are_the_committed_16_core_runs():
     """The summary-only tally timings on 16 cores are the ranges of docs/bench/tally-16-cores*.json."""
     import json
