@@ -195,3 +195,30 @@ def test_rules_doc_injury_token_figures_are_a_recount():
     assert (f"at the end of some turn in {over[0]} of 500 four-player, {over[1]} of 500 five-player and "
             f"{over[2]} of 500 six-player heuristic games (seed 1, readable engine; at most {most[0]}, {most[1]} "
             f"and {most[2]})") in text
+
+
+def test_the_unreachable_sides_and_disguise_are_counted_as_the_pack_has_them():
+    """docs/RULES.md's counts of the With Intel sides at sea (never played: no Intel lies at sea) and of the
+    sides and henchman levels Disguise passes are the default pack's."""
+    import numpy as np
+
+    from sim.content import constants as K
+    from sim.content import load
+
+    c = load()
+    text = " ".join(RULES.read_text().split())
+    at_sea = np.asarray(c.encounter_deck) == K.OCEAN_DECK
+    w = K.WITH_INTEL
+    henchman = int((np.asarray(c.encounter_henchman)[at_sea, w] >= 0).sum())
+    gamble = int((np.asarray(c.encounter_gamble)[at_sea, w] != 0).sum())
+    auto = int((np.asarray(c.encounter_autopass)[at_sea, w] >= 0).sum())
+    assert (f"({int(at_sea.sum())} sides, {henchman} of them henchman tests, {gamble} with a Gamble, {auto} with an "
+            "auto-pass skill)") in text
+    all_henchman = int((np.asarray(c.encounter_henchman)[:, K.NO_INTEL] >= 0).sum()) + int(
+        (np.asarray(c.encounter_henchman)[at_sea, w] >= 0).sum())
+    assert f"{all_henchman} sides (cards 03, 09, 15" in text and f"{all_henchman - henchman} of them reachable" in text
+    disguise = K.ADVANCED_SKILLS.index("disguise")
+    passes = {s: int((np.asarray(c.encounter_autopass) == s).sum() + (np.asarray(c.henchman_autopass) == s).sum())
+              for s in range(len(K.ADVANCED_SKILLS))}
+    assert passes[disguise] == 0 and all(n > 0 for s, n in passes.items() if s != disguise)
+    assert "every advanced skill but Disguise passes at least one side or henchman level" in text
