@@ -332,6 +332,7 @@ class GameState:
 # in the same words (:func:`view_argument_text`; the kernel's view, ``sim.kernel.view``, compiles it).
 OPEN_END = 1 << 62  # an upper bound that is none: "0 or more"
 RANDOM_BELOW_MAX = 1 << 31  # the largest n of random_below (the kernel's 32-bit draw times n stays an int64)
+_FIRST_PLACE = min(K.SUPPLY, K.POOL)  # the lowest "place" (PlayerView._range): a space, SUPPLY or POOL
 
 # what each kind of index names (the refusal says it); its range, per engine: PlayerView._range and
 # sim.kernel.view's range functions
@@ -430,7 +431,7 @@ class PlayerView:
         if kind == "intel type":
             return 0, len(K.INTEL_TYPES) - 1
         if kind == "place":
-            return min(K.SUPPLY, K.POOL), g.content.n_spaces - 1
+            return _FIRST_PLACE, g.content.n_spaces - 1
         if kind == "space":
             return 0, g.content.n_spaces - 1
         if kind == "status card":
@@ -440,7 +441,8 @@ class PlayerView:
         raise KeyError(kind)
 
     def _check(self, method: str, *args) -> None:
-        """Refuse ``view.<method>(*args)`` where an argument is outside its range (StrategyError)."""
+        """Refuse ``view.<method>(*args)`` where an argument is outside its range (StrategyError). The methods
+        call it only where a quick test of their arguments (plain ints in range) fails: it is the slow path."""
         for param, kind, a in zip(_PARAMETERS[method], VIEW_INDEXES[method], args):
             lo, hi = self._range(kind, args[0])
             if not (type(a) is int or is_index(a)) or not lo <= a <= hi:  # 1.5 is not one of lo..hi either
@@ -532,7 +534,9 @@ class PlayerView:
 
     def face_up_count(self, where: int, kind: int) -> int:
         """Face-up Intel tokens of type ``kind`` at ``where`` (a space, SUPPLY or POOL)."""
-        self._check("face_up_count", where, kind)
+        if (type(where) is not int or type(kind) is not int or not _FIRST_PLACE <= where < self._g.content.n_spaces
+                or not 0 <= kind < len(K.INTEL_TYPES)):
+            self._check("face_up_count", where, kind)
         return sum(1 for loc, k in self.face_up_intel() if loc == where and k == kind)
 
     # --- one number at a time: the same names as the kernel's view (sim.kernel.view) ----
@@ -558,8 +562,10 @@ class PlayerView:
 
     def skill(self, who: int, skill: int) -> int:
         """Basic skill ``skill`` of the player in seat ``who``."""
-        self._check("skill", who, skill)
-        return self._g.players[who].skills[skill]
+        p = self._player("skill", who, skill)
+        if type(skill) is not int or not 0 <= skill < len(K.BASIC_SKILLS):
+            self._check("skill", who, skill)
+        return p.skills[skill]
 
     def resolve(self, who: int) -> int:
         return self._player("resolve", who).resolve
@@ -574,8 +580,10 @@ class PlayerView:
         return self._player("injuries", who).injuries
 
     def has_advanced(self, who: int, skill: int) -> bool:
-        self._check("has_advanced", who, skill)
-        return bool(self._g.players[who].advanced[skill])
+        p = self._player("has_advanced", who, skill)
+        if type(skill) is not int or not 0 <= skill < len(K.ADVANCED_SKILLS):
+            self._check("has_advanced", who, skill)
+        return bool(p.advanced[skill])
 
     def un_tokens(self, who: int) -> int:
         return self._player("un_tokens", who).un_tokens
@@ -585,13 +593,16 @@ class PlayerView:
 
     def top_secret_effect(self, who: int, i: int) -> int:
         """Effect code of the ``i``-th Top Secret card in the hand of seat ``who``."""
-        self._check("top_secret_effect", who, i)
-        return int(self._g.content.top_secret_effect[self._g.players[who].top_secret[i]])
+        p = self._player("top_secret_effect", who, i)
+        if type(i) is not int or not 0 <= i < len(p.top_secret):
+            self._check("top_secret_effect", who, i)
+        return int(self._g.content.top_secret_effect[p.top_secret[i]])
 
     def mission_city(self, who: int, i: int) -> int:
         """City of seat ``who``'s ``i``-th secret-mission card, -1 once flipped (or absent)."""
-        self._check("mission_city", who, i)
-        p = self._g.players[who]
+        p = self._player("mission_city", who, i)
+        if type(i) is not int or i < 0:
+            self._check("mission_city", who, i)
         if i >= len(p.missions) or p.mission_flipped[i]:
             return -1
         return int(self._g.content.fate_city[p.missions[i]])
@@ -604,12 +615,14 @@ class PlayerView:
 
     def yellow_at(self, where: int) -> int:
         """Yellow Intel tokens at ``where`` (a space, SUPPLY or POOL), face up or down."""
-        self._check("yellow_at", where)
+        if type(where) is not int or not _FIRST_PLACE <= where < self._g.content.n_spaces:
+            self._check("yellow_at", where)
         return sum(1 for loc in self._g.intel_loc if loc == where)
 
     def green_at(self, where: int) -> int:
         """Green Location tokens at ``where`` (a space or SUPPLY), face down: counted, not named."""
-        self._check("green_at", where)
+        if type(where) is not int or not _FIRST_PLACE <= where < self._g.content.n_spaces:
+            self._check("green_at", where)
         return sum(1 for loc in self._g.green_loc if loc == where)
 
     @property
@@ -651,8 +664,9 @@ class PlayerView:
         return sorted({loc for loc in self._g.green_loc if loc >= 0})
 
     def airport_open(self, space: int) -> bool:
-        self._check("airport_open", space)
         c = self._g.content
+        if type(space) is not int or not 0 <= space < c.n_spaces:
+            self._check("airport_open", space)
         return bool(c.space_airport[space]) and (
             bool(c.space_red_airport[space]) or not self._g.airport_closed[space]
         )
