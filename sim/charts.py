@@ -388,11 +388,7 @@ def tune_candidates(result, path: Path) -> Path:
                         if result.made else ""), fontsize=9)
         ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110, metadata={"Title": "smersh-sim tune candidates",
-                                         "Description": json.dumps({**result.made, "seed": result.seed},
-                                                                   sort_keys=True)})
-    plt.close(fig)
-    return path
+    return _save(fig, path, "smersh-sim tune candidates", {**result.made, "seed": result.seed})
 
 
 def tornado(table: pl.DataFrame, path: Path, players: int) -> Path:
@@ -433,11 +429,8 @@ def tornado(table: pl.DataFrame, path: Path, players: int) -> Path:
                  f"{made['rules_version']}, {made['engine']}\nbars: 95% paired intervals", fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110, metadata={"Title": f"smersh-sim sensitivity, {count(players, 'player')}",
-                                         "Description": json.dumps({**made, "players": players, "games": games},
-                                                                   sort_keys=True)})
-    plt.close(fig)
-    return path
+    return _save(fig, path, f"smersh-sim sensitivity, {count(players, 'player')}",
+                 {**made, "players": players, "games": games})
 
 
 def _luck_share_bars(ax, rec: dict) -> None:
