@@ -394,7 +394,7 @@ def tune_candidates(result, path: Path) -> Path:
 def tornado(table: pl.DataFrame, path: Path, players: int) -> Path:
     """Paired change in win rate per step down and up for each knob (bars), 95% intervals (whiskers);
     the title and the PNG's Description (JSON) say what the games were played with."""
-    from sim.sensitivity import made_with, short_name, who_played
+    from sim.sensitivity import games_per_setting, made_with, short_name, who_played
 
     rows = [r for r in table.iter_rows(named=True)]
     knobs = sorted({r["knob"] for r in rows},
@@ -423,7 +423,7 @@ def tornado(table: pl.DataFrame, path: Path, players: int) -> Path:
     ax.set_xlabel("change in win rate (points): red one step down, blue one step up")
     base = rows[0]["default_win_rate"] * 100 if rows else float("nan")
     made = made_with(table)
-    games = max((r["games"] for r in rows if not r["refused"]), default=0)  # a refused step played none
+    games = max(games_per_setting(table), default=0)  # a refused step played none
     ax.set_title(f"{count(players, 'player')}, {who_played(made)}: win rate {base:.1f}% on the unchanged pack\n"
                  f"{games:,} games a setting, seed {made['seed']}, pack {made['content_hash'][:12]}, rules version "
                  f"{made['rules_version']}, {made['engine']}\nbars: 95% paired intervals", fontsize=9)
