@@ -42,10 +42,10 @@ from sim.tally import unpack_wins
 _NEXT_PAIR = re.compile(r",(?=\s*[A-Za-z_][A-Za-z0-9_-]*\s*=)")
 
 
-
 class BaselineError(ValueError):
     """A baseline (``--baseline``, or the spec's ``[compare] baseline``) that names no cell of the run, or
     that no cell pairs with."""
+
 
 def check_dimension(name, where: str) -> None:
     """Refuse a baseline key that is no dimension of the cells, listing those there are (``where`` says whose)."""
