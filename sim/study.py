@@ -254,29 +254,19 @@ GRID_DIMENSIONS = {"players": "players", "strategies": "strategy", "variants": "
                    "characters": "characters", "setups": "setup"}
 
 
-def _strategy_plays(spec: Spec, cell: Cell, modules_of: dict) -> dict | list:
-    """What the cell's seats play: for a registered strategy (or a per-seat team) the parameters of each seat
-    as built (what ``tuned`` reads from ``strategies/tuned.toml`` included; one entry when every seat plays the
-    same), for a module strategy its path and source hash."""
-    from sim.run import make_team
-    from strategies import modules
-
-    base, params = spec.strategy_of(cell.strategy)
-    if modules.is_module_path(base):
-        return modules_of[cell.strategy]
-    seats = [{"name": s.name, "params": s.params()} for s in make_team(base, cell.players, params)]
-    return seats[0] if all(x == seats[0] for x in seats) else seats
-
-
-def cell_keys(spec: Spec, contents: dict, source: str | None = None) -> dict[str, dict]:
+def cell_keys(spec: Spec, contents: dict, source: str | None = None,
+              modules: dict[str, dict] | None = None) -> dict[str, dict]:
     """Cell id -> the resume key of its batches: everything that decides the cell's games but where a batch
     starts and ends (the seed, the cell's players, strategy, variant as played, line-up and setup, its
     ``[strategy.X]`` table and what its seats play, its setup's overrides and content hash, every other field
     of ``[experiment]`` but :data:`UNKEYED_EXPERIMENT`, ``RULES_VERSION``, the code hash and the state format).
-    ``key`` is the digest of the rest; the engine is not in it."""
+    ``key`` is the digest of the rest; the engine is not in it. ``modules``: :func:`module_hashes` of the spec,
+    where the caller has them. What a cell's seats play is :func:`strategy_params`' entry for its strategy and
+    player count, or its module strategy's path and source hash."""
     m = spec.model
     source = source_hash() if source is None else source
-    modules_of = module_hashes(spec)
+    modules_of = module_hashes(spec) if modules is None else modules
+    params_of = strategy_params(spec)
     experiment = {k: v for k, v in m.experiment.model_dump(mode="json").items() if k not in UNKEYED_EXPERIMENT}
     grid_other = {f: v for f, v in m.grid.model_dump(mode="json").items() if f not in GRID_DIMENSIONS}
     other = {s: getattr(m, s).model_dump(mode="json") for s in type(m).model_fields
@@ -292,7 +282,8 @@ def cell_keys(spec: Spec, contents: dict, source: str | None = None) -> dict[str
             "experiment": experiment,
             "cell": cell.as_dict(),
             "strategy": {"table": None if table is None else table.model_dump(mode="json"),
-                         "plays": _strategy_plays(spec, cell, modules_of)},
+                         "plays": params_of[cell.strategy][str(cell.players)] if cell.strategy in params_of
+                         else modules_of[cell.strategy]},
             "setup": {"overrides": None if setup is None else setup.model_dump(mode="json")["overrides"],
                       "content": contents[cell.setup].hash},
         }
@@ -711,7 +702,7 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
             )
     warn_unprinted_summary(unprinted, f"{spec.path.name}'s setups", known=unprinted_of(resolve_content(spec.content_path())))
     modules_at_start = module_hashes(spec)
-    keys = cell_keys(spec, contents)
+    keys = cell_keys(spec, contents, modules=modules_at_start)
     state = out / ".state"
     _open_state(state, keys, {"games": spec.games, "batch": spec.batch}, report)
     n_batches = -(-spec.games // spec.batch)
@@ -783,8 +774,9 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
             bar.close()
     if stopped:
         return report
-    if module_hashes(spec) != modules_at_start:  # the files' metadata must name the source the batches played
-        edited = sorted(n for n, m in module_hashes(spec).items() if m != modules_at_start.get(n))
+    modules_now = module_hashes(spec)
+    if modules_now != modules_at_start:  # the files' metadata must name the source the batches played
+        edited = sorted(n for n, m in modules_now.items() if m != modules_at_start.get(n))
         raise StudyError(f"the source of module strategy {', '.join(edited)} was edited since the run began: "
                          f"{_EDITED_MID_RUN}")
     for cell in cells:
