@@ -692,15 +692,16 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
     report = RunReport(out)
     cells = spec.cells()
     contents = {}
+    base_pack = resolve_content(spec.content_path())  # loaded once: it says its own unprinted values
     unprinted: list = []
     with collecting_unprinted(unprinted):  # a sweep's values said together: one line a field, not one a value
         for setup in sorted({c.setup for c in cells}):
             contents[setup] = (
                 load_with_overrides(spec.content_path(), spec.overrides_of(setup), f"{spec.path.name} [setup.{setup}]")
                 if spec.overrides_of(setup)
-                else resolve_content(spec.content_path())
+                else base_pack
             )
-    warn_unprinted_summary(unprinted, f"{spec.path.name}'s setups", known=unprinted_of(resolve_content(spec.content_path())))
+    warn_unprinted_summary(unprinted, f"{spec.path.name}'s setups", known=unprinted_of(base_pack))
     modules_at_start = module_hashes(spec)
     keys = cell_keys(spec, contents, modules=modules_at_start)
     state = out / ".state"
