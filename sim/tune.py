@@ -808,11 +808,12 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
     check_distinct(knobs, evaluator.packs, targets, evaluator.raws)
     # every knob's values are among these settings: each field a knob sweeps off the printed game is
     # said in one warning, not one per setting (the unchanged pack says its own)
-    known = unprinted(resolve_content(path))
+    base = resolve_content(path)  # the unchanged pack, loaded once
+    known = unprinted(base)
     warn_unprinted_summary(evaluator.unprinted, "tune's settings", known)
     known += [u.text for u in evaluator.unprinted]
     result = race(knobs, targets, evaluator, budget, seed=seed, max_candidates=max_candidates, progress=progress)
-    result.made = made_with(strategy, params, engine, resolve_content(path).hash)
+    result.made = made_with(strategy, params, engine, base.hash)
     best = result.found()
     if best and confirm_games:
         result.confirmation = confirm(evaluator, result, best[0], confirm_games)
@@ -822,7 +823,7 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
                 f"{100 * r['ci_high']:.2f}] over {r['games']:,}" for r in result.confirmation))
     side = []
     if also_players:
-        side = side_effects(evaluator, resolve_content(path), best[:SIDE_SETTINGS], also_players)
+        side = side_effects(evaluator, base, best[:SIDE_SETTINGS], also_players)
     warn_unprinted_summary(evaluator.unprinted, "tune's settings", known)  # any the search met that the above did not
     return result, side
 
