@@ -30,6 +30,27 @@ def _first_result_seconds(env_extra: dict | None = None) -> float:
     return wall
 
 
+def machine() -> dict:
+    """The machine a bench ran on: the CPU's model name (from ``/proc/cpuinfo`` where there is one), the
+    CPU LLVM compiles the kernel for, and the cores this process may use. Figures from different
+    machines do not compare; the bench's JSON says which one gave its figures."""
+    import platform
+
+    import llvmlite.binding as llvm
+
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {"cpu": model, "llvm_cpu": llvm.get_host_cpu_name(), "cores": cores}
+
+
 def _rate(games: int, run) -> tuple[float, object]:
     """Games a second of one timed call of ``run()``, and what it returned."""
     t0 = time.perf_counter()
@@ -54,7 +75,7 @@ def run_bench(games: int = 200_000, reference_games: int = 300, players: int = 4
         raise ValueError(f"reference games must be from 1 to the kernel's {games:,} games, got {reference_games}")
     threads = numba.config.NUMBA_NUM_THREADS
     result: dict = {"players": players, "strategy": strategy, "seed": seed, "threads_available": threads,
-                    "repeats": repeats}
+                    "repeats": repeats, "machine": machine()}
     if cold:
         with tempfile.TemporaryDirectory() as tmp:
             result["cold_start_s"] = _first_result_seconds({"NUMBA_CACHE_DIR": tmp})
@@ -101,6 +122,9 @@ def format_bench(r: dict) -> str:
     timings = f"the median of {r['repeats']} timings" if r["repeats"] != 1 else "one timing"
     lines = [f"{r['players']}-player {r['strategy']} games, seed {r['seed']}, {threads} available; "
              f"each rate {timings}"]
+    if "machine" in r:  # JSON of earlier runs lacks it
+        m = r["machine"]
+        lines.append(f"  machine: {m['cpu']} (LLVM compiles for {m['llvm_cpu']}), {m['cores']} cores")
     first = "the first game" if r["reference_games"] == 1 else f"first {r['reference_games']} games"
     lines.append(f"  kernel, 1 thread:          {r['kernel_1_thread_games_per_s']:>12,.0f} games/s")
     lines.append(f"  kernel, all threads:       {r['kernel_all_threads_games_per_s']:>12,.0f} games/s"

@@ -25,6 +25,13 @@ def test_bench_reports_the_median_of_its_timings():
         r["kernel_1_thread_games_per_s"] * turns["kernel"] / (r["reference_games_per_s"] * turns["reference"]))
     text = format_bench(r)
     assert "median of 3 timings" in text and "range of the timings" in text and "per player turn" in text
+    # the figures say which machine gave them
+    import os
+
+    import llvmlite.binding as llvm
+    m = r["machine"]
+    assert m["llvm_cpu"] == llvm.get_host_cpu_name() and m["cores"] == len(os.sched_getaffinity(0)) and m["cpu"]
+    assert f"machine: {m['cpu']} (LLVM compiles for {m['llvm_cpu']}), {m['cores']} cores" in text
 
 
 def test_bench_refuses_no_timing():
