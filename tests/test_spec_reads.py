@@ -370,9 +370,59 @@ def test_a_resolve_cut_at_or_above_every_readers_starting_resolve_plays_as_that_
         assert reads.played_key(two, s, characters) != reads.played_key(three, s, characters)
         assert np.array_equal(_games(three, 4, "standard", characters), _games(four, 4, "standard", characters))
     s = Settings(players=4)
-    assert reads.why_alike(three, four, s) == ("a resolve_cut of 3 or more leaves every seat it applies to "
-                                               "('Calli Dagger', 'Dexter Kane', 'Nika Shizuka') at Resolve 0")
+    assert reads.why_alike(three, four, s) == (
+        "every character that may sit starts with the same Resolve either way ('Calli Dagger' 0, 'Rocko Jurgen' 2, "
+        "'Dexter Kane' 0, 'Nika Shizuka' 0)")
     assert reads.why_alike(two, three, s) is None and reads.why_unread(three, four, s) is None
+
+
+ROCKO = "characters.character[name=Rocko Jurgen]"
+CALLI = "characters.character[name=Calli Dagger]"
+# (override, players, variant): a value the games read only through its set-up outcome, which it leaves as it was
+ALIKE_AT_SETUP = [
+    # Rocko's reduced cut flipped where both cuts are 0 (4 players): he starts at Resolve 2 either way
+    ({f"{ROCKO}.reduced_resolve_cut": False}, 4, "standard"),
+    # another pair of advanced skills on Calli's mat: without fixed-skills she still picks two
+    ({f"{CALLI}.advanced": ["lockpicking", "electronics"]}, 2, "standard"),
+    # more tokens of each advanced skill than players: none runs out either way
+    ({"intel.components.advanced_skill_tokens": 6}, 4, "standard"),
+]
+# the same changes where the outcome changes
+READ_AT_SETUP = [
+    ({f"{ROCKO}.reduced_resolve_cut": False}, 6, "standard"),  # cuts 2 and 1 at 6 players: Resolve 0 against 1
+    ({f"{CALLI}.advanced": ["lockpicking", "electronics"]}, 2, "fixed-skills"),  # she takes those two
+    ({f"{CALLI}.advanced": ["lockpicking"]}, 2, "standard"),  # she picks one
+    ({"intel.components.advanced_skill_tokens": 6}, 5, "standard"),  # 4 tokens may run out at 5 players
+]
+
+
+@pytest.mark.parametrize("override, players, variant", ALIKE_AT_SETUP)
+def test_a_value_read_only_through_a_set_up_outcome_it_leaves_alone_plays_the_same_games(override, players, variant):
+    """played_key hashes each seat's starting Resolve, the number of advanced skills a character picks and the
+    tokens that can run out, not the values behind them: a change that leaves those alone plays the same games,
+    and why_alike says why (tune races such settings as one, sensitivity reports no game changed)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # off the printed game, as meant
+        base, pack = load(), load_with_overrides(DEFAULT_PACK, override)
+    s = Settings.build(base, players, variant=variant)
+    assert reads.played_key(base, s) == reads.played_key(pack, s)
+    assert reads.why_alike(base, pack, s) is not None and reads.why_unread(base, pack, s) is None
+    assert np.array_equal(_games(base, players, variant, None), _games(pack, players, variant, None))
+
+
+@pytest.mark.parametrize("override, players, variant", READ_AT_SETUP)
+def test_a_value_read_only_through_a_set_up_outcome_it_changes_plays_other_games(override, players, variant):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        base, pack = load(), load_with_overrides(DEFAULT_PACK, override)
+    s = Settings.build(base, players, variant=variant)
+    assert reads.played_key(base, s) != reads.played_key(pack, s)
+    assert reads.why_alike(base, pack, s) is None
+    assert not np.array_equal(_games(base, players, variant, None), _games(pack, players, variant, None))
 
 
 def _ref_games(overrides, players=2, variant=None, games=200):
@@ -550,9 +600,9 @@ def test_setups_that_play_the_same_games_are_named_in_a_warning(tmp_path, monkey
         main(["run", str(p), "--quiet", "--out", str(tmp_path / "out")])
     warned = [line for line in capsys.readouterr().err.splitlines() if "same games" in line]
     assert warned == ["warning: spec.toml: setups 'lobo-resolve_cut=3', 'lobo-resolve_cut=4' and 'lobo-resolve_cut=5' "
-                      "play the same games in every cell (a resolve_cut of 3 or more leaves every seat it applies to "
-                      "('Calli Dagger', 'Dexter Kane', 'Nika Shizuka', 'Agent Five') at Resolve 0): their rows will "
-                      "differ in label only"], warned
+                      "play the same games in every cell (every character that may sit starts with the same Resolve "
+                      "either way ('Calli Dagger' 0, 'Rocko Jurgen' 1, 'Dexter Kane' 0, 'Nika Shizuka' 0, "
+                      "'Agent Five' 0)): their rows will differ in label only"], warned
     three, five, two = (_ref_games({cut: v}, players=6, games=60) for v in (3, 5, 2))
     assert np.array_equal(three, five) and not np.array_equal(two, three)
     with pytest.warns(reads.UnreadOverrideWarning) as w:  # the library says it too

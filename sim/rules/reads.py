@@ -73,10 +73,6 @@ READ_ONLY_WITH = (
      "it keeps at level 1 the henchmen that start at level 2 by henchmen_level2"),
 )
 
-# a Resolve cut takes a seat's starting Resolve down to no less than 0 (make_player), and is read nowhere else: a
-# cut at or above every reader's starting Resolve plays as that starting Resolve
-RESOLVE_CUTS = {"setup_resolve_cut": False, "setup_resolve_cut_reduced": True}  # field -> reduced_resolve_cut of its readers
-
 SCOPED = frozenset(f for f, _, _ in READ_ONLY_UNDER)
 # the henchmen a game starts at level 2: henchmen_level2 of them, none where the variant 'easier' keeps them at level 1
 # (easier_henchmen_level1); each value is unread where the other makes it so
@@ -264,26 +260,71 @@ def replaced_by(load, outer: dict, inner: dict, players) -> list[str]:
     return out
 
 
-def _cut_readers(pack, field: str, sits) -> list[int]:
-    """The characters that may sit and read the Resolve cut ``field`` (all who read it where any may sit)."""
-    flags = np.asarray(pack.character_reduced_resolve_cut, dtype=bool)
-    rows = range(len(flags)) if sits is None else sorted(i for i in sits if i < len(flags))
-    return [i for i in rows if bool(flags[i]) == RESOLVE_CUTS[field]]
+def _rows(pack, sits) -> list[int]:
+    """The characters that may sit: ``sits``, or every character where any may (a random line-up)."""
+    n = len(pack.character_names)
+    return list(range(n)) if sits is None else sorted(i for i in sits if i < n)
 
 
-def _played_cut(pack, field: str, players: int, sits) -> int | None:
-    """The Resolve cut ``field`` as a ``players``-player game plays it: no more than the highest starting Resolve of
-    a seat that reads it (a larger cut leaves every such seat at 0, as that one does). None: no seat reads it."""
-    readers = _cut_readers(pack, field, sits)
-    if not readers:
+def _starting_resolve(pack, settings, sits) -> dict[int, int]:
+    """Each character's starting Resolve (make_player: its resolve_start less the cut it reads, no less than 0),
+    for the characters that may sit."""
+    p = settings.players
+    return {i: max(0, int(pack.character_resolve_start[i]) - int(
+        (pack.setup_resolve_cut_reduced if pack.character_reduced_resolve_cut[i] else pack.setup_resolve_cut)[p]))
+        for i in _rows(pack, sits)}
+
+
+def _picks(pack, settings, sits) -> dict[int, int] | None:
+    """How many advanced skills each character that may sit picks at set-up (its mat's list, counted): all that
+    a game without 'fixed-skills' reads of ``character_advanced``. None under 'fixed-skills' (it takes those skills)."""
+    if settings.fixed_skills:
         return None
-    return min(int(getattr(pack, field)[players]), max(int(pack.character_resolve_start[i]) for i in readers))
+    return {i: int(np.count_nonzero(pack.character_advanced[i])) for i in _rows(pack, sits)}
+
+
+def _tokens(pack, settings, sits) -> int:
+    """The advanced-skill tokens a game can run short of: a skill has at most one holder a seat, and a seat asks
+    for a token only of a skill it does not hold, so more tokens than players play as many as players."""
+    return min(int(pack.n_advanced_skill_tokens), settings.players)
+
+
+def _by_name(pack, values: dict[int, int]) -> str:
+    return ", ".join(f"{pack.character_names[i]!r} {v}" for i, v in values.items())
+
+
+# values a game reads only through what they work out together at set-up: (the fields, that outcome from a pack,
+# the game's settings and the characters that may sit (None where it does not apply), why two packs with the same
+# outcome play alike). played_key hashes the outcome in place of the fields, and why_alike compares it.
+SETUP_OUTCOMES = (
+    (("setup_resolve_cut", "setup_resolve_cut_reduced", "character_resolve_start", "character_reduced_resolve_cut"),
+     _starting_resolve,
+     lambda pack, x, y, p: f"every character that may sit starts with the same Resolve either way ({_by_name(pack, x)})"),
+    (("character_advanced",), _picks,
+     lambda pack, x, y, p: ("without 'fixed-skills' a mat's advanced skills are read only for how many a character "
+                            f"picks, the same either way ({_by_name(pack, x)})")),
+    (("n_advanced_skill_tokens",), _tokens,
+     lambda pack, x, y, p: (f"no advanced skill runs out of tokens at {p} player(s) with either count: a skill has "
+                            "at most one holder a seat")),
+)
+
+
+def _outcomes(pack, settings, sits) -> list[tuple[tuple, object, object]]:
+    """The :data:`SETUP_OUTCOMES` that apply to games of ``settings``: (fields, outcome, why)."""
+    out = []
+    for fields, outcome, why in SETUP_OUTCOMES:
+        v = outcome(pack, settings, sits)
+        if v is not None:
+            out.append((fields, v, why))
+    return out
 
 
 def why_alike(before, after, settings, characters: str | None = None) -> str | None:
     """Why games of ``settings`` play alike with ``before`` and ``after`` (:func:`played_key`): what
-    :func:`why_unread` says, or that each differing value is one of the rest unread or a Resolve cut at or above
-    the starting Resolve of every seat that reads it. None where the games differ, or the packs do not."""
+    :func:`why_unread` says, or that each differing value is one of the rest unread or one of the values a game
+    reads only through what they work out to at set-up (:data:`SETUP_OUTCOMES`: each seat's starting Resolve, how
+    many advanced skills a character picks, whether a skill's tokens can run out), and those come out the same.
+    None where the games differ, or the packs do not."""
     p = settings.players
     diff = changed(before, after, p)
     if not diff:
@@ -294,18 +335,21 @@ def why_alike(before, after, settings, characters: str | None = None) -> str | N
     a, b = before.for_players(p), after.for_players(p)
     skip = replaced(b, settings, characters)
     sits = seated(b, p, characters)
-    reasons = []
+    reasons, rest = [], []
     for f in diff:
         why = skip.get(f) or _unseated(before, after, f, p, characters)
-        if why is None and f in RESOLVE_CUTS:
-            x, y = _played_cut(a, f, p, sits), _played_cut(b, f, p, sits)
-            if x is not None and x == y:
-                readers = _names(b, _cut_readers(b, f, sits))
-                why = (f"a {f.removeprefix('setup_')} of {x} or more leaves every seat it applies to ({readers}) at "
-                       "Resolve 0")
         if why is None:
-            return None
-        reasons.append(why)
+            rest.append(f)
+        else:
+            reasons.append(why)
+    for (fields, x, why), (_, y, _) in zip(_outcomes(a, settings, sits), _outcomes(b, settings, sits)):
+        if set(fields) & set(rest):
+            if x != y:
+                return None
+            reasons.append(why(b, x, y, p))
+            rest = [f for f in rest if f not in fields]
+    if rest:
+        return None
     return "; ".join(dict.fromkeys(reasons))
 
 
@@ -317,26 +361,28 @@ def played_key(pack, settings, characters: str | None = None) -> str:
     skip = replaced(c, settings, characters)
     sits = seated(c, p, characters)
     h = hashlib.sha256()
+    outcomes = _outcomes(c, settings, sits)
+    derived = {f for fields, _, _ in outcomes for f in fields}
     for f in _fields(c):
         if f in LEVEL2:  # read together, each replacing the other: hashed as the number they start at level 2
             v = 0 if (settings.easier and bool(c.easier_henchmen_level1[p])) else int(c.setup_henchmen_level2[p])
             h.update(f"{f}\0{v}\0".encode())
             continue
-        if f in skip:
+        if f in skip or f in derived:
             continue
         v = getattr(c, f)
         if per_player(f):
             v = v[p]
         if f.startswith(CHARACTER_PREFIX) and f not in CHARACTER_READ_WHOLE and sits is not None:
             v = np.asarray(v)[sorted(i for i in sits if i < len(v))]  # the rows of the seated characters
-        if f in RESOLVE_CUTS:
-            v = _played_cut(c, f, p, sits)  # a cut no smaller than every reader's starting Resolve plays as that
         h.update(f.encode() + b"\0")
         if isinstance(v, np.ndarray):
             h.update(str((v.shape, str(v.dtype))).encode() + np.ascontiguousarray(v).tobytes())
         else:
             h.update(repr(v).encode())
         h.update(b"\0")
+    for fields, v, _ in outcomes:  # what the fields work out to at set-up, in their place
+        h.update(f"{fields}\0{v!r}\0".encode())
     return h.hexdigest()
 
 
