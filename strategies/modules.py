@@ -19,12 +19,14 @@ from; and a source edited since it was loaded here is imported again too.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import inspect
 import os
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 MODULE_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -122,6 +124,26 @@ def _forget(root: Path, files: set[Path]) -> None:
             del sys.modules[name]
 
 
+@contextlib.contextmanager
+def _from_source():
+    """Imports meanwhile compile the Python files themselves: no bytecode cache is read or written. Python trusts
+    a cached ``.pyc`` whose source has the same mtime (in whole seconds) and size, so a strategy file rewritten
+    within the second at the same size (``TH = 3`` made ``TH = 5`` by a script) would play its old code under
+    the new source's hash."""
+    prefix, dont_write = sys.pycache_prefix, sys.dont_write_bytecode
+    with tempfile.TemporaryDirectory() as empty:
+        sys.pycache_prefix, sys.dont_write_bytecode = empty, True  # the caches are looked for in an empty folder
+        try:
+            yield
+        finally:
+            sys.pycache_prefix, sys.dont_write_bytecode = prefix, dont_write
+
+
+def _import(mod_name: str):
+    with _from_source():
+        return importlib.import_module(mod_name)
+
+
 def _module_and_object(path: str):
     """(module, object), the module imported from the source whose hash is recorded: on this process's first
     load of that source, every module of it imported before (by a notebook, say, from a version that may have
@@ -131,7 +153,7 @@ def _module_and_object(path: str):
     mod_name, obj_name = path.split(":")
     try:
         before = dict(sys.modules)
-        mod = importlib.import_module(mod_name)
+        mod = _import(mod_name)
         root = source_root(mod)
         files = source_files(mod)
         h = _source_hash(mod, files)
@@ -141,7 +163,7 @@ def _module_and_object(path: str):
             if tuple(files) in _TRUSTED or any(_of_source(n, m, root, resolved) for n, m in before.items()):
                 _forget(root, resolved)
                 importlib.invalidate_caches()
-                mod = importlib.import_module(mod_name)
+                mod = _import(mod_name)
                 if source_root(mod) != root:
                     raise ValueError(
                         f"{mod_name!r} was imported in this process from {root}, but imported again it comes "

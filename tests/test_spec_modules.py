@@ -220,6 +220,24 @@ def test_a_module_imported_before_the_first_run_and_edited_since_plays_the_file(
     assert sys.modules["my_wary_strats"] is not old  # imported again; the notebook's own object is left as it was
 
 
+def test_a_module_rewritten_within_the_second_at_the_same_size_plays_the_file(tmp_path, module):
+    """Python trusts a cached .pyc whose source has the same mtime (whole seconds) and size: a script that rewrites
+    a strategy file that fast (here: the same size, the mtime set back) must still play the file it hashes."""
+    import importlib.util
+    import os
+    import py_compile
+
+    # the last token's bytecode cached beside it, as an import writes it (unless PYTHONDONTWRITEBYTECODE is set)
+    py_compile.compile(str(module), cfile=importlib.util.cache_from_source(str(module)), doraise=True,
+                       invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
+    stat = module.stat()
+    new = MODULE.replace("len(choices) - 1", f"{'0  # the first':<16}")
+    assert len(new) == len(MODULE)
+    module.write_text(new)
+    os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    _assert_the_run_played_the_file(tmp_path, module)
+
+
 def test_a_helper_imported_before_the_first_run_and_edited_since_plays_the_file(tmp_path, module, monkeypatch):
     """The same for a helper module beside the strategy's: imported before the first run (the strategy's module
     itself not), then edited, the run plays the edited helper."""
