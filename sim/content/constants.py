@@ -59,7 +59,7 @@ EFFECTS = (
     "v_minus_1",  # shuffle the cards next to Dr. Lobo, discard one at random
     "flip_pool",  # amount 1-2 face-down Intel tokens in the Pool flipped face up
     "flip_anywhere",  # amount 1-2 face-down Intel tokens in the Pool, on the map or in the supply
-    "lose_intel",  # amount 1-2 Intel removed from the Pool (out of the game)
+    "lose_intel",  # amount 1-2 Intel removed from the Pool (to the supply, or out of the game: [readings] lost_intel)
     "injuries",  # amount 1-2 injuries
     "lower_skill",  # named basic skill -1
     "status",  # the named status card (card = "<id>"); a reward or a penalty
