@@ -15,6 +15,7 @@ import polars as pl
 from sim.content import Content, load
 from sim.jit import jit
 from sim.rng import check_seed
+from sim.rules.errors import is_integer
 from sim.rules.game import GameRecord
 from sim.rules.game import team_label as _seats_label
 from sim.rules.state import Settings
@@ -376,9 +377,6 @@ def kernel_frame(content: Content, settings: Settings, strategy_name: str, rows:
     return table.frame(strategy_name)
 
 
-def _is_int(x) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
 
 def _validate(players, games, seed, game0, threads, engine, summary_only=False, batch=1, params=None,
               characters=None, variant=None):
@@ -389,7 +387,7 @@ def _validate(players, games, seed, game0, threads, engine, summary_only=False, 
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     for name, v in (("players", players), ("games", games), ("game0", game0), ("batch", batch)):
-        if not _is_int(v):
+        if not is_integer(v):
             raise TypeError(f"{name} must be an integer, got {type(v).__name__} {v!r}")
     if not 1 <= players <= 6:
         raise ValueError(f"players must be an integer from 1 to 6, got {players}")
@@ -401,11 +399,11 @@ def _validate(players, games, seed, game0, threads, engine, summary_only=False, 
         raise ValueError(f"batch must be positive, got {batch}")
     if batch > MAX_TABLE_GAMES:
         raise ValueError(f"batch: at most {MAX_TABLE_GAMES:,} games are held in memory at once, got {batch:,}")
-    if not _is_int(seed):
+    if not is_integer(seed):
         raise TypeError(f"seed must be an integer, got {type(seed).__name__} {seed!r}")
     check_seed(seed, game0 + max(int(games) - 1, 0))
     if threads is not None:
-        if not _is_int(threads):
+        if not is_integer(threads):
             raise TypeError(f"threads must be a positive integer or None, got {threads!r}")
         if threads < 1:
             raise ValueError(f"threads must be a positive integer or None, got {threads!r}")
@@ -417,7 +415,7 @@ def _validate(players, games, seed, game0, threads, engine, summary_only=False, 
         raise TypeError(f"params: parameter names must be strings, got {sorted(map(repr, params))}")
     if characters is not None and not isinstance(characters, (str, list, tuple)):
         raise TypeError(f"characters must be None, 'random', a comma-separated string or a list, got {characters!r}")
-    if isinstance(characters, (list, tuple)) and not all(isinstance(c, str) or _is_int(c) for c in characters):
+    if isinstance(characters, (list, tuple)) and not all(isinstance(c, str) or is_integer(c) for c in characters):
         raise TypeError(f"characters: give names or indices, got {characters!r}")
     if variant is not None and not isinstance(variant, (str, list, tuple)):
         raise TypeError(f"variant must be None, a string or a list of strings, got {variant!r}")

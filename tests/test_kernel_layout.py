@@ -172,7 +172,9 @@ def test_only_the_strategy_module_looks_at_the_strategy_id():
 # and why nothing of them is compiled in as a constant
 _READ_WHEN_PACKING = {
     ("sim.content", "Content"): "layout.pack reads a Content's arrays at run time; nothing of the class is compiled in",
-    ("sim.rules.errors", "is_index"): "the readable engine's PlayerView checks an index with it; no kernel code calls it",
+    ("sim.rules.errors", "is_index"): "the readable engine's PlayerView and custom.py's plain answer checks call it; "
+                                      "no compiled code does",
+    ("sim.rules.errors", "is_integer"): "custom.py's plain answer checks call it; no compiled code does",
 }
 
 

@@ -77,6 +77,7 @@ from numba.extending import intrinsic, overload
 from sim._cache import HASHED_MODULES
 from sim.content.constants import RESOLVE_EXCHANGE
 from sim.jit import KERNEL_OPTIONS, njit
+from sim.rules.errors import is_index, is_integer
 
 KERNEL_MODULES = ("decks", "villain", "endgame", "setup", "skill_tests", "gamble", "movement", "missions",
                   "encounters", "game")
@@ -658,10 +659,6 @@ _refuse_exchanges = njit(**_RAISE_OPTIONS)(_refuse_exchanges_plain)
 _refuse_henchmen = njit(**_RAISE_OPTIONS)(_refuse_henchmen_plain)
 
 
-def _is_int(x) -> bool:
-    """An integer that is not True or False (numpy integers included)."""
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
 
 def _uncalled_plain(answer):
     """Refuse a view method as an answer, the call forgotten (``return view.base_token``): its one line."""
@@ -680,7 +677,7 @@ def _uncalled_type(t) -> bool:
 def _index_answer(code, answer, lo, hi):
     """``answer``, an integer in ``lo..hi`` (True and False count as 1 and 0, as ``isinstance(x, int)`` has it)."""
     _uncalled_plain(answer)
-    if not (_is_int(answer) or isinstance(answer, (bool, np.bool_))):
+    if not is_index(answer):
         _refuse_type_plain(code, type(answer).__name__, "an integer")
     if not lo <= answer <= hi:
         _refuse_range_plain(code, int(answer), lo, hi)
@@ -690,7 +687,7 @@ def _index_answer(code, answer, lo, hi):
 def _int_answer(code, answer, lo, hi):
     """``answer``, an integer in ``lo..hi``, not True or False (``reroll``, a gamble's mask)."""
     _uncalled_plain(answer)
-    if not _is_int(answer):
+    if not is_integer(answer):
         _refuse_type_plain(code, type(answer).__name__, "an integer")
     if not lo <= answer <= hi:
         _refuse_range_plain(code, int(answer), lo, hi)
@@ -701,7 +698,7 @@ def _flag_answer(code, answer):
     """``answer``, True or False (``use_auto_pass``, ``status_top_secret``)."""
     _uncalled_plain(answer)
     if not isinstance(answer, (bool, np.bool_)):
-        if _is_int(answer):
+        if is_integer(answer):
             _refuse_value_plain(code, int(answer), "true or false")
         _refuse_type_plain(code, type(answer).__name__, "true or false")
     return bool(answer)
