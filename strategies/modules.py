@@ -7,8 +7,11 @@ importable (installed, or on ``PYTHONPATH``). The hash of its source is recorded
 with the results, so an edited module is never mixed with results of the old one:
 the source is every Python file of the module's top-level package, or, for a
 module outside any package, every Python file in its folder and below, so that
-an edit of a helper module it imports counts too (:func:`source_files`). Keep a
-strategy's own code there: an import from elsewhere is not tracked.
+an edit of a helper module it imports counts too (:func:`source_files`; a folder
+linked into it counts as well, the simulator's own packages never). Keep a
+strategy's own code there: an import from elsewhere is not tracked, nor is a data
+file it reads (put such values in the Python source, or in ``[strategy.X] params``);
+``strategies/tuned.toml``, which a module may build ``tuned`` from, is in the key.
 
 A run plays the source whose hash it records: the first time a process loads a
 module path, every module of that source that the process imported before (a
@@ -20,6 +23,7 @@ from; and a source edited since it was loaded here is imported again too.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib
 import inspect
@@ -49,6 +53,13 @@ _SKIP_DIRS = ("__pycache__", "site-packages", "node_modules")
 _OWN_PACKAGES = ("sim", "strategies")
 
 
+@functools.cache
+def _own_folders() -> frozenset[Path]:
+    """The simulator's own packages' folders (``sim``, ``strategies``), by their real path: never part of a module
+    strategy's source, though a strategy's own subpackage may bear one of their names."""
+    return frozenset(Path(importlib.import_module(name).__file__).resolve().parent for name in _OWN_PACKAGES)
+
+
 def source_root(mod) -> Path:
     """The folder whose Python files make up ``mod``'s source: its top-level package's, or its own."""
     top = sys.modules.get(mod.__name__.split(".")[0], mod)
@@ -69,11 +80,18 @@ def source_files(mod) -> list[Path]:
     if root.name in ("site-packages", "dist-packages"):  # an installed single-file module: that file alone
         return [Path(inspect.getsourcefile(mod) or mod.__file__).resolve()]
     out = []
-    for dirpath, dirnames, filenames in os.walk(root):
+    seen = {root.resolve()}  # folders walked, by their real path: a linked folder is walked once
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):  # a linked helper folder is source too
         here = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not (
-            d.startswith(".") or d in _SKIP_DIRS or (here / d / "pyvenv.cfg").exists()
-            or (d in _OWN_PACKAGES and (here / d / "__init__.py").exists())))
+        keep = []
+        for d in sorted(dirnames):
+            real = (here / d).resolve()
+            if d.startswith(".") or d in _SKIP_DIRS or (here / d / "pyvenv.cfg").exists() or real in _own_folders() \
+                    or real in seen:
+                continue
+            seen.add(real)
+            keep.append(d)
+        dirnames[:] = keep
         out += [here / f for f in filenames if f.endswith(".py")]
         if len(out) > MAX_SOURCE_FILES:
             raise ValueError(

@@ -269,6 +269,49 @@ def test_a_helper_deleted_since_it_was_imported_is_not_played(tmp_path, module, 
         _spec(tmp_path)
 
 
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A package ``myproj`` whose strategy lives in its subpackage ``strategies`` (the simulator's own package's
+    name), with a helper folder linked in from beside it; its modules forgotten afterwards."""
+    import sys
+
+    pkg = tmp_path / "myproj"
+    (pkg / "strategies").mkdir(parents=True)
+    (tmp_path / "shared_helpers").mkdir()
+    for f in (pkg / "__init__.py", pkg / "strategies" / "__init__.py", tmp_path / "shared_helpers" / "__init__.py"):
+        f.write_text("")
+    (tmp_path / "shared_helpers" / "vals.py").write_text("POOL = 2\n")
+    (pkg / "helpers").symlink_to(tmp_path / "shared_helpers", target_is_directory=True)
+    (pkg / "strategies" / "brave.py").write_text(
+        "from myproj.helpers.vals import POOL\nfrom strategies import HeuristicStrategy\n\n\n"
+        "def make():\n    return HeuristicStrategy(name='brave', pool_target=POOL)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield pkg
+    for name in [n for n in sys.modules if n == "myproj" or n.startswith("myproj.")]:
+        del sys.modules[name]
+
+
+def test_a_subpackage_named_strategies_and_a_linked_helper_folder_are_the_strategys_source(project, tmp_path):
+    """Only the simulator's own packages are left out of a strategy's source, not a subpackage of the user's
+    that bears one of their names; a helper folder linked into the package is source too (walked once). An edit
+    of either changes the hash, so the batches played before are replayed, not reused."""
+    import importlib
+
+    from strategies import modules
+
+    path = "myproj.strategies.brave:make"
+    before = modules.source_hash(path)
+    files = modules.source_files(importlib.import_module("myproj.strategies.brave"))
+    assert [f.relative_to(project).as_posix() for f in files] == [
+        "__init__.py", "helpers/__init__.py", "helpers/vals.py", "strategies/__init__.py", "strategies/brave.py"]
+    (tmp_path / "shared_helpers" / "vals.py").write_text("POOL = 7\n")
+    helper_edited = modules.source_hash(path)
+    brave = project / "strategies" / "brave.py"
+    brave.write_text(brave.read_text().replace("pool_target=POOL", "pool_target=POOL + 1"))
+    assert len({before, helper_edited, modules.source_hash(path)}) == 3
+    assert modules.load(path).params()["pool_target"] == 8  # the files as they are now
+
+
 def test_importing_a_module_again_leaves_a_scripts_main_and_installed_packages_alone(tmp_path, module,
                                                                                        monkeypatch):
     """A module outside any package has its folder as source; a module edited between two loads is imported
