@@ -355,6 +355,9 @@ def _build_at_each_count(file: str, entry: str, names, players: list[int]) -> No
                 raise SpecError(file, "grid.strategies", f"{what} at {count(p, 'player')}: {e}") from None
 
 
+LABEL_SIGNS = "[]+,"  # what strategy labels are built with: parameters, replaced decisions, a team's seats
+
+
 def _check_cross(spec: Spec) -> None:
     """Checks that need the registry, the content pack and the named sections."""
     import strategies
@@ -367,8 +370,16 @@ def _check_cross(spec: Spec) -> None:
     m = spec.model
     known = set(strategies.names())
     for name, s in m.strategy.items():
-        if name in known:
+        if name.strip() in known:
             raise SpecError(f, f"strategy.{name}", "shadows a registered strategy; pick another name")
+        if name != name.strip() or not name:
+            raise SpecError(f, f"strategy.{name}", "has spaces around it (or is empty), so it would print as another "
+                                                   "name; pick one without")
+        label = sorted(set(name) & set(LABEL_SIGNS))
+        if label:
+            raise SpecError(f, f"strategy.{name}", f"holds {' '.join(label)}, which the labels of strategies use "
+                                                   "(heuristic[pool_target=5], heuristic+token, a team's commas), "
+                                                   "so it would read as another strategy; pick a name without")
         if s.module is not None:
             from strategies import modules
 

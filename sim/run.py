@@ -183,10 +183,10 @@ def check_labels(strategy, players: int) -> None:
         return
     for s in objects:
         name = getattr(s, "name", None)
-        if not isinstance(name, str) or not name.strip() or "," in name:
+        if not isinstance(name, str) or not name.strip() or "," in name or name != name.strip():
             raise ValueError(f"strategy object {type(s).__name__} named {name!r}: a label is a non-empty string "
-                             "without a comma (a comma separates a mixed team's seats in the strategy column); "
-                             "give it a name of its own (name=...)")
+                             "without a comma (a comma separates a mixed team's seats in the strategy column) or "
+                             "spaces around it (it would print as another name); give it a name of its own (name=...)")
         if name not in strategies.names():
             continue
         ref = strategies.make(name, players=players)

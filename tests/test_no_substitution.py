@@ -160,7 +160,7 @@ def test_a_table_never_labels_games_with_a_strategy_that_did_not_play_them(engin
                                          r"players \(it has other parameters: "):
         sim.simulate(players=2, strategy=HeuristicStrategy(name="bold"), **kw)
     # a name that is no label: a mixed team's, or none
-    for name in ("heuristic,bold", "", " ", None):
+    for name in ("heuristic,bold", "", " ", None, "heuristic ", " bold"):  # spaces around: printed as another
         with pytest.raises(ValueError, match=rf"^strategy object HeuristicStrategy named {re.escape(repr(name))}: a "
                                              r"label is a non-empty string without a comma"):
             sim.simulate(players=2, strategy=HeuristicStrategy(name=name), **kw)

@@ -87,9 +87,9 @@ def test_bad_specs_name_file_key_and_reason(tmp_path, patch, key, reason):
     ('["a b", "ab"]', '[strategy."a b"]\nbase = "heuristic"\nparams = { pool_target = 5 }\n'
                       '[strategy.ab]\nbase = "heuristic"\nparams = { pool_target = 9 }\n',
      "grid.strategies", "'a b' and 'ab' give the same cell id 'p2_ab_standard_default_default'"),
-    # a per-seat team and a table named like its cell id
+    # a per-seat team and a table named like its cell id: the table's name reads as a label, refused first
     ('["heuristic,bold", "heuristic+bold"]', '[strategy."heuristic+bold"]\nbase = "bold"\n',
-     "grid.strategies", "'heuristic,bold' and 'heuristic+bold' give the same cell id"),
+     "strategy.heuristic+bold", "holds +, which the labels of strategies use"),
     ('["a/b"]', '[strategy."a/b"]\nbase = "heuristic"\n', "grid.strategies",
      "'a/b' gives the cell id 'p2_a/b_standard_default_default', which is not one folder name"),
 ])

@@ -5,6 +5,7 @@ each naming the file, the field and the reason."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import textwrap
 from pathlib import Path
 
@@ -274,6 +275,23 @@ SPEC_BAD = [
     ('strategies = ["heuristic", "gamble_happy"]', 'strategies = ["heuristic"]', "strategy.gamble_happy",
      "is defined but not listed in grid.strategies: no cell would play it"),
 ]
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("heuristic ", "shadows a registered strategy"),  # printed as the heuristic, played as gamble_happy
+    (" mine", "has spaces around it"),
+    ("heuristic[pool_target=5]", "holds [ ], which the labels of strategies use"),
+    ("heuristic+token", "holds +, which the labels of strategies use"),
+])
+def test_a_strategy_table_named_like_another_strategys_label_is_refused(tmp_path, name, reason):
+    """A [strategy.X] name labels its cells' rows: one that reads as another strategy's label (a registered name
+    with spaces around it, a parameter list, a replaced decision) would pass its games off as that strategy's
+    (``compare --baseline strategy=heuristic`` matched "heuristic " too)."""
+    text = SPEC.replace('"gamble_happy"]', f'"{name}"]').replace("[strategy.gamble_happy]", f'[strategy."{name}"]')
+    p = tmp_path / "mini.toml"
+    p.write_text(textwrap.dedent(text))
+    with pytest.raises(SpecError, match=re.escape(f"mini.toml: strategy.{name}: {reason}")):
+        load_spec(p)
 
 
 @pytest.mark.parametrize("old,new,key,reason", SPEC_BAD, ids=[c[1] for c in SPEC_BAD])
