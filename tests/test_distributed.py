@@ -612,9 +612,23 @@ def slow_job(job, shared, threads=None):
     return job
 
 
+def wait_running(address: str, name: str, timeout: float = 120) -> None:
+    """Wait until the worker ``name`` is running (a hang guard, not a timing: a worker's start imports the
+    simulator, seconds on a slow machine)."""
+    with distributed.Client(address, timeout="10s") as c:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if any(str(w.get("name")) == name and w.get("status") == "running"
+                   for w in c.scheduler_info()["workers"].values()):
+                return
+            time.sleep(0.2)
+    raise AssertionError(f"worker {name} never got to running")
+
+
 def test_a_run_left_without_workers_stops_instead_of_waiting_for_ever(bare_scheduler):
     got = []
     with outside_worker(bare_scheduler, ROOT, "only") as worker:
+        wait_running(bare_scheduler, "only")  # the 3 s below are for the worker lost, not for its start
         with DaskRunner(bare_scheduler, ready_timeout=3) as r:
             killed = False
             with pytest.raises(WorkersLost, match="no worker on the cluster for 3 s"):
