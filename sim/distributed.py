@@ -158,15 +158,6 @@ def _own_source() -> str:
     return _OWN_SOURCE
 
 
-def _file_digest(path) -> str:
-    import hashlib
-
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except FileNotFoundError:
-        return "missing"
-
-
 def _module_digest(path: str, strict: bool) -> str:
     """The source hash of a module strategy; on a worker (not ``strict``) also why it cannot be had
     (``error: ...``), which then differs from the caller's hash."""
@@ -207,7 +198,7 @@ def code_identity(modules: Iterable[str] = (), *, source: str | None = None, str
     from strategies import tuned
 
     ident = {"source": source_hash() if source is None else source, "rules_version": sim.RULES_VERSION,
-             "tuned": _file_digest(tuned.TUNED_PATH), "versions": runtime_versions()}
+             "tuned": tuned.file_digest(), "versions": runtime_versions()}
     paths = sorted(set(modules))
     if paths:
         ident["modules"] = {p: _module_digest(p, strict) for p in paths}

@@ -207,6 +207,21 @@ def module_hashes(spec: Spec) -> dict[str, dict]:
             for name, path in sorted(spec.module_strategies().items())}
 
 
+def _module_plays(module: dict) -> dict:
+    """What a module strategy's cell plays, for its resume key: its source, and ``strategies/tuned.toml``, from which
+    the module may build ``tuned`` (its source hash alone would not tell an edited tuned file)."""
+    from strategies import tuned
+
+    return {**module, "tuned_toml": tuned.file_digest()}
+
+
+def _seats_plays(team: list):
+    """What a team's seats play, as :func:`strategy_params` records it: one ``{"name", "params"}`` when every seat
+    plays the same, else one per seat."""
+    seats = [{"name": s.name, "params": s.params()} for s in team]
+    return seats[0] if all(x == seats[0] for x in seats) else seats
+
+
 def strategy_params(spec: Spec) -> dict:
     """Grid strategy -> player count -> the parameters its seats play with, for the registered strategies
     (module strategies have their source hash instead): as built, so what a strategy reads from a file
@@ -220,11 +235,7 @@ def strategy_params(spec: Spec) -> dict:
         base, params = spec.strategy_of(name)
         if modules.is_module_path(base):
             continue
-        by_count = {}
-        for p in spec.model.grid.players:
-            seats = [{"name": s.name, "params": s.params()} for s in make_team(base, p, params)]
-            by_count[str(p)] = seats[0] if all(x == seats[0] for x in seats) else seats
-        out[name] = by_count
+        out[name] = {str(p): _seats_plays(make_team(base, p, params)) for p in spec.model.grid.players}
     return out
 
 
@@ -283,7 +294,7 @@ def cell_keys(spec: Spec, contents: dict, source: str | None = None,
             "cell": cell.as_dict(),
             "strategy": {"table": None if table is None else table.model_dump(mode="json"),
                          "plays": params_of[cell.strategy][str(cell.players)] if cell.strategy in params_of
-                         else modules_of[cell.strategy]},
+                         else _module_plays(modules_of[cell.strategy])},
             "setup": {"overrides": None if setup is None else setup.model_dump(mode="json")["overrides"],
                       "content": contents[cell.setup].hash},
         }
@@ -327,8 +338,10 @@ def _key_change(old: dict | None, new: dict) -> str:
         why.append(f"another [strategy.{name}] table")
     elif old_strategy.get("plays") != new["strategy"]["plays"]:
         plays = new["strategy"]["plays"]
-        if isinstance(plays, dict) and "source_hash" in plays:
-            was = old_strategy.get("plays") if isinstance(old_strategy.get("plays"), dict) else {}
+        was = old_strategy.get("plays") if isinstance(old_strategy.get("plays"), dict) else {}
+        if isinstance(plays, dict) and "source_hash" in plays and was.get("source_hash") == plays["source_hash"]:
+            why.append(f"an edited strategies/tuned.toml, from which the module strategy {name} may build tuned")
+        elif isinstance(plays, dict) and "source_hash" in plays:
             why.append(f"another source of the module strategy {name} ([strategy.{name}] module, hash "
                        f"{str(was.get('source_hash'))[:12]} -> {plays['source_hash'][:12]})")
         else:
@@ -595,6 +608,7 @@ class BatchJob:
     engine: str
     skills: str = "pick"  # the spec's advanced-skill set-up (experiment.skills)
     source_hash: str | None = None  # a module strategy's: the source the batch's key records
+    plays: str | None = None  # a registered strategy's: the digest of what its seats play by the batch's key
 
     def __str__(self) -> str:
         return f"batch {self.b} of cell {self.cell.id} (games {self.game0}..{self.game0 + self.size - 1})"
@@ -613,6 +627,14 @@ def play_batch(job: BatchJob, contents: dict, threads: int | None = None) -> pl.
             strategy, params = modules.load(strategy, params, job.source_hash), None
         except modules.SourceChanged as e:
             raise StudyError(f"{e}: {_EDITED_MID_RUN}") from None
+    elif job.plays is not None:  # the seats as the batch's key records them, never as a file edited since says
+        from sim.run import make_team
+
+        team = make_team(strategy, cell.players, params)
+        if _digest(_seats_plays(team)) != job.plays:
+            raise StudyError(f"strategy {cell.strategy} would play other parameters than when the run began (an "
+                             f"edited strategies/tuned.toml?): {_EDITED_MID_RUN}")
+        strategy, params = team, None
     df = simulate(
         players=cell.players, games=job.size, strategy=strategy, params=params, seed=job.seed,
         characters=None if cell.characters == "default" else cell.characters,
@@ -742,9 +764,10 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
             if played_by is None:
                 paths[2].unlink(missing_ok=True)
             plays = keys[cell.id]["strategy"]["plays"]
+            module = isinstance(plays, dict) and "source_hash" in plays
             job = BatchJob(cell, b, game0, size, base, tuple(sorted(params.items())), spec.seed, engine,
-                           spec.model.experiment.skills,
-                           plays.get("source_hash") if isinstance(plays, dict) else None)
+                           spec.model.experiment.skills, plays["source_hash"] if module else None,
+                           None if module else _digest(plays))
             todo.append((job, paths, expect, played_by))
     stopped = max_batches is not None and len(todo) + len(report.skipped) < total
     saving = {job: (paths, expect, played_by) for job, paths, expect, played_by in todo}
@@ -780,6 +803,9 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
         edited = sorted(n for n, m in modules_now.items() if m != modules_at_start.get(n))
         raise StudyError(f"the source of module strategy {', '.join(edited)} was edited since the run began: "
                          f"{_EDITED_MID_RUN}")
+    if cell_keys(spec, contents, modules=modules_now) != keys:  # nor what the seats play (an edited tuned.toml)
+        raise StudyError("what decides a cell's games changed since the run began (an edited strategies/tuned.toml, "
+                         f"or the simulator's own source): {_EDITED_MID_RUN}")
     for cell in cells:
         for b in range(n_batches):
             label = ",".join(_record_engines(_batch_paths(state / cell.id, b)[2])) or "unrecorded"

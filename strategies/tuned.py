@@ -19,6 +19,17 @@ TUNED_PATH = Path(__file__).resolve().parent / "tuned.toml"
 RETUNE = "re-run `smersh-sim tune-strategy` (see the README) to write it"
 
 
+def file_digest(path: str | Path | None = None) -> str:
+    """sha256 of the tuned file's bytes (by default :data:`TUNED_PATH`), or ``"missing"``: what a module strategy
+    that builds ``tuned`` may read, besides its source."""
+    import hashlib
+
+    try:
+        return hashlib.sha256(Path(TUNED_PATH if path is None else path).read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return "missing"
+
+
 class TunedError(ValueError):
     """strategies/tuned.toml is missing, malformed or has no set for a player count."""
 

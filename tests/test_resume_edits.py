@@ -286,3 +286,58 @@ def test_the_fields_of_a_cells_key_json_are_those_docs_results_md_lists(tmp_path
     section = section[: section.index("\n## ")]
     rows = re.findall(r"^\| (`[^|]+`) \|", section, flags=re.M)
     assert set(key) == {name for row in rows for name in re.findall(r"`([^`]+)`", row)}
+
+
+TUNED_SPEC = """
+[experiment]
+name = "tuned"
+seed = 3
+games = 48
+batch = 16
+
+[grid]
+players = [4]
+strategies = ["tuned"]
+"""
+
+
+def test_tuned_toml_edited_while_a_run_plays_stops_it_and_the_kept_batches_are_the_files(tmp_path, monkeypatch):
+    """The run's key records what the tuned file said when it began: a batch that would play another set (the file
+    edited meanwhile) stops the run instead of playing under that key, and the batches kept are those of the
+    file as it was, so running again once it is restored equals a fresh run (a batch had been played with the
+    new set and reused under the old set's key)."""
+    import shutil
+
+    from strategies import tuned
+
+    path = tmp_path / "tuned.toml"
+    shutil.copy(tuned.TUNED_PATH, path)
+    monkeypatch.setattr(tuned, "TUNED_PATH", path)
+    original = path.read_text()
+    assert _with_pool_target(original, 6) != original
+    spec_file = write(tmp_path, TUNED_SPEC)
+    save = sim.study._save_batch
+
+    def save_then_edit(*args, **kw):
+        save(*args, **kw)
+        path.write_text(_with_pool_target(original, 6))
+
+    monkeypatch.setattr(sim.study, "_save_batch", save_then_edit)
+    with pytest.raises(sim.study.StudyError, match="would play other parameters than when the run began"):
+        run(spec_file, tmp_path / "out", charts=False)
+    assert batches_in(tmp_path / "out", "p4_tuned_standard_default_default") == ["batch_000000.json"]
+    monkeypatch.setattr(sim.study, "_save_batch", save)
+    path.write_text(original)
+    again = run(spec_file, tmp_path / "out", charts=False)
+    assert again.finished and len(again.skipped) == 1
+    assert_same_as_fresh(spec_file, tmp_path / "out", tmp_path, charts=False)
+
+
+def _with_pool_target(text: str, value: int) -> str:
+    """The tuned file with players.4's pool_target set to ``value``."""
+    import re
+
+    head, rest = text.split("[players.4.params]", 1)
+    body, sep, tail = rest.partition("\n[")
+    body = re.sub(r"(?m)^pool_target = .*$", f"pool_target = {value}", body)
+    return head + "[players.4.params]" + body + sep + tail

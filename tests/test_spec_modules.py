@@ -120,6 +120,27 @@ def test_an_edited_module_replays_its_batches(tmp_path, module):
     assert meta["strategy_modules"]["wary"]["source_hash"] == _folder_hash(module)
 
 
+def test_an_edited_tuned_toml_replays_a_module_strategys_batches(tmp_path, module, monkeypatch):
+    """A module may build ``tuned`` (``strategies.make("tuned", ...)``), which reads strategies/tuned.toml: the
+    file's digest is in its cells' key, so an edit of it replays them, saying why."""
+    import shutil
+
+    from strategies import tuned
+
+    path = tmp_path / "tuned.toml"
+    shutil.copy(tuned.TUNED_PATH, path)
+    monkeypatch.setattr(tuned, "TUNED_PATH", path)
+    spec = _spec(tmp_path)
+    out = tmp_path / "out"
+    assert run_study(spec, out, progress=False).finished
+    path.write_text(path.read_text() + "\n# edited\n")
+    again = run_study(spec, out, progress=False)
+    wary = "p2_wary_standard_default_default"
+    assert again.finished and sorted(again.computed) == [(wary, b) for b in range(3)]
+    assert any("an edited strategies/tuned.toml, from which the module strategy wary may build tuned" in n
+               for n in again.notices), again.notices
+
+
 HELPED = '''
 from my_wary_helpers import pick
 from strategies import HeuristicStrategy
