@@ -155,7 +155,9 @@ def hist_quantile(hist: np.ndarray, q: float) -> float:
     cum = np.cumsum(hist)
     lo = int(np.searchsorted(cum, lo_i + 1, side="left"))  # the value of sorted element lo_i
     hi = int(np.searchsorted(cum, hi_i + 1, side="left"))
-    return float(lo + (h - lo_i) * (hi - lo))
+    t, d = h - lo_i, hi - lo
+    # numpy's own arithmetic (its _lerp): from the far end where t >= 0.5, to the last bit
+    return float(hi - d * (1 - t)) if t >= 0.5 else float(lo + d * t)
 
 
 def hist_mean_sd(hist: np.ndarray) -> tuple[float, float]:

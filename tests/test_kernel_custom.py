@@ -1381,9 +1381,12 @@ def test_the_fresh_copies_reach_every_path_to_a_helper(user_code):
 def test_a_strategy_on_an_object_base_is_named_by_the_object_s_name():
     """The default label is the base's own name, the same in every process (an object's repr holds its
     memory address)."""
+    from sim.kernel.custom import decisions_digest
+
+    code = decisions_digest({"token": shy_token})[:6]
     s = KernelStrategy(HeuristicStrategy(name="steady", pool_target=3), token=shy_token)
-    assert s.name == "steady+token"
-    assert KernelStrategy("bold", token=shy_token).name == "bold+token"
+    assert s.name == f"steady+token=shy_token@{code}"
+    assert KernelStrategy("bold", token=shy_token).name == f"bold+token=shy_token@{code}"
 
 
 FALSE_REFUSALS = r'''

@@ -168,11 +168,51 @@ def test_a_table_never_labels_games_with_a_strategy_that_did_not_play_them(engin
 
 def test_a_kernel_strategy_is_labelled_with_its_base_s_parameters():
     """``KernelStrategy("heuristic", params={...})`` was labelled ``heuristic+token`` whatever the parameters."""
+    from sim.kernel.custom import decisions_digest
     from strategies.examples import brave_token
 
-    assert KernelStrategy("heuristic", token=brave_token).name == "heuristic+token"
+    code = decisions_digest({"token": brave_token})[:6]
+    assert KernelStrategy("heuristic", token=brave_token).name == f"heuristic+token=brave_token@{code}"
     assert KernelStrategy("heuristic", params={"pool_target": 5}, token=brave_token).name == \
-        "heuristic[pool_target=5]+token"
-    assert KernelStrategy("bold", params=strategies.make("bold").params(), token=brave_token).name == "bold+token"
+        f"heuristic[pool_target=5]+token=brave_token@{code}"
+    assert KernelStrategy("bold", params=strategies.make("bold").params(), token=brave_token).name == \
+        f"bold+token=brave_token@{code}"
     with pytest.raises(ValueError, match=r"^KernelStrategy: base 'heuristic,bold' names a mixed team"):
         KernelStrategy("heuristic,bold", token=brave_token)
+
+
+SAME_NAMED = """
+from numba import njit
+
+T = {t}
+
+
+@njit
+def token(view, choices, n):
+    return {body}
+"""
+
+
+def test_kernel_strategies_that_run_other_code_never_share_a_label(tmp_path, monkeypatch):
+    """Two token decisions, each a function named ``token`` (a notebook's cell run again with another body, or
+    two modules): their strategies were both labelled ``heuristic+token`` and recorded the same parameters, so
+    their games merged in a table of both. The label and params() carry a digest of the code, and of the values
+    it reads, worked out when asked (``module.T = 1`` set since is told too)."""
+    import importlib
+    import sys
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    made = []
+    for i, body in enumerate(("0", "T")):
+        (tmp_path / f"same_named_{i}.py").write_text(SAME_NAMED.format(t=0, body=body))
+        monkeypatch.delitem(sys.modules, f"same_named_{i}", raising=False)
+        made.append(importlib.import_module(f"same_named_{i}"))
+    first, last = (KernelStrategy("heuristic", token=m.token) for m in made)
+    assert first.name != last.name and first.params() != last.params()
+    assert first.name.startswith("heuristic+token=token@") and last.name.startswith("heuristic+token=token@")
+    before = first.name, last.name
+    made[0].T = 1  # a value the function's module holds, not read by it: the same code
+    made[1].T = 1  # a value the function reads: other play
+    assert first.name == before[0] and last.name != before[1]
+    named = KernelStrategy("heuristic", name="mine", token=made[0].token)
+    assert named.name == "mine" and named.params()["code"] == first.params()["code"]

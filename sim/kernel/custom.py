@@ -531,6 +531,18 @@ def _fingerprint_class(cls: type, h, seen: set) -> None:
             _fingerprint(value, h, seen)
 
 
+def decisions_digest(decisions: dict) -> str:
+    """A digest of the decisions' code and of what it reads (:func:`_fingerprint`), without the kernel's source or
+    the compiler's versions: what tells two ``KernelStrategy`` objects' play apart in their labels, the same across
+    versions of the simulator."""
+    h = hashlib.sha256()
+    seen: set = set()
+    for name in sorted(decisions):
+        h.update(b"D" + name.encode())
+        _fingerprint(decisions[name], h, seen)
+    return h.hexdigest()
+
+
 def pairing_key(decisions: dict) -> str:
     """The compiled pairing's key: a hash of the kernel's sources and flags, the compiler's versions and
     the decisions' code, options and defaults, with everything they read (:func:`_fingerprint`)."""
@@ -1450,10 +1462,19 @@ class KernelStrategy:
         self.base = make_team(base, 1, params)[0]
         self.decisions = dict(decisions)
         pairing_key(self.decisions)  # refuses what the key cannot fingerprint, before any game
-        # named by its base's name, with the parameters it was given (heuristic[pool_target=5]+token); a base
-        # given as an object by its own name (its repr holds a memory address)
-        self.name = name or f"{self.base.name}+" + "+".join(sorted(decisions))
+        self._name = name
         self._batch = None  # (key, batch function)
+
+    @property
+    def name(self) -> str:
+        """Its label: the name it was given, else its base's (with the parameters it was given; a base given as
+        an object by its own name), each replaced decision with its function, and a digest of the code they run
+        and what it reads (``heuristic[pool_target=5]+token=brave_token@3f9a1c``), worked out when asked: two
+        strategies that play other code never share a label, ``module.T = 1`` set since included."""
+        if self._name:
+            return self._name
+        parts = "+".join(f"{k}={self.decisions[k].py_func.__name__}" for k in sorted(self.decisions))
+        return f"{self.base.name}+{parts}@{decisions_digest(self.decisions)[:6]}"
 
     def batch_function(self):
         """The compiled batch function for this pairing (loaded from disk or compiled on first use).
@@ -1486,4 +1507,5 @@ class KernelStrategy:
 
     def params(self) -> dict:
         """The base strategy's parameters and the replaced decisions (recorded with results)."""
-        return {"base": self.base.name, **self.base.params(), "decisions": sorted(self.decisions)}
+        return {"base": self.base.name, **self.base.params(), "decisions": sorted(self.decisions),
+                "code": decisions_digest(self.decisions)}
