@@ -775,7 +775,7 @@ def cmd_tune(args) -> int:
         raise OptionError(str(e)) from None
     if args.target_file:
         try:
-            targets = T.targets_from_bands(args.target_file, args.strategy, params=params)
+            targets = T.targets_from_bands(args.target_file, args.strategy, params=params, content=args.content)
         except (T.TuneError, BandsError, ValueError) as e:
             raise SystemExit(f"error: {e}") from None
     _strategies([args.strategy], params, sorted({t.players for t in targets} | set(args.also_players or [])),

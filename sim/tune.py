@@ -150,10 +150,12 @@ def _params_label(params: dict | None) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted((params or {}).items())) or "none"
 
 
-def targets_from_bands(path, strategy: str, engine: str = "kernel", params: dict | None = None) -> list[Target]:
+def targets_from_bands(path, strategy: str, engine: str = "kernel", params: dict | None = None,
+                       content=None) -> list[Target]:
     """The win-rate bands of a bands file's plain cells for ``strategy``: ``params`` (none by default) and no
     variant, line-up or overrides, the players picking their advanced skills, on ``engine`` -- the games
-    ``tune`` plays.
+    ``tune`` plays. ``content``: the pack ``tune`` plays (None: the default pack); a file whose ``[check]
+    content`` names another pack is refused (its bands are of that pack's games).
 
     The strategy's other cells (other params included) are skipped with a warning naming each and why
     (their bands are of other games); a file with none plain is refused, naming what was skipped.
@@ -163,6 +165,13 @@ def targets_from_bands(path, strategy: str, engine: str = "kernel", params: dict
     from sim.bands import load_bands
 
     model, p = load_bands(path)
+    from sim.content import DEFAULT_PACK
+
+    theirs = (p.parent / model.check.content).resolve() if model.check.content is not None else Path(DEFAULT_PACK).resolve()
+    ours = Path(DEFAULT_PACK if content is None else content).resolve()
+    if theirs != ours:
+        raise TuneError(f"{p.name}: [check] content is {theirs}, but tune plays the pack {ours}: its bands are of "
+                        f"that pack's games; give --content {theirs}")
     want = _params_key(params)
     what = f"params {_params_label(params)}" if params else "no params"
     out = []

@@ -3,6 +3,7 @@
 import json
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -435,6 +436,25 @@ def test_target_file_plain_cells_give_targets_without_a_warning(tmp_path, recwar
                          "win_rate = [0.1, 0.2]\n")
     assert T.targets_from_bands(p, "heuristic") == [T.Target(2, 0.3, 0.5)]  # another strategy's cell: no notice
     assert not recwarn.list
+
+
+def test_target_file_of_another_pack_is_refused(tmp_path):
+    """A bands file's [check] content names the pack its cells play: tune on another pack would race a setting
+    against bands of other games (it read the cells and ignored the pack)."""
+    import shutil
+
+    from sim.content import DEFAULT_PACK
+
+    shutil.copytree(DEFAULT_PACK, tmp_path / "mypack")
+    p = _bands(tmp_path)
+    p.write_text(p.read_text().replace("[check]\n", '[check]\ncontent = "mypack"\n'))
+    mine = (tmp_path / "mypack").resolve()
+    with pytest.raises(T.TuneError, match=rf"bands.toml: \[check\] content is {re.escape(str(mine))}, but tune plays "
+                                          rf"the pack {re.escape(str(Path(DEFAULT_PACK).resolve()))}"):
+        T.targets_from_bands(p, "heuristic")
+    assert T.targets_from_bands(p, "heuristic", content=tmp_path / "mypack") == [T.Target(2, 0.3, 0.5)]
+    with pytest.raises(T.TuneError, match=r"\[check\] content is .*default.*, but tune plays the pack .*mypack"):
+        T.targets_from_bands(_bands(tmp_path / "mypack"), "heuristic", content=tmp_path / "mypack")
 
 
 def test_target_file_cells_are_those_with_tunes_params(tmp_path):
