@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
-from sim.text import count
+from sim.text import count, params_text
 
 OUTCOME_LABELS = {
     "win_location": "win: Location Track + Intel",
@@ -43,11 +43,6 @@ def _series_key(row: dict, dims: list[str]) -> str:
 
 def _varying(summary: pl.DataFrame, exclude: tuple[str, ...]) -> list[str]:
     return [d for d in ("strategy", "variant", "characters", "setup") if d not in exclude and summary[d].n_unique() > 1]
-
-
-def params_text(params: dict) -> str:
-    """``pool_target=6, exchange_when=early``: a strategy's given parameters, as the other charts write them."""
-    return ", ".join(f"{k}={v}" for k, v in params.items())
 
 
 def strategy_labels(names, spec: dict | None = None) -> dict[str, str]:

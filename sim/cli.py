@@ -952,7 +952,9 @@ def cmd_sensitivity(args) -> int:
 
 
 def _params_label(params: dict) -> str:
-    return f" ({', '.join(f'{k}={v}' for k, v in params.items())})" if params else ""
+    from sim.text import params_text
+
+    return f" ({params_text(params)})" if params else ""
 
 
 def cmd_luck(args) -> int:

@@ -14,3 +14,8 @@ def counts(values, word: str) -> str:
     if len(values) == 1:
         return count(values[0], word)
     return f"{', '.join(map(str, values)) or 'no'} {word}s"
+
+
+def params_text(params: dict) -> str:
+    """``pool_target=6, exchange_when=early``: a strategy's given parameters, in their order."""
+    return ", ".join(f"{k}={v}" for k, v in params.items())

@@ -69,7 +69,7 @@ from pathlib import Path
 from statistics import NormalDist
 
 from sim.results import wilson_interval
-from sim.text import count, counts
+from sim.text import count, counts, params_text
 
 Z95 = 1.959963984540054
 ALPHA_FOUND = 0.05  # found: 95% over all looks, so an out-of-band rate is found with probability <= 2.5%
@@ -147,7 +147,7 @@ def _params_key(params: dict | None) -> tuple:
 
 def _params_label(params: dict | None) -> str:
     """``pool_target=6, reroll=False`` (sorted by name), or ``none``."""
-    return ", ".join(f"{k}={v}" for k, v in sorted((params or {}).items())) or "none"
+    return params_text(dict(sorted((params or {}).items()))) or "none"
 
 
 def targets_from_bands(path, strategy: str, engine: str = "kernel", params: dict | None = None,
