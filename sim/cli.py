@@ -563,7 +563,9 @@ def cmd_compare(args) -> int:
     from sim.study import read_summary
 
     label = ",".join(f"{k}={v}" for k, v in baseline.items())
-    run = Path(args.run)  # compare_run checked it: a complete run, by these rules
+    run = Path(args.run)  # compare_run checked it: a complete run, by these rules (a folder, or its summary)
+    if run.name == "summary.parquet" and not run.is_dir():
+        run = run.parent
     chart = paired_differences(table, run / COMPARE_CHART, label, json.loads((run / METADATA).read_text()),
                                read_summary(run))
     if args.json:

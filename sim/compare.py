@@ -280,7 +280,7 @@ def compare_run(run: Path | str, baseline: dict | None = None) -> tuple[pl.DataF
     as ``--baseline`` does), a folder without a complete run, or one played by other rules (see
     :func:`sim.study.check_current`).
     """
-    from sim.study import check_current
+    from sim.study import _run_folder, check_current
 
     if baseline is not None and not isinstance(baseline, dict):
         raise TypeError(f"compare_run: baseline must be a dict such as {{'strategy': 'heuristic'}}, or None for the "
@@ -289,6 +289,7 @@ def compare_run(run: Path | str, baseline: dict | None = None) -> tuple[pl.DataF
                            if isinstance(baseline, str) else ""))
     for k in baseline or {}:
         check_dimension(k, "compare_run baseline")
+    run = _run_folder(run, "compare_run", "summary.parquet")  # a folder, or its summary.parquet
     check_current(run)  # a complete run whose files match its manifest, or a ResultsError (a ValueError)
     path = Path(run) / "summary.parquet"
     if baseline and "variant" in baseline:  # the words in the order the cells label them

@@ -153,6 +153,8 @@ def write_manifest(out: Path, files: Iterable[Path], key: str) -> Path:
 def check_folder(folder: Path | str, need: Iterable[str] = ("summary.parquet",)) -> dict:
     """The manifest of a complete, consistent results folder, or a ResultsError saying what is wrong."""
     folder = Path(folder)
+    if folder.is_file():  # summary.parquet or games.parquet given for its folder
+        raise ResultsError(f"{folder}: a file; give its results folder ({folder.parent})")
     if not folder.is_dir():
         raise ResultsError(f"{folder}: no such results folder; run `smersh-sim run SPEC` first")
     mpath = folder / MANIFEST

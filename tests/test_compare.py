@@ -183,5 +183,8 @@ def test_a_row_where_neither_cell_wins_prints_no_nan(counts, capsys):
 
     rows = {r["cell"]: r for r in json.loads(text, parse_constant=refuse)}
     assert rows["p3_random_standard_default_default"]["width_ratio"] is None
+    # the folder's summary.parquet names the folder, as read_summary takes it
+    main(["compare", str(counts / "summary.parquet"), "--baseline", "players=2", "--json"])
+    assert json.loads(capsys.readouterr().out) == json.loads(text)
     assert rows["p3_heuristic_standard_default_default"]["width_ratio"] > 0
     assert {r["pairing"] for r in rows.values()} == {GAME_INDEX}

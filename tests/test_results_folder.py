@@ -468,6 +468,12 @@ def test_each_reader_takes_its_own_file_and_names_another(spec, tmp_path):
         assert str(e.value) == f"{out / file}: {says}"
     assert read_summary(out / "summary.parquet").equals(read_summary(out))
     assert read_games(out / "games.parquet").equals(read_games(out))
+    # compare too ("no such results folder" had been said of an existing summary.parquet)
+    from sim.compare import compare_run
+
+    assert compare_run(out / "summary.parquet")[0].equals(compare_run(out)[0])
+    with pytest.raises(ResultsError, match=r"games\.parquet: compare_run reads a results folder or its summary\.parquet"):
+        compare_run(out / "games.parquet")
     # a path that is no file of the run is still taken for a folder
     with pytest.raises(ResultsError, match=r"nope\.json: no such results folder"):
         read_summary(out / "nope.json")
