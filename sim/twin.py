@@ -102,17 +102,17 @@ def check_twin(python_strategy, kernel_strategy: KernelStrategy, players=4, game
     """
     import sim
     import strategies
-    from sim.run import _is_int
+    from sim.rules.errors import is_integer
 
     if not isinstance(kernel_strategy, KernelStrategy):
         raise TypeError(f"kernel_strategy must be a sim.kernel.custom.KernelStrategy, got "
                         f"{type(kernel_strategy).__name__}")
     if not isinstance(python_strategy, strategies.Strategy):
         raise TypeError(f"python_strategy must be a strategies.Strategy, got {type(python_strategy).__name__}")
-    if _is_int(players):
+    if is_integer(players):
         counts = [int(players)]
     elif isinstance(players, (list, tuple, range)) or (isinstance(players, np.ndarray) and players.ndim == 1):
-        bad = [p for p in players if not _is_int(p)]
+        bad = [p for p in players if not is_integer(p)]
         if bad:
             raise TypeError(f"check_twin: players must be a player count or a list of them, got "
                             f"{type(bad[0]).__name__} {bad[0]!r} in {players!r}")
@@ -122,6 +122,8 @@ def check_twin(python_strategy, kernel_strategy: KernelStrategy, players=4, game
     else:
         raise TypeError(f"check_twin: players must be a player count or a list of them, got "
                         f"{type(players).__name__} {players!r}")
+    if not is_integer(games) or games < 1:  # no game compared would report agreement
+        raise ValueError(f"check_twin: games must be a whole number of at least 1, got {games!r}")
     for p in counts:
         fast = sim.simulate(players=p, games=games, seed=seed, strategy=kernel_strategy)
         before = _copy_or_none(python_strategy)  # its state as this count's games start (it may keep state)

@@ -104,6 +104,10 @@ def test_check_twin_takes_player_counts_as_simulate_does():
         with pytest.raises(error) as e:
             check_twin(Brave(name="brave"), brave_kernel, players=players, games=20)
         assert str(e.value) == says
+    # no game compared would report agreement
+    for games in (0, -5, 2.5, True):
+        with pytest.raises(ValueError, match=rf"^check_twin: games must be a whole number of at least 1, got {games!r}$"):
+            check_twin(Brave(name="brave"), brave_kernel, players=2, games=games)
 
 
 @njit
