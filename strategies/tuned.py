@@ -95,11 +95,10 @@ def _check_file_params(params: dict, players: int, path: str | Path) -> None:
 def check_players(players) -> None:
     """Refuse a seat count that is not an integer from 1 to 6 as ``sim.simulate`` does (a TypeError for another
     type, a bool included; a ValueError out of range), rather than play the set of a count converted from it."""
-    import numpy as np
-
     from sim.content.constants import MAX_PLAYERS
+    from sim.rules.errors import is_integer
 
-    if not isinstance(players, (int, np.integer)) or isinstance(players, (bool, np.bool_)):
+    if not is_integer(players):
         raise TypeError(f"players must be an integer, got {type(players).__name__} {players!r}")
     if not 1 <= players <= MAX_PLAYERS:
         raise ValueError(f"players must be an integer from 1 to {MAX_PLAYERS}, got {players}")
