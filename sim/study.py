@@ -340,7 +340,10 @@ def _key_change(old: dict | None, new: dict) -> str:
         plays = new["strategy"]["plays"]
         was = old_strategy.get("plays") if isinstance(old_strategy.get("plays"), dict) else {}
         if isinstance(plays, dict) and "source_hash" in plays and was.get("source_hash") == plays["source_hash"]:
-            why.append(f"an edited strategies/tuned.toml, from which the module strategy {name} may build tuned")
+            why.append(f"an edited strategies/tuned.toml, from which the module strategy {name} may build tuned"
+                       if "tuned_toml" in was else
+                       f"a key that did not record strategies/tuned.toml for the module strategy {name} (an older "
+                       "version wrote it)")
         elif isinstance(plays, dict) and "source_hash" in plays:
             why.append(f"another source of the module strategy {name} ([strategy.{name}] module, hash "
                        f"{str(was.get('source_hash'))[:12]} -> {plays['source_hash'][:12]})")

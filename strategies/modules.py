@@ -22,15 +22,16 @@ from; and a source edited since it was loaded here is imported again too.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
 import inspect
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 MODULE_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -142,24 +143,59 @@ def _forget(root: Path, files: set[Path]) -> None:
             del sys.modules[name]
 
 
-@contextlib.contextmanager
-def _from_source():
-    """Imports meanwhile compile the Python files themselves: no bytecode cache is read or written. Python trusts
-    a cached ``.pyc`` whose source has the same mtime (in whole seconds) and size, so a strategy file rewritten
-    within the second at the same size (``TH = 3`` made ``TH = 5`` by a script) would play its old code under
-    the new source's hash."""
-    prefix, dont_write = sys.pycache_prefix, sys.dont_write_bytecode
-    with tempfile.TemporaryDirectory() as empty:
-        sys.pycache_prefix, sys.dont_write_bytecode = empty, True  # the caches are looked for in an empty folder
-        try:
-            yield
-        finally:
-            sys.pycache_prefix, sys.dont_write_bytecode = prefix, dont_write
+class _SourceLoader(importlib.machinery.SourceFileLoader):
+    """Compiles the Python file itself, never its cached bytecode (see :class:`_StrategySources`)."""
+
+    def get_code(self, fullname):
+        return self.source_to_code(self.get_data(self.path), self.path)
+
+
+class _StrategySources(importlib.abc.MetaPathFinder):
+    """Finds the modules of the module strategies' sources (the files under a root :func:`source_files` walks) with
+    :class:`_SourceLoader`, so that they are compiled from the files whose hash is recorded. Python trusts a cached
+    ``.pyc`` whose source has the same mtime (in whole seconds) and size, so a strategy file rewritten within the
+    second at the same size (``TH = 3`` made ``TH = 5`` by a script) would play its old code under the new hash.
+    Every other module (installed packages, the simulator's own) keeps its cache."""
+
+    def __init__(self):
+        self.roots: frozenset[Path] = frozenset()  # replaced whole, never changed in place: read by any thread
+
+    def add(self, root: Path) -> None:
+        self.roots = self.roots | {root}
+
+    def find_spec(self, name, path, target=None):
+        if not self.roots:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or type(spec.loader) is not importlib.machinery.SourceFileLoader:
+            return None
+        origin = Path(spec.origin).resolve()
+        if not any(_in_source(origin, root) for root in self.roots):
+            return None
+        spec.loader = _SourceLoader(spec.loader.name, spec.loader.path)
+        return spec
+
+
+def _in_source(f: Path, root: Path) -> bool:
+    """Whether the file ``f`` (resolved) is one :func:`source_files` would list under ``root``."""
+    if not f.is_relative_to(root) or any(f.is_relative_to(own) for own in _own_folders()):
+        return False
+    return not any(p.startswith(".") or p in _SKIP_DIRS for p in f.relative_to(root).parts[:-1])
+
+
+_SOURCES = _StrategySources()
 
 
 def _import(mod_name: str):
-    with _from_source():
-        return importlib.import_module(mod_name)
+    """Import ``mod_name``, the modules of its source compiled from their files (:class:`_StrategySources`)."""
+    spec = importlib.util.find_spec(mod_name.split(".")[0])  # its top-level package or module: the root
+    if spec is not None and spec.origin and spec.has_location:
+        root = Path(spec.origin).resolve().parent
+        if root.name not in ("site-packages", "dist-packages"):  # an installed module keeps its cache
+            if _SOURCES not in sys.meta_path:
+                sys.meta_path.insert(0, _SOURCES)
+            _SOURCES.add(root)
+    return importlib.import_module(mod_name)
 
 
 def _module_and_object(path: str):

@@ -139,6 +139,19 @@ def test_an_edited_tuned_toml_replays_a_module_strategys_batches(tmp_path, modul
     assert again.finished and sorted(again.computed) == [(wary, b) for b in range(3)]
     assert any("an edited strategies/tuned.toml, from which the module strategy wary may build tuned" in n
                for n in again.notices), again.notices
+    # a key an older version wrote, without the tuned file's digest, is not said to have seen it edited
+    import sim.study
+
+    kpath = out / ".state" / wary / "key.json"
+    key = json.loads(kpath.read_text())
+    del key["strategy"]["plays"]["tuned_toml"]
+    key["key"] = sim.study._digest({k: v for k, v in key.items() if k != "key"})
+    kpath.write_text(json.dumps(key))
+    older = run_study(spec, out, progress=False)
+    assert older.finished and sorted(older.computed) == [(wary, b) for b in range(3)]
+    assert any("a key that did not record strategies/tuned.toml for the module strategy wary" in n
+               for n in older.notices), older.notices
+    assert not any("edited strategies/tuned.toml" in n for n in older.notices)
 
 
 HELPED = '''
@@ -257,6 +270,25 @@ def test_a_module_rewritten_within_the_second_at_the_same_size_plays_the_file(tm
     module.write_text(new)
     os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     _assert_the_run_played_the_file(tmp_path, module)
+
+
+def test_only_the_strategys_own_modules_skip_the_bytecode_cache(tmp_path, tmp_path_factory, module, monkeypatch):
+    """Modules the strategy imports from elsewhere (an installed package, a library folder on the path) keep their
+    bytecode cache: compiled afresh each time, matplotlib and pandas had made a load three times slower."""
+    import importlib.machinery
+    import sys
+
+    lib = tmp_path_factory.mktemp("lib")  # outside the strategy's folder: not its source
+    (lib / "my_lib_helper.py").write_text("LAST = True\n")
+    monkeypatch.syspath_prepend(str(lib))
+    monkeypatch.delitem(sys.modules, "my_lib_helper", raising=False)
+    module.write_text("import my_lib_helper\n" + MODULE)
+    from strategies import modules
+
+    modules.load("my_wary_strats:wary")
+    assert type(sys.modules["my_wary_strats"].__loader__) is modules._SourceLoader
+    assert type(sys.modules["my_lib_helper"].__loader__) is importlib.machinery.SourceFileLoader
+    del sys.modules["my_lib_helper"]
 
 
 def test_a_helper_imported_before_the_first_run_and_edited_since_plays_the_file(tmp_path, module, monkeypatch):
