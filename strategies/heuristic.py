@@ -99,6 +99,9 @@ class HeuristicParams:
                     ok = 0.0 <= float(v) <= 1.0
             else:
                 ok = isinstance(v, str)
+            if ok and kind in ("bool", "int", "float"):  # a numpy scalar as the Python value both engines read:
+                # the readable engine compared np.float32(0.6669...) in float32 where the kernel widened it
+                object.__setattr__(self, f.name, {"bool": bool, "int": int, "float": float}[kind](v))
             if not ok:
                 low = -MAX_INT_PARAM if f.name in SIGNED_INT_PARAMS else 0
                 want = {"bool": "true or false", "int": f"an integer from {low:,} to {MAX_INT_PARAM:,}",

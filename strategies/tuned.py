@@ -76,7 +76,8 @@ def tuned_params(players: int, path: str | Path | None = None) -> dict:
 
 
 def _check_file_params(params: dict, players: int, path: str | Path) -> None:
-    """Refuse a parameter of the tuned file the heuristic does not take, naming the file's key."""
+    """Refuse a parameter of the tuned file the heuristic does not take, or a set that lacks one, naming the file's
+    key."""
     from dataclasses import fields
 
     from strategies.heuristic import HeuristicParams
@@ -90,6 +91,10 @@ def _check_file_params(params: dict, players: int, path: str | Path) -> None:
             HeuristicParams(**{name: value})
         except ValueError as e:
             raise TunedError(f"{where}: {e}; {RETUNE}") from None
+    missing = sorted(known - set(params))
+    if missing:  # the heuristic's default would play under the tuned label
+        raise TunedError(f"{Path(path).name}: players.{int(players)}.params: {', '.join(missing)} missing (a tuned set "
+                         f"gives every parameter; the heuristic's default would play in its place); {RETUNE}")
 
 
 def check_players(players) -> None:

@@ -168,10 +168,20 @@ def _spec(tmp_path, players="2"):
     return p
 
 
+def _full_set(**values) -> str:
+    """A tuned file's params table body: every heuristic parameter, at its default unless given."""
+    from dataclasses import asdict
+
+    from sim.tune_strategy import _value
+    from strategies.heuristic import HeuristicParams
+
+    return "".join(f"{k} = {_value(v)}\n" for k, v in {**asdict(HeuristicParams()), **values}.items())
+
+
 def test_a_grid_player_count_the_tuned_file_lacks_is_refused_before_any_game(tmp_path, tuned_file):
     from sim.experiments import SpecError, load_spec
 
-    tuned_file("[players.2.params]\npool_target = 5\n")
+    tuned_file("[players.2.params]\n" + _full_set(pool_target=5))
     assert load_spec(_spec(tmp_path, "2")).cells()  # the file serves 2 players
     with pytest.raises(SpecError) as e:
         load_spec(_spec(tmp_path, "1, 2"))
@@ -205,6 +215,17 @@ def test_a_bad_value_in_the_tuned_file_is_named_by_its_key(tmp_path, tuned_file)
     with pytest.raises(SystemExit) as e:  # a bad --param value is still --param's
         main(["play", "--players", "2", "--games", "2", "--strategy", "heuristic", "--param", "pool_target=2.5"])
     assert e.value.code == 2 and "--param" in str(e.value)  # a bad option: exit status 2
+
+
+def test_a_tuned_set_missing_a_parameter_is_refused_not_filled_with_the_default(tuned_file):
+    """A set without patience_rounds played the heuristic's 40 under the tuned label."""
+    body = _full_set(patience_rounds=24)
+    tuned_file("[players.4.params]\n" + body)
+    assert strategies.make("tuned", players=4).params()["patience_rounds"] == 24
+    tuned_file("[players.4.params]\n" + body.replace("patience_rounds = 24\n", ""))
+    with pytest.raises(TunedError, match=r"^tuned.toml: players.4.params: patience_rounds missing \(a tuned set gives "
+                                         r"every parameter; the heuristic's default would play in its place\)"):
+        strategies.make("tuned", players=4)
 
 
 def _load_with_table(tmp_path, table):

@@ -448,6 +448,20 @@ def test_api_takes_numpy_integers():
     assert df.height == 3 and df["players"].to_list() == [2, 2, 2]
 
 
+def test_numpy_parameter_values_play_alike_on_both_engines():
+    """A numpy scalar parameter is kept as the Python value both engines read: np.float32 had been compared in
+    float32 by the readable engine and widened to float64 by the kernel (34 of 300 solo games differed)."""
+    import numpy as np
+
+    from strategies.heuristic import HeuristicParams
+
+    p = HeuristicParams(gamble_p=np.float32(0.6669238683127572), pool_target=np.int8(5), reroll=np.True_)
+    assert (type(p.gamble_p), type(p.pool_target), type(p.reroll)) == (float, int, bool)
+    assert p.gamble_p == float(np.float32(0.6669238683127572))
+    kw = dict(players=1, games=300, seed=5, params={"gamble_p": np.float32(0.6669238683127572), "gamble_resolve": True})
+    assert sim.simulate(**kw).equals(sim.simulate(**kw, engine="reference"))
+
+
 def test_api_takes_numpy_integer_character_indices():
     import numpy as np
 
