@@ -208,9 +208,12 @@ def tune(players: list[int], *, budget: int, trial_games: int, seed: int, holdou
         holdout_seed = seed + 1
     if holdout_seed == seed:
         raise TuneStrategyError("holdout_seed must differ from seed: the held-out games must be fresh")
+    import optuna
+
     content = load()
-    meta = {"rules_version": sim.RULES_VERSION, "pack_hash": content.hash, "seed": seed, "budget": budget,
-            "trial_games": trial_games, "holdout_games": holdout_games, "holdout_seed": holdout_seed,
+    # optuna's version too: the TPE sampler's proposals (so the file) depend on it, whatever the seed
+    meta = {"rules_version": sim.RULES_VERSION, "pack_hash": content.hash, "optuna": optuna.__version__, "seed": seed,
+            "budget": budget, "trial_games": trial_games, "holdout_games": holdout_games, "holdout_seed": holdout_seed,
             "players": list(players)}
     searched = {n: search_players(n, budget=budget, trial_games=trial_games, seed=seed, content=content,
                                   threads=threads, progress=progress) for n in players}
@@ -305,6 +308,22 @@ def _reproduce_model():
         holdout_games: StrictInt = count()
         seed: StrictInt = a_seed()
         holdout_seed: StrictInt = a_seed()
+        optuna: str | None = Field(default=None, validate_default=True)
+
+        @field_validator("optuna")
+        @classmethod
+        def _same_optuna(cls, v):
+            import optuna
+
+            if v is None:
+                raise ValueError("missing: the file does not say which optuna searched it, and the search's proposals "
+                                 "(TPE) depend on its version, so its file cannot be promised again; run its recorded "
+                                 "command without --reproduce to search afresh")
+            if v != optuna.__version__:
+                raise ValueError(f"searched with optuna {v}, this is optuna {optuna.__version__}: the search's "
+                                 f"proposals (TPE) depend on its version, so it would not write the same file; "
+                                 f"install optuna=={v} (pyproject.toml pins the version the committed file used)")
+            return v
 
         _players = field_validator("players")(lambda cls, v: _check_players(v))
 

@@ -1,6 +1,8 @@
 """The tuned strategy: data in strategies/tuned.toml, fresh for the current rules, reproducible."""
 
+import re
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -105,6 +107,35 @@ def test_tuning_reproduces_its_file_from_the_recorded_seed_and_budget(tmp_path):
     assert raw["meta"]["budget"] == 300 and raw["meta"]["seed"] == 3 and raw["players"]["2"]["trials"] == 3
     other = TS.to_toml(TS.tune(**{**TINY, "seed": 4}, threads=1))
     assert other != first  # the seed matters: the test can fail
+
+
+def test_reproduce_refuses_a_file_of_another_optuna_or_of_none_recorded(tmp_path):
+    """The TPE search proposes by optuna's version: the committed 2-player set was not written again by the
+    recorded command under another optuna, though --reproduce promised the same file."""
+    import optuna
+
+    meta = ('[meta]\nseed = 1\nbudget = 300\ntrial_games = 100\nholdout_games = 100\nholdout_seed = 2\n'
+            'players = [2]\n')
+    path = tmp_path / "tuned.toml"
+    path.write_text(meta + f'optuna = "{optuna.__version__}"\n', encoding="utf-8")
+    assert TS.reproduce_args(path)["budget"] == 300
+    path.write_text(meta + 'optuna = "0.1"\n', encoding="utf-8")
+    with pytest.raises(TS.TuneStrategyError, match=rf"^tuned.toml: meta.optuna: searched with optuna 0.1, this is "
+                                                   rf"optuna {re.escape(optuna.__version__)}: the search's proposals"):
+        TS.reproduce_args(path)
+    path.write_text(meta, encoding="utf-8")
+    with pytest.raises(TS.TuneStrategyError, match=r"^tuned.toml: meta.optuna: .*missing: the file does not say "
+                                                   r"which optuna searched it"):
+        TS.reproduce_args(path)
+
+
+def test_the_committed_tuned_file_was_searched_with_the_pinned_optuna():
+    """pyproject.toml pins the optuna that wrote strategies/tuned.toml, so that --reproduce writes it again."""
+    import optuna
+
+    pinned = re.search(r'"optuna==([^"]+)"', (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())
+    pinned = pinned.group(1)
+    assert tomllib.loads(TUNED_PATH.read_text())["meta"]["optuna"] == pinned == optuna.__version__
 
 
 def test_a_held_out_timeout_refuses_the_result(monkeypatch):
