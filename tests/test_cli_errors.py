@@ -469,8 +469,14 @@ def test_an_unwritable_out_is_refused_before_any_game(argv, work, fragment, file
     assert "--out" in err and fragment in err, err
 
 
+def _optuna_version() -> str:
+    import optuna
+
+    return optuna.__version__
+
+
 META = {"players": "[2]", "budget": "300", "trial_games": "100", "seed": "3", "holdout_games": "200",
-        "holdout_seed": "4"}
+        "holdout_seed": "4", "optuna": f'"{_optuna_version()}"'}
 
 
 def _tuned_file(tmp_path, **changes) -> str:
@@ -493,6 +499,8 @@ def _tuned_file(tmp_path, **changes) -> str:
     ({"trial_games": "1.5"}, "meta.trial_games"),
     ({"holdout_seed": None}, "meta.holdout_seed: Field required"),
     ({"holdout_seed": "3"}, "holdout_seed must differ from seed"),
+    ({"optuna": '"0.1"'}, "meta.optuna: searched with optuna 0.1"),
+    ({"optuna": None}, "meta.optuna: missing: the file does not say which optuna searched it"),
 ])
 def test_a_bad_tuned_file_to_reproduce_names_the_file_and_key(changes, fragment, tmp_path, capsys, monkeypatch):
     def played(*a, **k):

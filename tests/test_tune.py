@@ -597,8 +597,9 @@ def test_a_resolve_cut_past_every_readers_starting_resolve_is_refused_before_any
     Resolve 3: a cut of 3 or more leaves each at 0, so 3..6 are one setting, told before any game."""
     _no_race(monkeypatch)
     with pytest.raises(T.TuneError, match=r"resolve_cut=3 and .*resolve_cut=4 play the same games at 4 players: .*"
-                                          r"here: a resolve_cut of 3 or more leaves every seat it applies to \('Calli "
-                                          r"Dagger', 'Dexter Kane', 'Nika Shizuka'\) at Resolve 0"):
+                                          r"here: every character that may sit starts with the same Resolve either "
+                                          r"way \('Calli Dagger' 0, 'Rocko Jurgen' 2, 'Dexter Kane' 0, 'Nika "
+                                          r"Shizuka' 0\)"):
         T.tune([T.Knob.parse("setup.player_count[players=4].resolve_cut=3..6")], [T.Target(4, 0.2, 0.6)], budget=8000)
     with pytest.raises(AssertionError, match="games were played"):
         T.tune([T.Knob.parse("setup.player_count[players=4].resolve_cut=0..3")], [T.Target(4, 0.2, 0.6)], budget=8000)
