@@ -297,6 +297,29 @@ def test_the_later_bench_run_is_the_committed_one():
     assert r["sample_identical"] is True and r["threads_available"] == 2
 
 
+def test_readme_quotes_the_bench_runs_on_the_current_machine():
+    """The README's paragraph on the machine the project runs on now quotes docs/bench/bench-2-cores-epyc*.json."""
+    import json
+
+    e = json.loads((ROOT / "docs" / "bench" / "bench-2-cores-epyc.json").read_text())
+    m = json.loads((ROOT / "docs" / "bench" / "bench-2-cores-epyc-morning.json").read_text())
+    k1, ref, mref = sorted(e["kernel_1_thread_runs"]), sorted(e["reference_runs"]), sorted(m["reference_runs"])
+    text = " ".join(_readme().split())
+    for phrase in (
+        f"({e['machine']['cpu']}, LLVM compiling for `{e['machine']['llvm_cpu']}`, {e['machine']['cores']} cores;",
+        f"gave {e['kernel_1_thread_games_per_s']:,.0f} games/s on 1 thread (its three timings {k1[0]:,.0f} to "
+        f"{k1[-1]:,.0f}), {e['kernel_all_threads_games_per_s']:,.0f} on 2 ({e['ratio_threads']:.2f} times), a cold "
+        f"start of {e['cold_start_s']:.1f} s and {e['cached_start_s']:.2f} s cached, and "
+        f"{e['ratio_kernel_1_thread_vs_reference']:.1f} times a rulebook that timed {e['reference_games_per_s']:.1f} "
+        f"games/s (its three timings {ref[0]:.1f} to {ref[-1]:.1f});",
+        f"gave {m['kernel_1_thread_games_per_s']:,.0f} and {m['kernel_all_threads_games_per_s']:,.0f} games/s and "
+        f"{m['ratio_kernel_1_thread_vs_reference']:.1f} times a rulebook of {m['reference_games_per_s']:.1f} games/s.",
+        f"(its timings ran from {min(ref[0], mref[0]):.1f} to {max(ref[-1], mref[-1]):.1f} games/s across the two runs)",
+    ):
+        assert phrase in text, phrase
+    assert e["sample_identical"] is True and m["sample_identical"] is True
+
+
 def test_summary_tally_figures_are_the_committed_16_core_runs():
     """The summary-only tally timings on 16 cores are the ranges of docs/bench/tally-16-cores*.json."""
     import json
