@@ -862,8 +862,10 @@ def _check_tune_strategy_options(args, kw: dict) -> None:
     if kw["budget"] < kw["trial_games"]:
         raise OptionError(f"{flag('budget')} is less than one trial of {flag('trial_games')}: raise --budget "
                           "or lower --trial-games")
-    if kw["holdout_seed"] is None and kw["seed"] == MAX_SEED:
-        raise OptionError(f"--seed {kw['seed']} leaves no default --holdout-seed (seed + 1): give one")
+    from sim import tune_strategy as TS
+
+    if kw["seed"] > TS.MAX_SEARCH_SEED:
+        raise OptionError(TS.search_seed_text("--seed", kw["seed"]))
     if kw["holdout_seed"] == kw["seed"]:
         raise OptionError(f"--holdout-seed {kw['holdout_seed']} is the search's {flag('seed')}: the held-out games "
                           "must be fresh; give another --holdout-seed")

@@ -58,6 +58,8 @@ SPACE = {
 }
 PRESETS = ("heuristic", "cautious", "bold")
 MAX_SEED = 2**63 - 1
+# optuna's TPE sampler takes a seed below 2**32, and each player count's search seeds it with seed + 1000 x players
+MAX_SEARCH_SEED = 2**32 - 1 - 1000 * 6
 SEARCH_GAME0 = 2**40  # the search's first game index: no run from game 0 reaches it
 TUNED_FILE = Path(__file__).resolve().parent.parent / "strategies" / "tuned.toml"
 
@@ -202,10 +204,10 @@ def tune(players: list[int], *, budget: int, trial_games: int, seed: int, holdou
             raise TuneStrategyError(f"{name} must be an integer from 0 to 2**63-1, got {v!r}")
     if seed is None:
         raise TuneStrategyError("seed must be an integer from 0 to 2**63-1, got None")
+    if seed > MAX_SEARCH_SEED:
+        raise TuneStrategyError(search_seed_text("seed", seed))
     if holdout_seed is None:
-        if seed == MAX_SEED:
-            raise TuneStrategyError(f"seed {seed} leaves no default holdout_seed (seed + 1): give one")
-        holdout_seed = seed + 1
+        holdout_seed = seed + 1  # seed is at most MAX_SEARCH_SEED: seed + 1 is a seed
     if holdout_seed == seed:
         raise TuneStrategyError("holdout_seed must differ from seed: the held-out games must be fresh")
     import optuna
@@ -240,6 +242,12 @@ def _value(v) -> str:
     if isinstance(v, list):
         return "[" + ", ".join(_value(x) for x in v) + "]"
     return str(int(v))
+
+
+def search_seed_text(name: str, seed: int) -> str:
+    """Why ``seed`` cannot seed the search (``name``: how the caller calls it)."""
+    return (f"{name} must be an integer from 0 to {MAX_SEARCH_SEED:,} for the search (each player count's seeds "
+            f"optuna's sampler with seed + 1000 x players, which must stay below 2**32), got {seed:,}")
 
 
 def command_line(meta: dict) -> str:

@@ -158,7 +158,9 @@ BAD = [
     ("tune-strategy --players 4 --seed 3 --holdout-seed 3 --out {dir}/t.toml",
      "error: --holdout-seed 3 is the search's --seed 3: the held-out games must be fresh"),
     ("tune-strategy --players 4 --holdout-seed 1 --out {dir}/t.toml", "--seed 1 (the default)"),
-    ("tune-strategy --players 4 --seed 9223372036854775807 --out {dir}/t.toml", "leaves no default --holdout-seed"),
+    # optuna's sampler takes seed + 1000 x players below 2**32 (a traceback from optuna had ended the run)
+    ("tune-strategy --players 4 --seed 9223372036854775807 --out {dir}/t.toml", "--seed must be an integer from 0 to 4,294,961,295"),
+    ("tune-strategy --players 4 --seed 4294967295 --out {dir}/t.toml", "--seed must be an integer from 0 to 4,294,961,295"),
     # a scheduler address without a port: refused before Dask is asked, by every command that takes one
     ("run {spec} --out {dir}/out --scheduler tcp://127.0.0.1", "needs a port"),
     ("sensitivity --players 2 --games 10 --scheduler tcp://127.0.0.1", "needs a port"),
