@@ -150,26 +150,36 @@ def test_rows_into_a_given_array_and_a_wrong_one_refused():
 
 @pytest.mark.skipif(NO_JIT, reason="thread counts mean nothing without JIT")
 def test_an_error_in_one_thread_stops_the_others(monkeypatch):
-    """The first chunk fails: the error reaches the caller, and the other threads take no more chunks."""
-    import time
+    """The first chunk fails: the error reaches the caller, and the other threads take no more chunks. No timing:
+    each other chunk lasts until the run's stop is set (a hang guard aside), so a thread that went on taking
+    chunks after it would show here as a third call."""
+    import threading
+    import types
 
     from sim.kernel import batch
 
     c, _ = content_and_pack()
     s = Settings.build(c, 4)
     calls = []
+    stops = []
+
+    class Stop(threading.Event):  # run_batch's stop event, seen by the chunks
+        def __init__(self):
+            super().__init__()
+            stops.append(self)
 
     def failing(pk, cfg, sid, prm, seed, game0, n, out, offsets):
         calls.append(game0)
         if game0 == 0:
             raise RuntimeError("a kernel error in the first chunk")
-        time.sleep(0.05)  # the other chunks are slow: the run must not wait for all of them
+        assert stops[0].wait(120)  # a hang guard, not a timing: the chunk ends once the run is stopped
 
     monkeypatch.setattr(batch, "CHUNK_MIN", 4)
     monkeypatch.setattr(batch, "simulate_batch", failing)
+    monkeypatch.setattr(batch, "threading", types.SimpleNamespace(Lock=threading.Lock, Event=Stop))
     with pytest.raises(RuntimeError, match="first chunk"):
         run_batch(c, s, strategies.make("heuristic"), 7, 0, 400, threads=2)
-    assert 0 in calls and len(calls) <= 4, calls  # of 100 chunks: the failing one, and at most a few more
+    assert 0 in calls and len(calls) <= 2, calls  # of 100 chunks: the failing one, and the other thread's one
 
 
 @pytest.mark.slow
