@@ -203,3 +203,27 @@ def test_kernel_tests_pass_without_jit():
         timeout=600,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+@pytest.mark.skipif(NO_JIT, reason="nothing is compiled without JIT")
+def test_a_cold_starts_helper_puts_the_bundles_conversion_in_the_cache(tmp_path):
+    """The encounter phase's helper also compiles ``kernel_pack``'s conversion into the cache, so the process
+    that plays loads it rather than compiling it after the helpers are done (about 4 s from an empty cache)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from sim.kernel.batch import _compile_cold_in_helpers
+
+    root = Path(__file__).resolve().parent.parent
+    code = "from sim.kernel.batch import compile_bundle; compile_bundle()"
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    cached = sorted(p.name for p in tmp_path.rglob("*.nbi"))
+    assert any(name.startswith("packref._to_ref-") for name in cached), cached
+    assert not any(name.startswith("game.") for name in cached), cached  # the bundle only, not the kernel
+    import inspect
+
+    assert "compile_bundle()" in inspect.getsource(_compile_cold_in_helpers)  # and a cold start's helper runs it
