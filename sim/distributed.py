@@ -459,6 +459,23 @@ def _kill_workers(cluster) -> None:
             pass
 
 
+HANDSHAKE_TRIES = 3
+
+
+def _connect(make):
+    """``make()`` (a new Dask client), tried again when the scheduler's handshake fails on a race of Dask's own:
+    when a client connects just after another one left, the scheduler may batch another message with its
+    "stream-start" reply and the client's check of that reply fails (an AssertionError inside Dask)."""
+    for attempt in range(1, HANDSHAKE_TRIES + 1):
+        try:
+            return make()
+        except AssertionError as e:
+            if attempt == HANDSHAKE_TRIES:
+                raise OSError(f"the scheduler's handshake failed {HANDSHAKE_TRIES} times "
+                              f"({type(e).__name__} in Dask's client{': ' + str(e) if str(e) else ''})") from None
+            time.sleep(0.5 * attempt)
+
+
 class DaskRunner:
     """Plays jobs as tasks on a Dask cluster; results come back in completion order."""
 
@@ -488,9 +505,9 @@ class DaskRunner:
                             dashboard_address="127.0.0.1:0", scheduler_kwargs={"dashboard": False},
                             silence_logs=logging.CRITICAL,
                         )
-                        self.client = distributed.Client(self._cluster)
+                        self.client = _connect(lambda: distributed.Client(self._cluster))
                 else:
-                    self.client = distributed.Client(self.scheduler.address, timeout="20s")
+                    self.client = _connect(lambda: distributed.Client(self.scheduler.address, timeout="20s"))
             except (OSError, ValueError, TypeError) as e:  # unreachable, timed out, or an address Dask refuses
                 raise SchedulerError(f"--scheduler {self.scheduler}: cannot reach the Dask scheduler ({e})") from None
             try:

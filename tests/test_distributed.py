@@ -194,6 +194,40 @@ def fails_on_three(job, shared, threads=None):
     return job * shared
 
 
+def handshake_failing(times: int):
+    """A stand-in for ``distributed.Client`` whose first ``times`` clients fail Dask's own check of the scheduler's
+    reply (the race of a client connecting just after another left), then the real client; and the calls made."""
+    real, calls = distributed.Client, []
+
+    def client(*args, **kwargs):
+        calls.append(args)
+        if len(calls) <= times:
+            raise AssertionError
+        return real(*args, **kwargs)
+
+    return client, calls
+
+
+def test_a_failed_scheduler_handshake_is_tried_again(cluster, monkeypatch):
+    client, calls = handshake_failing(2)
+    monkeypatch.setattr(distributed, "Client", client)
+    with DaskRunner(cluster.scheduler_address) as r:
+        assert r.n_workers() == 2
+    assert len(calls) == 3
+
+
+def test_a_handshake_failing_every_try_is_one_clear_error(cluster, monkeypatch):
+    from sim.distributed import HANDSHAKE_TRIES
+
+    client, calls = handshake_failing(HANDSHAKE_TRIES)
+    monkeypatch.setattr(distributed, "Client", client)
+    with pytest.raises(SchedulerError) as e:
+        DaskRunner(cluster.scheduler_address)
+    assert str(e.value) == (f"--scheduler {cluster.scheduler_address}: cannot reach the Dask scheduler (the "
+                            f"scheduler's handshake failed {HANDSHAKE_TRIES} times (AssertionError in Dask's client))")
+    assert len(calls) == HANDSHAKE_TRIES
+
+
 def test_a_job_failing_every_retry_stops_the_run_and_keeps_what_finished(cluster):
     got = []
     with DaskRunner(cluster.scheduler_address) as r:
