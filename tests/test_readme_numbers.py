@@ -318,6 +318,13 @@ def test_readme_quotes_the_bench_runs_on_the_current_machine():
     ):
         assert phrase in text, phrase
     assert e["sample_identical"] is True and m["sample_identical"] is True
+    h = json.loads((ROOT / "docs" / "bench" / "bench-2-cores-epyc-helper.json").read_text())
+    hk1 = sorted(h["kernel_1_thread_runs"])
+    phrase = (f"gave a cold start of {h['cold_start_s']:.1f} s and {h['cached_start_s']:.2f} s cached; its kernel timings "
+              f"ran low on that machine's noise ({h['kernel_1_thread_games_per_s']:,.0f} games/s on 1 thread, its three "
+              f"timings {hk1[0]:,.0f} to {hk1[-1]:,.0f}; {h['kernel_all_threads_games_per_s']:,.0f} on 2)")
+    assert phrase in text, phrase
+    assert h["sample_identical"] is True and h["machine"] == e["machine"]
 
 
 def test_summary_tally_figures_are_the_committed_16_core_runs():
