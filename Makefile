@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/smersh-sim run experiments/player_count.toml
 
-# One test process per core, at most 4 (pytest-xdist): about 5.5 min on 2 cores instead of 8.
+# One test process per core, at most 4 (pytest-xdist); tests/conftest.py compiles the kernel once before they start.
 # make reports any failing recipe as its own status 2, so pytest's 5 (it collected no tests: a failure,
 # not a pass) is said here, where it is still known.
 test: $(STAMP)

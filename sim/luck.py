@@ -184,11 +184,12 @@ def kernel_play(players: int, strategy: str = "heuristic", params: dict | None =
     """A :data:`Play` on the kernel: the wins and rows of games whose sources draw from the given game indices."""
     from sim.kernel import ROW_FIELDS, run_batch
     from sim.rules.state import Settings
-    from sim.run import _kernel_strategy, resolve_content
+    from sim.run import _kernel_strategy, resolve_content, warn_searched_elsewhere
 
     c = resolve_content(content)
     settings = Settings.build(c, players)
     strat = _kernel_strategy(strategy, params, players)  # tuned: the parameter set of this player count
+    warn_searched_elsewhere(strat, c, settings)
     win = ROW_FIELDS.index("win")
 
     def play(n: int, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -257,6 +257,39 @@ def _kernel_strategy(strategy, params: dict | None, players: int | None = None):
     )
 
 
+def warn_searched_elsewhere(strategy, content, settings) -> None:
+    """Warn, once per message, when a seat plays parameters that were searched for another game than this one:
+    ``tuned`` (strategies/tuned.toml, whose sets ``tune-strategy`` searched on the default pack, under one rules
+    version, in the standard game with the pack's default line-up) on another pack, rules version, variant or
+    line-up. Its figures are then that set's in this game, not those of play searched for it."""
+    import re
+    import warnings
+
+    import sim
+    import strategies
+
+    team = strategy if isinstance(strategy, (list, tuple)) else [strategy]
+    # each seat's registered name (a KernelStrategy's base's), before the parameters a label may add
+    # (tuned[pool_target=5])
+    labels = (getattr(getattr(s, "base", s), "name", "") for s in team)
+    for name in dict.fromkeys(re.split(r"\[", label, maxsplit=1)[0] for label in labels):
+        where = strategies.searched_on(name)
+        if not where:
+            continue
+        other = []
+        if where["pack_hash"] != content.hash:
+            other.append("another content pack")
+        if where["rules_version"] != sim.RULES_VERSION:
+            other.append(f"rules version {sim.RULES_VERSION} (searched under {where['rules_version']})")
+        if settings != Settings.build(content, settings.players):
+            other.append("a variant or line-up other than the standard game's default one")
+        if other:
+            warnings.warn(f"strategy {name!r} plays the parameters of {where['source']}, searched on the default pack "
+                          f"in the standard game; this game has {' and '.join(other)}: its figures are that set's "
+                          # from this line whoever calls (stacklevel 1): said once a process, not once a caller
+                          "here, not those of play searched for this game", stacklevel=1)
+
+
 def _strings_of_codes(name: str, code: np.ndarray, base: int, width: int, text) -> pl.Series:
     """``text(row)`` for every game's row of small ints, given as one int a game (the row's
     digits in ``base``, the first digit highest): each distinct row is formatted once."""
@@ -473,6 +506,7 @@ def simulate(
     if engine == "reference":
         check_labels(strategy, players)  # the table's strategy column names each seat's strategy
         team = make_team(strategy, players, params)
+        warn_searched_elsewhere(team, c, settings)
         from sim.rules import play_game
 
         records = [play_game(c, settings, team, seed, g)[0] for g in range(game0, game0 + games)]
@@ -481,6 +515,7 @@ def simulate(
 
     strat = _kernel_strategy(strategy, params, players)  # (refuses a strategy the kernel cannot play first)
     check_labels(strategy, players)
+    warn_searched_elsewhere(strat, c, settings)
     table = KernelTable(c, settings, int(games))  # filled as the threads play
     run_batch(c, settings, strat, seed, game0, int(games), threads=threads, sink=table.take)
     return table.frame(team_label(strat if isinstance(strat, list) else [strat]))
@@ -539,6 +574,7 @@ def _tally(c, settings, strategy, params, seed, game0, games, engine, threads, b
     from sim.kernel import ROW_FIELDS, run_batch
 
     strat = _kernel_strategy(strategy, params, settings.players)
+    warn_searched_elsewhere(strat, c, settings)
     # two arrays of rows, used in turn (a new one each batch would have its pages cleared again): a batch
     # is tallied on a thread of its own while the next one plays into the other array, so the tally
     # (one thread) no longer holds up the threads that play

@@ -707,6 +707,23 @@ def _first_difference(saved: pl.DataFrame, played: pl.DataFrame) -> str:
     return f", its length ({saved.height} games saved, {played.height} played)"
 
 
+def _warn_searched_elsewhere(spec, cells, contents) -> None:
+    """Before any batch, here (a cluster's workers would say it where no one reads it): a warning for each
+    strategy whose parameters were searched for another game than its cell's (``tuned`` on another pack)."""
+    from sim.rules.state import Settings
+    from sim.run import make_team, warn_searched_elsewhere
+    from strategies import modules
+
+    for cell in cells:
+        base, params = spec.strategy_of(cell.strategy)
+        if modules.is_module_path(base):
+            continue
+        content = contents[cell.setup]
+        settings = Settings.build(content, cell.players, None if cell.characters == "default" else cell.characters,
+                                  Settings.with_skills(cell.variant, spec.model.experiment.skills))
+        warn_searched_elsewhere(make_team(base, cell.players, params), content, settings)
+
+
 def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, charts, runner=None) -> RunReport:
     from sim.content import unprinted as unprinted_of
     from sim.content.loader import collecting_unprinted, warn_unprinted_summary
@@ -727,6 +744,7 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
                 else base_pack
             )
     warn_unprinted_summary(unprinted, f"{spec.path.name}'s setups", known=unprinted_of(base_pack))
+    _warn_searched_elsewhere(spec, cells, contents)
     modules_at_start = module_hashes(spec)
     keys = cell_keys(spec, contents, modules=modules_at_start)
     state = out / ".state"

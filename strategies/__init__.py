@@ -101,6 +101,14 @@ def per_player_count(name: str) -> bool:
     return name in _PER_PLAYERS
 
 
+def searched_on(name: str) -> dict | None:
+    """What a registered strategy's parameters were searched for (``tuned``: the pack hash and rules version of
+    strategies/tuned.toml, with ``source``, the file's name), or None for a strategy whose parameters were set by
+    hand."""
+    ask = getattr(_REGISTRY.get(name), "searched_on", None)
+    return ask() if ask is not None else None
+
+
 def names() -> list[str]:
     """Registered strategy names."""
     return sorted(_REGISTRY)

@@ -16,6 +16,7 @@ from sim.text import count
 from strategies.heuristic import HeuristicStrategy, check_param_names
 
 TUNED_PATH = Path(__file__).resolve().parent / "tuned.toml"
+DEFAULT_PATH = TUNED_PATH  # (TUNED_PATH may be pointed at another file, as tests do)
 RETUNE = "re-run `smersh-sim tune-strategy` (see the README) to write it"
 
 
@@ -128,6 +129,16 @@ def make_tuned(players: int | None = None, **params) -> HeuristicStrategy:
     return HeuristicStrategy(name="tuned", **{**own, **params})
 
 
+def searched_on() -> dict:
+    """What the tuned file's sets were searched for (its ``[meta]``): the content pack's hash and the rules
+    version; always the standard game with the pack's default line-up (``tune-strategy`` plays no other)."""
+    meta = load_tuned(TUNED_PATH)["meta"]
+    source = "strategies/tuned.toml" if TUNED_PATH == DEFAULT_PATH else str(TUNED_PATH)
+    return {"source": source, "pack_hash": meta.get("pack_hash"), "rules_version": meta.get("rules_version")}
+
+
+# what sim.run.warn_searched_elsewhere asks of a registered strategy whose parameters were searched for one game
+make_tuned.searched_on = searched_on
 # what strategies.build asks of a dict of parameters that holds "players" (which the call would take for the
 # seat count): the heuristic's refusal, naming the parameters it takes
 make_tuned.check_params = check_param_names

@@ -303,3 +303,72 @@ def test_each_count_takes_the_best_set_found_at_any_count(monkeypatch):
     # one player count: nothing to cross, and the file says where each set was found
     alone = TS.choose({3: (sets[3], 0.55, 7)}, trial_games=10, seed=1)
     assert alone == {3: {"params": sets[3], "search_win_rate": 0.55, "found_at": 3, "trials": 7}}
+
+
+SEARCHED_ELSEWHERE = "strategy 'tuned' plays the parameters of strategies/tuned.toml, searched on the default pack in "
+
+
+def test_tuned_in_another_game_than_its_search_warns_naming_what_differs(monkeypatch):
+    """The tuned sets were searched on the default pack, under this rules version, in the standard game with the
+    default line-up: played in another game, a warning says its figures are that set's there, not those of play
+    searched for that game; nothing is said in the game it was searched for, nor for a hand-set strategy."""
+    import warnings
+
+    import sim
+    from sim.content import DEFAULT_PACK
+    from sim.content.overrides import load_with_overrides
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the value the printed game does not have
+        other_pack = load_with_overrides(DEFAULT_PACK, {"lobo.track.start": 1})
+
+    def said(**kwargs) -> list[str]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            sim.simulate(players=2, games=3, **kwargs)
+            sim.simulate(players=2, games=3, summary_only=True, **kwargs)
+        return [str(w.message) for w in caught if "searched on" in str(w.message)]
+
+    assert said(strategy="tuned") == []
+    assert said(strategy="heuristic", variant="dirty-lobo", content=other_pack) == []
+    for kwargs, what in (
+        ({"content": other_pack}, "another content pack"),
+        ({"variant": "dirty-lobo"}, "a variant or line-up other than the standard game's default one"),
+        ({"characters": "random"}, "a variant or line-up other than the standard game's default one"),
+        ({"params": {"pool_target": 5}, "content": other_pack}, "another content pack"),
+    ):
+        got = said(strategy="tuned", **kwargs)
+        assert got == [f"{SEARCHED_ELSEWHERE}the standard game; this game has {what}: its figures are that set's here, "
+                       "not those of play searched for this game"] * 2, (kwargs, got)
+    got = said(strategy="tuned", engine="reference", content=other_pack)
+    assert len(got) == 2 and "this game has another content pack:" in got[0], got
+    monkeypatch.setattr(sim, "RULES_VERSION", "99")
+    assert "this game has rules version 99 (searched under 3):" in said(strategy=["tuned", "bold"])[0]
+
+
+def test_play_says_once_that_tuned_plays_on_another_pack(capsys):
+    from sim.cli import main
+
+    assert main(["play", "--players", "2", "--games", "20", "--strategy", "tuned", "--set", "lobo.track.start=1"]) == 0
+    err = capsys.readouterr().err
+    assert err.count(SEARCHED_ELSEWHERE) == 1 and "this game has another content pack:" in err, err
+
+
+def test_a_study_says_once_before_any_batch_that_tuned_plays_on_another_pack(tmp_path, capsys):
+    """Said by the process that runs the study, before any batch (a cluster's workers would say it where no one
+    reads it), once for all its cells and batches; a setup of the default pack says nothing."""
+    from sim.cli import main
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[experiment]\nname = "tw"\nseed = 3\ngames = 40\nbatch = 20\n\n[grid]\nplayers = [2, 4]\n'
+                    'strategies = ["tuned", "heuristic"]\nsetups = ["lobo1"]\n\n[setup.lobo1]\n'
+                    'overrides = { "lobo.track.start" = 1 }\n', encoding="utf-8")
+    for played in ("8 batch(es) played, 0 reused", "0 batch(es) played, 8 reused"):  # the second run plays none
+        assert main(["run", str(spec), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+        out, err = capsys.readouterr()
+        assert played in out, out
+        assert err.count(SEARCHED_ELSEWHERE) == 1 and "this game has another content pack:" in err, err
+    spec.write_text(spec.read_text(encoding="utf-8").replace('setups = ["lobo1"]\n', "").split("[setup.")[0],
+                    encoding="utf-8")
+    assert main(["run", str(spec), "--out", str(tmp_path / "plain"), "--quiet"]) == 0
+    assert SEARCHED_ELSEWHERE not in capsys.readouterr().err
