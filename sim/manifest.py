@@ -284,7 +284,8 @@ def _tune_metadata(path: Path) -> dict:
     if missing:
         raise ResultsError(f"{path}: not a {TUNE_FILE} of `smersh-sim tune --out` (no {', '.join(missing)}); "
                            f"read_metadata reads {WHAT_IT_READS}")
-    return {k: record[k] for k in TUNE_FIELDS}
+    # with what the seats played at each player count, where the file says it (tune.json of earlier code does not)
+    return {k: record[k] for k in (*TUNE_FIELDS, "plays") if k in record}
 
 
 # ------------------------------------------------------------------ metadata

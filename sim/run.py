@@ -82,6 +82,13 @@ def resolve_content(content) -> Content:
     raise TypeError(f"content must be None, a pack folder or a Content, got {type(content).__name__}")
 
 
+def seats_plays(team: list):
+    """What a team's seats play, as results record it: one ``{"name", "params"}`` when every seat plays the same,
+    else one per seat (``tuned``'s parameters as read from its file)."""
+    seats = [{"name": s.name, "params": s.params()} for s in team]
+    return seats[0] if all(x == seats[0] for x in seats) else seats
+
+
 def make_team(strategy, players: int, params: dict | None = None) -> list:
     """One strategy object per seat from a registered name (or a list of names/objects by seat)."""
     import strategies

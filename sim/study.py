@@ -215,19 +215,12 @@ def _module_plays(module: dict) -> dict:
     return {**module, "tuned_toml": tuned.file_digest()}
 
 
-def _seats_plays(team: list):
-    """What a team's seats play, as :func:`strategy_params` records it: one ``{"name", "params"}`` when every seat
-    plays the same, else one per seat."""
-    seats = [{"name": s.name, "params": s.params()} for s in team]
-    return seats[0] if all(x == seats[0] for x in seats) else seats
-
-
 def strategy_params(spec: Spec) -> dict:
     """Grid strategy -> player count -> the parameters its seats play with, for the registered strategies
     (module strategies have their source hash instead): as built, so what a strategy reads from a file
     (``tuned``: ``strategies/tuned.toml``) is in it. One ``{"name", "params"}`` when every seat plays the
     same, else one per seat."""
-    from sim.run import make_team
+    from sim.run import make_team, seats_plays
     from strategies import modules
 
     out = {}
@@ -235,7 +228,7 @@ def strategy_params(spec: Spec) -> dict:
         base, params = spec.strategy_of(name)
         if modules.is_module_path(base):
             continue
-        out[name] = {str(p): _seats_plays(make_team(base, p, params)) for p in spec.model.grid.players}
+        out[name] = {str(p): seats_plays(make_team(base, p, params)) for p in spec.model.grid.players}
     return out
 
 
@@ -631,10 +624,10 @@ def play_batch(job: BatchJob, contents: dict, threads: int | None = None) -> pl.
         except modules.SourceChanged as e:
             raise StudyError(f"{e}: {_EDITED_MID_RUN}") from None
     elif job.plays is not None:  # the seats as the batch's key records them, never as a file edited since says
-        from sim.run import make_team
+        from sim.run import make_team, seats_plays
 
         team = make_team(strategy, cell.players, params)
-        if _digest(_seats_plays(team)) != job.plays:
+        if _digest(seats_plays(team)) != job.plays:
             raise StudyError(f"strategy {cell.strategy} would play other parameters than when the run began (an "
                              f"edited strategies/tuned.toml?): {_EDITED_MID_RUN}")
         strategy, params = team, None

@@ -760,12 +760,16 @@ def side_games(side: list[dict]) -> int:
     return sum(r["games"] for r in side) + sum({r["players"]: r["games"] for r in side}.values())
 
 
-def made_with(strategy: str, params: dict | None, engine: str, content_hash: str) -> dict:
-    """What a tune's games were played with (``tune.json`` records it; the seed is recorded beside it)."""
+def made_with(strategy: str, params: dict | None, engine: str, content_hash: str, players=()) -> dict:
+    """What a tune's games were played with (``tune.json`` records it; the seed is recorded beside it): with
+    ``plays``, what the seats played at each of ``players`` as built, so a set read from a file (``tuned``'s) is
+    in it."""
     import sim
+    from sim.run import make_team, seats_plays
 
     return {"strategy": strategy, "params": dict(sorted((params or {}).items())), "engine": engine,
-            "content_hash": content_hash, "rules_version": sim.RULES_VERSION}
+            "content_hash": content_hash, "rules_version": sim.RULES_VERSION,
+            "plays": {str(p): seats_plays(make_team(strategy, p, params)) for p in sorted(set(players))}}
 
 
 def confirm(evaluate: Evaluate, result: TuneResult, c: Candidate, games: int = CONFIRM_GAMES) -> list[dict]:
@@ -821,8 +825,10 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
     known = unprinted(base)
     warn_unprinted_summary(evaluator.unprinted, "tune's settings", known)
     known += [u.text for u in evaluator.unprinted]
+    # what the seats play, recorded before any game (tuned: its file as the run began)
+    made = made_with(strategy, params, engine, base.hash, [t.players for t in targets] + list(also_players or []))
     result = race(knobs, targets, evaluator, budget, seed=seed, max_candidates=max_candidates, progress=progress)
-    result.made = made_with(strategy, params, engine, base.hash)
+    result.made = made
     best = result.found()
     if best and confirm_games:
         result.confirmation = confirm(evaluator, result, best[0], confirm_games)

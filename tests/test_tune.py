@@ -331,11 +331,26 @@ def test_tune_outputs_say_which_strategy_params_pack_and_rules_played(tmp_path):
                        seed=2, confirm_games=500)
     T.write_outputs(res, side, tmp_path)
     rec = json.loads((tmp_path / "tune.json").read_text())
+    import strategies
+
+    bold = strategies.make("bold", pool_target=6)
     made = {"strategy": "bold", "params": {"pool_target": 6}, "engine": "kernel",
-            "content_hash": load(DEFAULT_PACK).hash, "rules_version": sim.RULES_VERSION}
+            "content_hash": load(DEFAULT_PACK).hash, "rules_version": sim.RULES_VERSION,
+            "plays": {"2": {"name": bold.name, "params": bold.params()}}}
     assert {k: rec[k] for k in made} == made and rec["seed"] == 2
     assert json.loads(Image.open(tmp_path / "candidates.png").text["Description"]) == {**made, "seed": 2}
     assert "# bold players (pool_target=6), seed 2, pack " in (tmp_path / "tuned_setup.toml").read_text()
+
+
+def test_tune_json_records_the_tuned_sets_it_played_at_each_player_count():
+    """``tuned``'s parameters come from strategies/tuned.toml: tune.json records the set of every player count it
+    played (targets and --also-players), read before any game, not just the name."""
+    import strategies
+
+    made = T.made_with("tuned", None, "kernel", "hash", [4, 2, 2])
+    assert made["plays"] == {str(p): {"name": "tuned", "params": strategies.make("tuned", players=p).params()}
+                             for p in (2, 4)}
+    assert made["plays"]["2"] != made["plays"]["4"]  # (the sets differ: the record tells them apart)
 
 
 def test_villain_count_knob_keeps_the_deck_size():
@@ -630,3 +645,15 @@ def test_a_side_effect_where_no_game_changed_is_an_exact_zero_not_an_interval(tm
     assert re.search(r"lobo_start=\d at 1p: \d+\.\d\d%, no game changed: the unchanged pack's games, record for "
                      r"record\n", out), out
     assert not [line for line in out.splitlines() if " at 1p: " in line and "points [" in line], out
+
+
+def test_read_metadata_of_a_tune_folder_gives_what_the_seats_played(tmp_path):
+    from sim.manifest import read_metadata
+
+    knobs = [T.Knob.parse("lobo.track.start=0..1")]
+    res, side = T.tune(knobs, [T.Target(2, 0.05, 0.95)], strategy="tuned", budget=2000, seed=2, confirm_games=0)
+    T.write_outputs(res, side, tmp_path)
+    import strategies
+
+    assert read_metadata(tmp_path)["plays"] == {"2": {"name": "tuned",
+                                                      "params": strategies.make("tuned", players=2).params()}}
