@@ -289,7 +289,7 @@ def _tune_metadata(path: Path) -> dict:
 
 
 # ------------------------------------------------------------------ metadata
-JSON_FIELDS = ("spec", "content_hash", "strategy_params", "strategy_modules")
+JSON_FIELDS = ("spec", "content_hash", "strategy_params", "strategy_modules", "plays")
 
 
 def parquet_metadata(meta: dict) -> dict[str, str]:

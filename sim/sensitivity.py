@@ -25,6 +25,7 @@ the step, the player count and the reason, before any game is played.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -208,7 +209,7 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
     from sim.distributed import LocalRunner
     from sim.rules.reads import played_key, why_alike
     from sim.rules.state import Settings
-    from sim.run import resolve_content
+    from sim.run import make_team, resolve_content, seats_plays
     from sim.tune import Knob, overrides_of
 
     if games < 1:
@@ -218,6 +219,8 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
     raw = load_raw(path)
     base = resolve_content(path)
     prm = tuple(sorted((params or {}).items()))
+    # what the seats play at each player count (tuned: its file's sets), built before any game
+    plays = {p: json.dumps(seats_plays(make_team(strategy, p, params)), sort_keys=True) for p in players}
     rows, tasks = [], []  # tasks: (row index or -1 for a player count's unchanged pack, players)
     idle = []  # steps that change nothing a game of their player count plays: refused before any game
     stepped = []  # the values of the steps' packs the printed game does not have: said once, below
@@ -283,11 +286,11 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
                      f"{st['diff'] * 100:+.2f} points")
     made = provenance(strategy, params, seed, engine, base.hash)
     for row in rows:
-        row.update(made)
+        row.update(made, plays=plays[row["players"]])
     schema = {"knob": pl.Utf8, "players": pl.Int64, "step": pl.Int64, "from": pl.Int64, "to": pl.Int64,
               "games": pl.Int64, "default_win_rate": pl.Float64, "win_rate": pl.Float64, "diff": pl.Float64,
               "diff_low": pl.Float64, "diff_high": pl.Float64, "same_games": pl.Boolean, "refused": pl.Utf8,
-              **{k: (pl.Int64 if k == "seed" else pl.Utf8) for k in PROVENANCE}}
+              **{k: (pl.Int64 if k == "seed" else pl.Utf8) for k in PROVENANCE}, "plays": pl.Utf8}
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -297,8 +300,6 @@ PROVENANCE = ("strategy", "params", "seed", "engine", "content_hash", "rules_ver
 def provenance(strategy: str, params: dict | None, seed: int, engine: str, content_hash: str) -> dict:
     """What the games of a sensitivity table were played with: a column each, the same in every row
     (``params`` as JSON: ``{}`` for the strategy's defaults)."""
-    import json
-
     import sim
 
     return {"strategy": strategy, "params": json.dumps(dict(params or {}), sort_keys=True), "seed": seed,
@@ -318,8 +319,6 @@ def made_with(table: pl.DataFrame) -> dict:
 
 def who_played(made: dict) -> str:
     """``heuristic players`` or ``bold players (pool_target=6)``: the level of play a figure describes."""
-    import json
-
     params = json.loads(made["params"])
     return f"{made['strategy']} players" + (f" ({', '.join(f'{k}={v}' for k, v in params.items())})" if params else "")
 
@@ -351,6 +350,8 @@ def write_outputs(table: pl.DataFrame, out: Path) -> list[Path]:
     meta = {"strategy": made["strategy"], "strategy_params": made["params"], "seed": made["seed"],
             "games": ",".join(map(str, games_per_setting(table))), "engine": made["engine"],
             "content_hash": made["content_hash"], "rules_version": made["rules_version"]}
+    if "plays" in table.columns:  # what the seats played at each player count (JSON a row)
+        meta["plays"] = {str(p): json.loads(v) for p, v in sorted(table.select("players", "plays").unique().iter_rows())}
     out.mkdir(parents=True, exist_ok=True)
     files = [out / "sensitivity.parquet", out / "sensitivity.csv"]
     write_parquet_atomic(table, files[0], parquet_metadata(meta))

@@ -168,6 +168,22 @@ def test_outputs_say_which_strategy_params_pack_and_rules_played(tmp_path):
     assert S.who_played(S.made_with(t)) == "bold players (pool_target=6)"
 
 
+def test_the_table_and_its_metadata_say_which_tuned_sets_played(tmp_path):
+    """``tuned``'s parameters come from strategies/tuned.toml: each row says what its player count's seats played
+    (its ``plays``, JSON), and so does the Parquet file's metadata, read before any game."""
+    import json
+
+    import strategies
+    from sim.manifest import read_metadata
+
+    t = S.sensitivity([2, 4], ["lobo.track.start"], strategy="tuned", games=100, seed=4)
+    sets = {p: {"name": "tuned", "params": strategies.make("tuned", players=p).params()} for p in (2, 4)}
+    assert sets[2] != sets[4]
+    assert [json.loads(v) for v in t["plays"]] == [sets[p] for p in t["players"]]
+    S.write_outputs(t, tmp_path)
+    assert read_metadata(tmp_path)["plays"] == {str(p): sets[p] for p in (2, 4)}
+
+
 @pytest.mark.parametrize("players", range(1, 7))
 def test_the_default_knobs_are_values_the_default_line_up_reads(players):
     """Each default knob changes what a game of the default line-up plays: the solo game seats Calli Dagger alone,
