@@ -266,6 +266,10 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
                                + ". Step the value that player count plays, or leave it out (--players)")
     warn_unprinted_summary(stepped, "sensitivity's steps", known=unprinted(base))
     played = {key: w for (key, _), w in runner.run(play_win_vector, tasks)}
+    if any(json.dumps(seats_plays(make_team(strategy, p, params)), sort_keys=True) != plays[p] for p in players):
+        raise SensitivityError(f"strategy {strategy}'s seats would play other parameters now than when the run began "
+                               "(an edited strategies/tuned.toml?): its games mixed two sets, so nothing is reported; "
+                               "run again")
     for i, row in enumerate(rows):
         base_wins, base_games = played[("base", row["players"])]
         row["default_win_rate"] = float(base_wins.mean())

@@ -840,6 +840,10 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
     if also_players:
         side = side_effects(evaluator, base, best[:SIDE_SETTINGS], also_players)
     warn_unprinted_summary(evaluator.unprinted, "tune's settings", known)  # any the search met that the above did not
+    now = made_with(strategy, params, engine, base.hash, [t.players for t in targets] + list(also_players or []))
+    if now["plays"] != made["plays"]:  # each job builds its seats: some played one set, some another
+        raise TuneError(f"strategy {strategy}'s seats would play other parameters now than when the run began (an "
+                        "edited strategies/tuned.toml?): its games mixed two sets, so nothing is reported; run again")
     return result, side
 
 

@@ -229,3 +229,35 @@ def test_a_step_that_changes_no_game_is_reported_as_the_unchanged_packs_games(tm
     main(["sensitivity", "--players", "2", "--games", "400", "--seed", "2", "--knob", knobs[0]])
     out = capsys.readouterr().out
     assert out.count("no game changed: the unchanged pack's games, record for record") == 2 and "[" not in out.split("\n", 1)[1]
+
+
+def _tuned_edited_by_the_first_job(monkeypatch, tmp_path, module, job_function: str):
+    """strategies/tuned.toml pointed at a copy that the run's first job edits (players.4's pool_target) before it
+    plays: the jobs after it build another set."""
+    import re
+
+    import strategies.tuned as tuned
+
+    path = tmp_path / "tuned.toml"
+    path.write_text(tuned.TUNED_PATH.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(tuned, "TUNED_PATH", path)
+    real = getattr(module, job_function)
+
+    def edit_then_play(*args, **kwargs):
+        text = path.read_text(encoding="utf-8")
+        head, rest = text.split("[players.4.params]", 1)
+        body, sep, tail = rest.partition("\n[")
+        value = int(re.search(r"(?m)^pool_target = (\d+)$", body).group(1))
+        body = re.sub(r"(?m)^pool_target = .*$", f"pool_target = {value % 5 + 1}", body)
+        path.write_text(head + "[players.4.params]" + body + sep + tail, encoding="utf-8")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, job_function, edit_then_play)
+
+
+def test_a_tuned_file_edited_during_the_run_is_refused_not_reported(tmp_path, monkeypatch):
+    _tuned_edited_by_the_first_job(monkeypatch, tmp_path, S, "play_win_vector")
+    with pytest.raises(S.SensitivityError, match=r"strategy tuned's seats would play other parameters now than when "
+                                                 r"the run began \(an edited strategies/tuned.toml\?\): its games mixed "
+                                                 "two sets, so nothing is reported; run again"):
+        S.sensitivity([4], ["lobo.track.start"], strategy="tuned", games=50, seed=4)

@@ -657,3 +657,14 @@ def test_read_metadata_of_a_tune_folder_gives_what_the_seats_played(tmp_path):
 
     assert read_metadata(tmp_path)["plays"] == {"2": {"name": "tuned",
                                                       "params": strategies.make("tuned", players=2).params()}}
+
+
+def test_a_tuned_file_edited_during_the_run_is_refused_not_reported(tmp_path, monkeypatch):
+    from tests.test_sensitivity import _tuned_edited_by_the_first_job
+
+    _tuned_edited_by_the_first_job(monkeypatch, tmp_path, T, "play_games")
+    with pytest.raises(T.TuneError, match=r"strategy tuned's seats would play other parameters now than when the run "
+                                          r"began \(an edited strategies/tuned.toml\?\): its games mixed two sets, so "
+                                          "nothing is reported; run again"):
+        T.tune([T.Knob.parse("lobo.track.start=0..1")], [T.Target(4, 0.05, 0.95)], strategy="tuned", budget=400,
+               seed=2, confirm_games=0)
