@@ -379,9 +379,11 @@ def cmd_play(args) -> int:
 
 def cmd_trace(args) -> int:
     from sim.rules import play_game
+    from sim.run import warn_searched_elsewhere
 
     content = _load_content(args.content, args.set)
     settings, team = _settings_and_strategies(args, content)
+    warn_searched_elsewhere(team, content, settings)
     try:
         rec, g = play_game(content, settings, team, args.seed, args.game, trace=True)
     except ValueError as e:

@@ -466,10 +466,17 @@ def _connect(make):
     """``make()`` (a new Dask client), tried again when the scheduler's handshake fails on a race of Dask's own:
     when a client connects just after another one left, the scheduler may batch another message with its
     "stream-start" reply and the client's check of that reply fails (an AssertionError inside Dask)."""
+    from distributed.client import _get_global_client
+
     for attempt in range(1, HANDSHAKE_TRIES + 1):
+        before = _get_global_client()
         try:
             return make()
         except AssertionError as e:
+            failed = _get_global_client()  # the client made default before its handshake: closed, not left behind
+            if failed is not None and failed is not before:
+                with contextlib.suppress(Exception):
+                    failed.close(timeout=5)
             if attempt == HANDSHAKE_TRIES:
                 raise OSError(f"the scheduler's handshake failed {HANDSHAKE_TRIES} times "
                               f"({type(e).__name__} in Dask's client{': ' + str(e) if str(e) else ''})") from None

@@ -6,6 +6,8 @@ polars DataFrame with one row per game (see :data:`GAME_COLUMNS`).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from dataclasses import fields
 from pathlib import Path
 
@@ -264,6 +266,21 @@ def _kernel_strategy(strategy, params: dict | None, players: int | None = None):
     )
 
 
+# set while a job of a run plays (a study's batch, a tune's or a sensitivity's games): the run's caller said
+# warn_searched_elsewhere's warning before any job, and a cluster's worker would say it where no one reads it
+_SAID_BY_CALLER = contextvars.ContextVar("smersh_searched_elsewhere_said_by_caller", default=False)
+
+
+@contextlib.contextmanager
+def searched_elsewhere_said_by_caller():
+    """Within it (one thread's job), :func:`warn_searched_elsewhere` says nothing: the run said it already."""
+    token = _SAID_BY_CALLER.set(True)
+    try:
+        yield
+    finally:
+        _SAID_BY_CALLER.reset(token)
+
+
 def warn_searched_elsewhere(strategy, content, settings) -> None:
     """Warn, once per message, when a seat plays parameters that were searched for another game than this one:
     ``tuned`` (strategies/tuned.toml, whose sets ``tune-strategy`` searched on the default pack, under one rules
@@ -275,6 +292,8 @@ def warn_searched_elsewhere(strategy, content, settings) -> None:
     import sim
     import strategies
 
+    if _SAID_BY_CALLER.get():
+        return
     team = strategy if isinstance(strategy, (list, tuple)) else [strategy]
     # each seat's registered name (a KernelStrategy's base's), before the parameters a label may add
     # (tuned[pool_target=5])

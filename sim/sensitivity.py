@@ -187,11 +187,12 @@ def play_win_vector(job: tuple, shared=None, threads: int | None = None):
     """The per-game wins of one (index, (pack, players, games, strategy, params, seed, engine)) job, and the
     :func:`sim.run.games_digest` of its games (equal for two packs that play the same games, record for record)."""
     import sim
-    from sim.run import games_digest
+    from sim.run import games_digest, searched_elsewhere_said_by_caller
 
     _, (pack, players, games, strategy, params, seed, engine) = job
-    df = sim.simulate(players=players, games=games, strategy=strategy, params=dict(params), seed=seed,
-                      content=pack, engine=engine, threads=threads)
+    with searched_elsewhere_said_by_caller():  # said by sensitivity() for the pack it steps from
+        df = sim.simulate(players=players, games=games, strategy=strategy, params=dict(params), seed=seed,
+                          content=pack, engine=engine, threads=threads)
     return df["win"].to_numpy(), games_digest(df)
 
 
@@ -209,7 +210,7 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
     from sim.distributed import LocalRunner
     from sim.rules.reads import played_key, why_alike
     from sim.rules.state import Settings
-    from sim.run import make_team, resolve_content, seats_plays
+    from sim.run import make_team, resolve_content, seats_plays, warn_searched_elsewhere
     from sim.tune import Knob, overrides_of
 
     if games < 1:
@@ -221,6 +222,8 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
     prm = tuple(sorted((params or {}).items()))
     # what the seats play at each player count (tuned: its file's sets), built before any game
     plays = {p: json.dumps(seats_plays(make_team(strategy, p, params)), sort_keys=True) for p in players}
+    for p in players:  # judged by the pack the steps are taken from (each step is another pack by design)
+        warn_searched_elsewhere(make_team(strategy, p, params), base, Settings.build(base, p))
     rows, tasks = [], []  # tasks: (row index or -1 for a player count's unchanged pack, players)
     idle = []  # steps that change nothing a game of their player count plays: refused before any game
     stepped = []  # the values of the steps' packs the printed game does not have: said once, below

@@ -613,7 +613,7 @@ class BatchJob:
 def play_batch(job: BatchJob, contents: dict, threads: int | None = None) -> pl.DataFrame:
     """The games of one batch as the per-game table (labelled with the cell); runs here or on a worker."""
     from sim.rules.state import Settings
-    from sim.run import simulate
+    from sim.run import searched_elsewhere_said_by_caller, simulate
     from strategies import modules
 
     cell = job.cell
@@ -631,11 +631,13 @@ def play_batch(job: BatchJob, contents: dict, threads: int | None = None) -> pl.
             raise StudyError(f"strategy {cell.strategy} would play other parameters than when the run began (an "
                              f"edited strategies/tuned.toml?): {_EDITED_MID_RUN}")
         strategy, params = team, None
-    df = simulate(
-        players=cell.players, games=job.size, strategy=strategy, params=params, seed=job.seed,
-        characters=None if cell.characters == "default" else cell.characters,
-        variant=Settings.with_skills(cell.variant, job.skills), content=contents[cell.setup], engine=job.engine, game0=job.game0, threads=threads,
-    )
+    with searched_elsewhere_said_by_caller():  # the run said it before any batch (_warn_searched_elsewhere)
+        df = simulate(
+            players=cell.players, games=job.size, strategy=strategy, params=params, seed=job.seed,
+            characters=None if cell.characters == "default" else cell.characters,
+            variant=Settings.with_skills(cell.variant, job.skills), content=contents[cell.setup], engine=job.engine,
+            game0=job.game0, threads=threads,
+        )
     return df.with_columns(pl.lit(cell.id).alias("cell"), pl.lit(cell.strategy).alias("strategy"),
                            pl.lit(cell.setup).alias("setup"))
 

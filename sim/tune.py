@@ -632,21 +632,24 @@ def _searched(knobs: list[Knob], targets: list[Target], evaluate: Evaluate, n: i
 def play_games(job: tuple, shared=None, threads: int | None = None) -> tuple[int, str]:
     """:func:`play_wins` and the :func:`sim.run.games_digest` of the job's per-game table (a first round's games)."""
     import sim
-    from sim.run import games_digest
+    from sim.run import games_digest, searched_elsewhere_said_by_caller
 
     _, (pack, players, game0, games, strategy, params, seed, engine) = job
-    df = sim.simulate(players=players, games=games, strategy=strategy, params=dict(params), seed=seed, content=pack,
-                      engine=engine, game0=game0, threads=threads)
+    with searched_elsewhere_said_by_caller():  # said by tune() for the pack it steps from
+        df = sim.simulate(players=players, games=games, strategy=strategy, params=dict(params), seed=seed,
+                          content=pack, engine=engine, game0=game0, threads=threads)
     return int(df["win"].sum()), games_digest(df)
 
 
 def play_wins(job: tuple, shared=None, threads: int | None = None) -> int:
     """Wins of one (index, (pack, players, game0, games, strategy, params, seed, engine)) job; here or on a worker."""
     import sim
+    from sim.run import searched_elsewhere_said_by_caller
 
     _, (pack, players, game0, games, strategy, params, seed, engine) = job
-    tally = sim.run.simulate_tally(players=players, games=games, strategy=strategy, params=dict(params), seed=seed,
-                                   content=pack, engine=engine, game0=game0, threads=threads)
+    with searched_elsewhere_said_by_caller():  # said by tune() for the pack it steps from
+        tally = sim.run.simulate_tally(players=players, games=games, strategy=strategy, params=dict(params),
+                                       seed=seed, content=pack, engine=engine, game0=game0, threads=threads)
     return tally.wins
 
 
@@ -804,7 +807,8 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
     """
     from sim.content import DEFAULT_PACK, unprinted
     from sim.content.loader import warn_unprinted_summary
-    from sim.run import resolve_content
+    from sim.rules.state import Settings
+    from sim.run import make_team, resolve_content, warn_searched_elsewhere
 
     check_knobs(knobs)
     if confirm_games < 0:
@@ -826,7 +830,10 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
     warn_unprinted_summary(evaluator.unprinted, "tune's settings", known)
     known += [u.text for u in evaluator.unprinted]
     # what the seats play, recorded before any game (tuned: its file as the run began)
-    made = made_with(strategy, params, engine, base.hash, [t.players for t in targets] + list(also_players or []))
+    counts = sorted({t.players for t in targets} | set(also_players or []))
+    made = made_with(strategy, params, engine, base.hash, counts)
+    for p in counts:  # judged by the pack the settings are taken from (each setting is another pack by design)
+        warn_searched_elsewhere(make_team(strategy, p, params), base, Settings.build(base, p))
     result = race(knobs, targets, evaluator, budget, seed=seed, max_candidates=max_candidates, progress=progress)
     result.made = made
     best = result.found()
@@ -840,7 +847,7 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
     if also_players:
         side = side_effects(evaluator, base, best[:SIDE_SETTINGS], also_players)
     warn_unprinted_summary(evaluator.unprinted, "tune's settings", known)  # any the search met that the above did not
-    now = made_with(strategy, params, engine, base.hash, [t.players for t in targets] + list(also_players or []))
+    now = made_with(strategy, params, engine, base.hash, counts)
     if now["plays"] != made["plays"]:  # each job builds its seats: some played one set, some another
         raise TuneError(f"strategy {strategy}'s seats would play other parameters now than when the run began (an "
                         "edited strategies/tuned.toml?): its games mixed two sets, so nothing is reported; run again")

@@ -216,6 +216,29 @@ def test_a_failed_scheduler_handshake_is_tried_again(cluster, monkeypatch):
     assert len(calls) == 3
 
 
+def test_a_client_whose_handshake_failed_is_closed_not_left_on_the_scheduler(cluster, monkeypatch):
+    """Dask makes a client the default and registers it with the scheduler before the check that fails: the
+    retry closes it, so the scheduler keeps only the client that works, which then closes in time."""
+    from sim.distributed import _connect
+
+    real, calls = distributed.Client._ensure_connected, []
+
+    async def connect_then_fail(self, *args, **kwargs):
+        await real(self, *args, **kwargs)
+        calls.append(self.id)
+        if len(calls) <= 2:
+            raise AssertionError
+
+    monkeypatch.setattr(distributed.Client, "_ensure_connected", connect_then_fail)
+    client = _connect(lambda: distributed.Client(cluster.scheduler_address, timeout="20s"))
+    try:
+        clients = client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.clients))
+        assert len(calls) == 3 and calls[2] in clients, (calls, clients)
+        assert not set(calls[:2]) & set(clients), (calls, clients)
+    finally:
+        client.close(timeout=20)
+
+
 def test_a_handshake_failing_every_try_is_one_clear_error(cluster, monkeypatch):
     from sim.distributed import HANDSHAKE_TRIES
 

@@ -261,3 +261,26 @@ def test_a_tuned_file_edited_during_the_run_is_refused_not_reported(tmp_path, mo
                                                  r"the run began \(an edited strategies/tuned.toml\?\): its games mixed "
                                                  "two sets, so nothing is reported; run again"):
         S.sensitivity([4], ["lobo.track.start"], strategy="tuned", games=50, seed=4)
+
+
+def test_tuned_is_judged_by_the_pack_the_steps_are_taken_from_and_said_once_not_by_each_job(tmp_path):
+    """Each step is another pack by design: sensitivity says that ``tuned`` plays outside its search only when the
+    pack it steps from is another pack, and says it itself, once per player count, before any game; its jobs
+    (which a cluster's workers play, where no one reads them) say nothing."""
+    import shutil
+    import warnings
+
+    pack = tmp_path / "pack"
+    shutil.copytree(DEFAULT_PACK, pack)
+    lobo = pack / "lobo.toml"
+    lobo.write_text(lobo.read_text(encoding="utf-8").replace("start = 0\n", "start = 1\n", 1), encoding="utf-8")
+
+    def said(content) -> list[str]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            S.sensitivity([2, 4], ["lobo.track.start"], strategy="tuned", games=30, seed=4, content=content)
+        return [str(w.message) for w in caught if "searched on the default pack" in str(w.message)]
+
+    assert said(None) == []
+    got = said(pack)
+    assert len(got) == 2 and all("this game has another content pack:" in m for m in got), got
