@@ -711,12 +711,12 @@ def _warn_searched_elsewhere(spec, cells, contents) -> None:
 
     for cell in cells:
         base, params = spec.strategy_of(cell.strategy)
-        if modules.is_module_path(base):
-            continue
+        # a module strategy: its object (a KernelStrategy on tuned, say), as each batch loads it
+        team = [modules.load(base, params)] if modules.is_module_path(base) else make_team(base, cell.players, params)
         content = contents[cell.setup]
         settings = Settings.build(content, cell.players, None if cell.characters == "default" else cell.characters,
                                   Settings.with_skills(cell.variant, spec.model.experiment.skills))
-        warn_searched_elsewhere(make_team(base, cell.players, params), content, settings)
+        warn_searched_elsewhere(team, content, settings)
 
 
 def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, charts, runner=None) -> RunReport:

@@ -509,3 +509,41 @@ def test_a_kernel_strategy_object_is_accepted_on_the_kernel_only(tmp_path, monke
     spec.check_engine("kernel")  # accepted (playing it would compile the pairing: tests/test_kernel_custom.py)
     with pytest.raises(SpecError, match=r"strategy\.wary\.module.*KernelStrategy: it plays on the kernel only"):
         spec.check_engine("reference")
+
+
+def test_a_module_strategy_playing_tuned_on_another_pack_is_said_before_any_batch(tmp_path, monkeypatch):
+    """A module strategy's object built on ``tuned`` (here the 2-player set itself, as a module might give it) is
+    judged like the registered name: the study says it once, before any batch, whose jobs say nothing."""
+    import sys
+    import warnings
+
+    from sim.study import run_study
+    from strategies import modules
+
+    (tmp_path / "my_tuned_strats.py").write_text("import strategies\n\nTUNED2 = strategies.make('tuned', players=2)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "my_tuned_strats", raising=False)
+    monkeypatch.delitem(modules._IMPORTED, "my_tuned_strats", raising=False)
+    spec = _spec(tmp_path, """
+        [experiment]
+        name = "mt"
+        seed = 3
+        games = 40
+        batch = 20
+
+        [grid]
+        players = [2]
+        strategies = ["mine"]
+        setups = ["lobo1"]
+
+        [strategy.mine]
+        module = "my_tuned_strats:TUNED2"
+
+        [setup.lobo1]
+        overrides = { "lobo.track.start" = 1 }
+        """)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert run_study(spec, tmp_path / "out", progress=False, charts=False).finished
+    said = [str(w.message) for w in caught if "searched on the default pack" in str(w.message)]
+    assert len(said) == 1 and said[0].startswith("strategy 'tuned' plays") and "another content pack:" in said[0]
