@@ -184,15 +184,17 @@ def _has(raw: dict, path: str) -> bool:
 
 
 def play_win_vector(job: tuple, shared=None, threads: int | None = None):
-    """The per-game wins of one (index, (pack, players, games, strategy, params, seed, engine)) job, and the
-    :func:`sim.run.games_digest` of its games (equal for two packs that play the same games, record for record)."""
+    """The per-game wins of one (index, (pack, players, games, strategy, params, seed, engine, recorded)) job, and the
+    :func:`sim.run.games_digest` of its games (equal for two packs that play the same games, record for record);
+    ``recorded`` is what the seats played when the run began (:func:`sim.run.checked_team`)."""
     import sim
-    from sim.run import games_digest, searched_elsewhere_said_by_caller
+    from sim.run import checked_team, games_digest, searched_elsewhere_said_by_caller
 
-    _, (pack, players, games, strategy, params, seed, engine) = job
+    _, (pack, players, games, strategy, params, seed, engine, recorded) = job
+    team = checked_team(strategy, players, dict(params), recorded)
     with searched_elsewhere_said_by_caller():  # said by sensitivity() for the pack it steps from
-        df = sim.simulate(players=players, games=games, strategy=strategy, params=dict(params), seed=seed,
-                          content=pack, engine=engine, threads=threads)
+        df = sim.simulate(players=players, games=games, strategy=team, seed=seed, content=pack, engine=engine,
+                          threads=threads)
     return df["win"].to_numpy(), games_digest(df)
 
 
@@ -210,7 +212,7 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
     from sim.distributed import LocalRunner
     from sim.rules.reads import played_key, why_alike
     from sim.rules.state import Settings
-    from sim.run import make_team, resolve_content, seats_plays, warn_searched_elsewhere
+    from sim.run import make_team, plays_text, resolve_content, warn_searched_elsewhere
     from sim.tune import Knob, overrides_of
 
     if games < 1:
@@ -221,14 +223,14 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
     base = resolve_content(path)
     prm = tuple(sorted((params or {}).items()))
     # what the seats play at each player count (tuned: its file's sets), built before any game
-    plays = {p: json.dumps(seats_plays(make_team(strategy, p, params)), sort_keys=True) for p in players}
+    plays = {p: plays_text(make_team(strategy, p, params)) for p in players}
     for p in players:  # judged by the pack the steps are taken from (each step is another pack by design)
         warn_searched_elsewhere(make_team(strategy, p, params), base, Settings.build(base, p))
     rows, tasks = [], []  # tasks: (row index or -1 for a player count's unchanged pack, players)
     idle = []  # steps that change nothing a game of their player count plays: refused before any game
     stepped = []  # the values of the steps' packs the printed game does not have: said once, below
     for p in players:
-        tasks.append((("base", p), (base, p, games, strategy, prm, seed, engine)))
+        tasks.append((("base", p), (base, p, games, strategy, prm, seed, engine, plays[p])))
         for given in knobs or default_knobs(p, base):
             knob = knob_for(given, p)
             try:
@@ -262,17 +264,13 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
                     idle.append(f"{knob} {value} -> {value + step} at {count(p, 'player')}: {why} (sensitivity plays the "
                                 "standard game)")
                 rows.append(row)
-                tasks.append((len(rows) - 1, (pack, p, games, strategy, prm, seed, engine)))
+                tasks.append((len(rows) - 1, (pack, p, games, strategy, prm, seed, engine, plays[p])))
     if idle:
         raise SensitivityError("these steps change nothing a game of their player count plays, so their effect "
                                "would read as zero, or as noise: " + "; ".join(idle)
                                + ". Step the value that player count plays, or leave it out (--players)")
     warn_unprinted_summary(stepped, "sensitivity's steps", known=unprinted(base))
     played = {key: w for (key, _), w in runner.run(play_win_vector, tasks)}
-    if any(json.dumps(seats_plays(make_team(strategy, p, params)), sort_keys=True) != plays[p] for p in players):
-        raise SensitivityError(f"strategy {strategy}'s seats would play other parameters now than when the run began "
-                               "(an edited strategies/tuned.toml?): its games mixed two sets, so nothing is reported; "
-                               "run again")
     for i, row in enumerate(rows):
         base_wins, base_games = played[("base", row["players"])]
         row["default_win_rate"] = float(base_wins.mean())

@@ -632,24 +632,27 @@ def _searched(knobs: list[Knob], targets: list[Target], evaluate: Evaluate, n: i
 def play_games(job: tuple, shared=None, threads: int | None = None) -> tuple[int, str]:
     """:func:`play_wins` and the :func:`sim.run.games_digest` of the job's per-game table (a first round's games)."""
     import sim
-    from sim.run import games_digest, searched_elsewhere_said_by_caller
+    from sim.run import checked_team, games_digest, searched_elsewhere_said_by_caller
 
-    _, (pack, players, game0, games, strategy, params, seed, engine) = job
+    _, (pack, players, game0, games, strategy, params, seed, engine, recorded) = job
+    team = checked_team(strategy, players, dict(params), recorded)
     with searched_elsewhere_said_by_caller():  # said by tune() for the pack it steps from
-        df = sim.simulate(players=players, games=games, strategy=strategy, params=dict(params), seed=seed,
-                          content=pack, engine=engine, game0=game0, threads=threads)
+        df = sim.simulate(players=players, games=games, strategy=team, seed=seed, content=pack, engine=engine,
+                          game0=game0, threads=threads)
     return int(df["win"].sum()), games_digest(df)
 
 
 def play_wins(job: tuple, shared=None, threads: int | None = None) -> int:
-    """Wins of one (index, (pack, players, game0, games, strategy, params, seed, engine)) job; here or on a worker."""
+    """Wins of one (index, (pack, players, game0, games, strategy, params, seed, engine, recorded)) job, here or on a
+    worker: ``recorded`` is what the seats played when the run began (:func:`sim.run.checked_team`)."""
     import sim
-    from sim.run import searched_elsewhere_said_by_caller
+    from sim.run import checked_team, searched_elsewhere_said_by_caller
 
-    _, (pack, players, game0, games, strategy, params, seed, engine) = job
+    _, (pack, players, game0, games, strategy, params, seed, engine, recorded) = job
+    team = checked_team(strategy, players, dict(params), recorded)
     with searched_elsewhere_said_by_caller():  # said by tune() for the pack it steps from
-        tally = sim.run.simulate_tally(players=players, games=games, strategy=strategy, params=dict(params),
-                                       seed=seed, content=pack, engine=engine, game0=game0, threads=threads)
+        tally = sim.run.simulate_tally(players=players, games=games, strategy=team, seed=seed, content=pack,
+                                       engine=engine, game0=game0, threads=threads)
     return tally.wins
 
 
@@ -667,6 +670,7 @@ class GameEvaluator:
         self.raws: dict = {}
         self.unprinted: list = []  # the values of the settings' packs the printed game does not have
         self.seen: dict[tuple, _Seen] = {}  # by the target player counts: the settings twin was asked about
+        self.plays: dict[int, str] = {}  # by player count: what the seats play, as built before its first game
 
     def pack(self, values: tuple):
         """The content of one candidate (a TuneError naming the knob values if the pack refuses them)."""
@@ -713,9 +717,18 @@ class GameEvaluator:
         round, where two settings whose games are the same, record for record, are told (see :func:`race`)."""
         return self._run(play_games, jobs)
 
+    def plays_at(self, players: int) -> str:
+        """What the seats play at ``players`` (:func:`sim.run.plays_text`), as built when first asked: every job at
+        that count plays these parameters or stops the run (an edited strategies/tuned.toml)."""
+        if players not in self.plays:
+            from sim.run import make_team, plays_text
+
+            self.plays[players] = plays_text(make_team(self.strategy, players, self.params))
+        return self.plays[players]
+
     def _run(self, play, jobs: list[tuple]) -> list:
         tasks = [(self.pack(values), players, game0, games, self.strategy, tuple(sorted((self.params or {}).items())),
-                  self.seed, self.engine) for values, players, game0, games in jobs]
+                  self.seed, self.engine, self.plays_at(players)) for values, players, game0, games in jobs]
         out = {job[0]: w for job, w in self.runner.run(play, list(enumerate(tasks)))}
         return [out[i] for i in range(len(tasks))]
 
@@ -736,7 +749,8 @@ def side_effects(evaluator: GameEvaluator, default_pack, settings: list[Candidat
     prm = tuple(sorted((evaluator.params or {}).items()))
 
     def task(pack, players):
-        return (pack, players, games, evaluator.strategy, prm, evaluator.seed, evaluator.engine)
+        return (pack, players, games, evaluator.strategy, prm, evaluator.seed, evaluator.engine,
+                evaluator.plays_at(players))
 
     tasks = [(("base", p), task(default_pack, p)) for p in also_players]
     tasks += [((c.values, p), task(evaluator.pack(c.values), p)) for c in settings for p in also_players]
@@ -763,16 +777,17 @@ def side_games(side: list[dict]) -> int:
     return sum(r["games"] for r in side) + sum({r["players"]: r["games"] for r in side}.values())
 
 
-def made_with(strategy: str, params: dict | None, engine: str, content_hash: str, players=()) -> dict:
+def made_with(strategy: str, params: dict | None, engine: str, content_hash: str, plays: dict | None = None) -> dict:
     """What a tune's games were played with (``tune.json`` records it; the seed is recorded beside it): with
-    ``plays``, what the seats played at each of ``players`` as built, so a set read from a file (``tuned``'s) is
-    in it."""
+    ``plays`` (player count -> :func:`sim.run.plays_text`, as every job checked its seats against it), what the
+    seats played at each player count, so a set read from a file (``tuned``'s) is in it."""
+    import json
+
     import sim
-    from sim.run import make_team, seats_plays
 
     return {"strategy": strategy, "params": dict(sorted((params or {}).items())), "engine": engine,
             "content_hash": content_hash, "rules_version": sim.RULES_VERSION,
-            "plays": {str(p): seats_plays(make_team(strategy, p, params)) for p in sorted(set(players))}}
+            "plays": {str(p): json.loads(text) for p, text in sorted((plays or {}).items())}}
 
 
 def confirm(evaluate: Evaluate, result: TuneResult, c: Candidate, games: int = CONFIRM_GAMES) -> list[dict]:
@@ -831,7 +846,8 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
     known += [u.text for u in evaluator.unprinted]
     # what the seats play, recorded before any game (tuned: its file as the run began)
     counts = sorted({t.players for t in targets} | set(also_players or []))
-    made = made_with(strategy, params, engine, base.hash, counts)
+    # every job checks its seats against these, built now
+    made = made_with(strategy, params, engine, base.hash, {p: evaluator.plays_at(p) for p in counts})
     for p in counts:  # judged by the pack the settings are taken from (each setting is another pack by design)
         warn_searched_elsewhere(make_team(strategy, p, params), base, Settings.build(base, p))
     result = race(knobs, targets, evaluator, budget, seed=seed, max_candidates=max_candidates, progress=progress)
@@ -847,10 +863,6 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
     if also_players:
         side = side_effects(evaluator, base, best[:SIDE_SETTINGS], also_players)
     warn_unprinted_summary(evaluator.unprinted, "tune's settings", known)  # any the search met that the above did not
-    now = made_with(strategy, params, engine, base.hash, counts)
-    if now["plays"] != made["plays"]:  # each job builds its seats: some played one set, some another
-        raise TuneError(f"strategy {strategy}'s seats would play other parameters now than when the run began (an "
-                        "edited strategies/tuned.toml?): its games mixed two sets, so nothing is reported; run again")
     return result, side
 
 

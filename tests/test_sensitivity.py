@@ -257,9 +257,11 @@ def _tuned_edited_by_the_first_job(monkeypatch, tmp_path, module, job_function: 
 
 def test_a_tuned_file_edited_during_the_run_is_refused_not_reported(tmp_path, monkeypatch):
     _tuned_edited_by_the_first_job(monkeypatch, tmp_path, S, "play_win_vector")
-    with pytest.raises(S.SensitivityError, match=r"strategy tuned's seats would play other parameters now than when "
-                                                 r"the run began \(an edited strategies/tuned.toml\?\): its games mixed "
-                                                 "two sets, so nothing is reported; run again"):
+    from sim.run import PlaysChanged
+
+    with pytest.raises(PlaysChanged, match=r"^strategy tuned's seats at 4 players would play other parameters than "
+                                           r"when the run began \(an edited strategies/tuned.toml\?\): a run plays one "
+                                           "set throughout, so it stops here; run again$"):
         S.sensitivity([4], ["lobo.track.start"], strategy="tuned", games=50, seed=4)
 
 

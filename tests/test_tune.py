@@ -347,10 +347,11 @@ def test_tune_json_records_the_tuned_sets_it_played_at_each_player_count():
     played (targets and --also-players), read before any game, not just the name."""
     import strategies
 
-    made = T.made_with("tuned", None, "kernel", "hash", [4, 2, 2])
-    assert made["plays"] == {str(p): {"name": "tuned", "params": strategies.make("tuned", players=p).params()}
-                             for p in (2, 4)}
-    assert made["plays"]["2"] != made["plays"]["4"]  # (the sets differ: the record tells them apart)
+    res, _ = T.tune([T.Knob.parse("lobo.track.start=0..1")], [T.Target(2, 0.05, 0.95)], strategy="tuned", budget=400,
+                    seed=2, confirm_games=0, also_players=[4, 2])
+    assert res.made["plays"] == {str(p): {"name": "tuned", "params": strategies.make("tuned", players=p).params()}
+                                 for p in (2, 4)}
+    assert res.made["plays"]["2"] != res.made["plays"]["4"]  # (the sets differ: the record tells them apart)
 
 
 def test_villain_count_knob_keeps_the_deck_size():
@@ -663,9 +664,11 @@ def test_a_tuned_file_edited_during_the_run_is_refused_not_reported(tmp_path, mo
     from tests.test_sensitivity import _tuned_edited_by_the_first_job
 
     _tuned_edited_by_the_first_job(monkeypatch, tmp_path, T, "play_games")
-    with pytest.raises(T.TuneError, match=r"strategy tuned's seats would play other parameters now than when the run "
-                                          r"began \(an edited strategies/tuned.toml\?\): its games mixed two sets, so "
-                                          "nothing is reported; run again"):
+    from sim.run import PlaysChanged
+
+    with pytest.raises(PlaysChanged, match=r"^strategy tuned's seats at 4 players would play other parameters than "
+                                           r"when the run began \(an edited strategies/tuned.toml\?\): a run plays one "
+                                           "set throughout, so it stops here; run again$"):
         T.tune([T.Knob.parse("lobo.track.start=0..1")], [T.Target(4, 0.05, 0.95)], strategy="tuned", budget=400,
                seed=2, confirm_games=0)
 
