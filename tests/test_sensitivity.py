@@ -265,24 +265,36 @@ def test_a_tuned_file_edited_during_the_run_is_refused_not_reported(tmp_path, mo
         S.sensitivity([4], ["lobo.track.start"], strategy="tuned", games=50, seed=4)
 
 
-def test_tuned_is_judged_by_the_pack_the_steps_are_taken_from_and_said_once_not_by_each_job(tmp_path):
-    """Each step is another pack by design: sensitivity says that ``tuned`` plays outside its search only when the
-    pack it steps from is another pack, and says it itself, once per player count, before any game; its jobs
-    (which a cluster's workers play, where no one reads them) say nothing."""
+def lobo_one_pack(tmp_path):
+    """A copy of the default pack where Dr. Lobo starts at 1: another pack than ``tuned`` was searched on."""
     import shutil
-    import warnings
 
     pack = tmp_path / "pack"
     shutil.copytree(DEFAULT_PACK, pack)
     lobo = pack / "lobo.toml"
     lobo.write_text(lobo.read_text(encoding="utf-8").replace("start = 0\n", "start = 1\n", 1), encoding="utf-8")
+    return pack
+
+
+def searched_elsewhere_said(run) -> list[str]:
+    """The searched-elsewhere warnings ``run()`` gives, every one (none deduplicated)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run()
+    return [str(w.message) for w in caught if "searched on the default pack" in str(w.message)]
+
+
+def test_tuned_is_judged_by_the_pack_the_steps_are_taken_from_and_said_once_not_by_each_job(tmp_path):
+    """Each step is another pack by design: sensitivity says that ``tuned`` plays outside its search only when the
+    pack it steps from is another pack, and says it itself, once per player count, before any game; its jobs
+    (which a cluster's workers play, where no one reads them) say nothing."""
 
     def said(content) -> list[str]:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            S.sensitivity([2, 4], ["lobo.track.start"], strategy="tuned", games=30, seed=4, content=content)
-        return [str(w.message) for w in caught if "searched on the default pack" in str(w.message)]
+        return searched_elsewhere_said(lambda: S.sensitivity([2, 4], ["lobo.track.start"], strategy="tuned",
+                                                             games=30, seed=4, content=content))
 
     assert said(None) == []
-    got = said(pack)
+    got = said(lobo_one_pack(tmp_path))
     assert len(got) == 2 and all("this game has another content pack:" in m for m in got), got

@@ -674,23 +674,13 @@ def test_a_tuned_file_edited_during_the_run_is_refused_not_reported(tmp_path, mo
 
 
 def test_tuned_is_judged_by_the_pack_tune_steps_from_and_said_once_not_by_each_job(tmp_path):
-    import shutil
-    import warnings
-
-    from sim.content import DEFAULT_PACK
-
-    pack = tmp_path / "pack"
-    shutil.copytree(DEFAULT_PACK, pack)
-    lobo = pack / "lobo.toml"
-    lobo.write_text(lobo.read_text(encoding="utf-8").replace("start = 0\n", "start = 1\n", 1), encoding="utf-8")
+    from tests.test_sensitivity import lobo_one_pack, searched_elsewhere_said
 
     def said(content) -> list[str]:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            T.tune([T.Knob.parse("lobo.track.start=0..1")], [T.Target(2, 0.05, 0.95)], strategy="tuned",
-                   budget=400, seed=2, confirm_games=100, content=content, also_players=[4])
-        return [str(w.message) for w in caught if "searched on the default pack" in str(w.message)]
+        return searched_elsewhere_said(lambda: T.tune(
+            [T.Knob.parse("lobo.track.start=0..1")], [T.Target(2, 0.05, 0.95)], strategy="tuned", budget=400, seed=2,
+            confirm_games=100, content=content, also_players=[4]))
 
     assert said(None) == []
-    got = said(pack)
+    got = said(lobo_one_pack(tmp_path))
     assert len(got) == 2 and all("this game has another content pack:" in m for m in got), got  # at 2 and at 4
