@@ -218,7 +218,7 @@ def test_a_failed_scheduler_handshake_is_tried_again(cluster, monkeypatch):
 
 def test_a_client_whose_handshake_failed_is_closed_not_left_on_the_scheduler(cluster, monkeypatch):
     """Dask makes a client the default and registers it with the scheduler before the check that fails: the
-    retry closes it, so the scheduler keeps only the client that works, which then closes in time."""
+    retry closes it, so the scheduler keeps only the client that works."""
     from sim.distributed import _connect
 
     real, calls = distributed.Client._ensure_connected, []
@@ -236,7 +236,7 @@ def test_a_client_whose_handshake_failed_is_closed_not_left_on_the_scheduler(clu
         assert len(calls) == 3 and calls[2] in clients, (calls, clients)
         assert not set(calls[:2]) & set(clients), (calls, clients)
     finally:
-        client.close(timeout=20)
+        client.close()  # (Dask's own close limit is a hang guard here; how long it takes is not checked)
 
 
 def test_a_handshake_failing_every_try_is_one_clear_error(cluster, monkeypatch):
