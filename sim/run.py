@@ -91,12 +91,12 @@ def seats_plays(team: list):
     return seats[0] if all(x == seats[0] for x in seats) else seats
 
 
-def plays_text(team: list) -> str:
-    """:func:`seats_plays` as JSON text (keys sorted): what a run records before its first game and each of its jobs
-    checks its seats against."""
+def plays_text(plays) -> str:
+    """What :func:`seats_plays` gives, as JSON text (keys sorted): what a run records before its first game and each
+    of its jobs checks its seats against (:func:`checked_team`)."""
     import json
 
-    return json.dumps(seats_plays(team), sort_keys=True)
+    return json.dumps(plays, sort_keys=True)
 
 
 class PlaysChanged(ValueError):
@@ -106,10 +106,10 @@ class PlaysChanged(ValueError):
 def checked_team(strategy, players: int, params: dict | None, recorded: str) -> list:
     """The seats of ``strategy`` at ``players`` built now, for a job to play (not the name, which a later build
     might read otherwise): a :class:`PlaysChanged` when they would play other parameters than ``recorded``, the
-    run's :func:`plays_text` (an edited strategies/tuned.toml, here or on a cluster's worker), so that a run never
+    run's :func:`plays_text` of them (an edited strategies/tuned.toml, here or on a cluster's worker), so that a run never
     mixes two sets."""
     team = make_team(strategy, players, params)
-    if plays_text(team) != recorded:
+    if plays_text(seats_plays(team)) != recorded:
         raise PlaysChanged(f"strategy {strategy}'s seats at {players} players would play other parameters than when "
                            "the run began (an edited strategies/tuned.toml?): a run plays one set throughout, so it "
                            "stops here; run again")

@@ -212,7 +212,7 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
     from sim.distributed import LocalRunner
     from sim.rules.reads import played_key, why_alike
     from sim.rules.state import Settings
-    from sim.run import make_team, plays_text, resolve_content, warn_searched_elsewhere
+    from sim.run import make_team, plays_text, resolve_content, seats_plays, warn_searched_elsewhere
     from sim.tune import Knob, overrides_of
 
     if games < 1:
@@ -223,9 +223,10 @@ def sensitivity(players: list[int], knobs: list[str] | None = None, *, strategy:
     base = resolve_content(path)
     prm = tuple(sorted((params or {}).items()))
     # what the seats play at each player count (tuned: its file's sets), built before any game
-    plays = {p: plays_text(make_team(strategy, p, params)) for p in players}
-    for p in players:  # judged by the pack the steps are taken from (each step is another pack by design)
-        warn_searched_elsewhere(make_team(strategy, p, params), base, Settings.build(base, p))
+    teams = {p: make_team(strategy, p, params) for p in players}
+    plays = {p: plays_text(seats_plays(team)) for p, team in teams.items()}
+    for p, team in teams.items():  # judged by the pack the steps are taken from (each step is another pack by design)
+        warn_searched_elsewhere(team, base, Settings.build(base, p))
     rows, tasks = [], []  # tasks: (row index or -1 for a player count's unchanged pack, players)
     idle = []  # steps that change nothing a game of their player count plays: refused before any game
     stepped = []  # the values of the steps' packs the printed game does not have: said once, below

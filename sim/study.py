@@ -604,7 +604,7 @@ class BatchJob:
     engine: str
     skills: str = "pick"  # the spec's advanced-skill set-up (experiment.skills)
     source_hash: str | None = None  # a module strategy's: the source the batch's key records
-    plays: str | None = None  # a registered strategy's: the digest of what its seats play by the batch's key
+    plays: str | None = None  # a registered strategy's: what its seats play by the batch's key (sim.run.plays_text)
 
     def __str__(self) -> str:
         return f"batch {self.b} of cell {self.cell.id} (games {self.game0}..{self.game0 + self.size - 1})"
@@ -624,13 +624,13 @@ def play_batch(job: BatchJob, contents: dict, threads: int | None = None) -> pl.
         except modules.SourceChanged as e:
             raise StudyError(f"{e}: {_EDITED_MID_RUN}") from None
     elif job.plays is not None:  # the seats as the batch's key records them, never as a file edited since says
-        from sim.run import make_team, seats_plays
+        from sim.run import PlaysChanged, checked_team
 
-        team = make_team(strategy, cell.players, params)
-        if _digest(seats_plays(team)) != job.plays:
+        try:
+            strategy, params = checked_team(strategy, cell.players, params, job.plays), None
+        except PlaysChanged:
             raise StudyError(f"strategy {cell.strategy} would play other parameters than when the run began (an "
-                             f"edited strategies/tuned.toml?): {_EDITED_MID_RUN}")
-        strategy, params = team, None
+                             f"edited strategies/tuned.toml?): {_EDITED_MID_RUN}") from None
     with searched_elsewhere_said_by_caller():  # the run said it before any batch (_warn_searched_elsewhere)
         df = simulate(
             players=cell.players, games=job.size, strategy=strategy, params=params, seed=job.seed,
@@ -724,7 +724,7 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
     from sim.content.loader import collecting_unprinted, warn_unprinted_summary
     from sim.content.overrides import load_with_overrides
     from sim.distributed import LocalRunner
-    from sim.run import resolve_content
+    from sim.run import plays_text, resolve_content
 
     report = RunReport(out)
     cells = spec.cells()
@@ -783,7 +783,7 @@ def _run_locked(spec, out: Path, engine, progress, max_batches, games_table, cha
             module = isinstance(plays, dict) and "source_hash" in plays
             job = BatchJob(cell, b, game0, size, base, tuple(sorted(params.items())), spec.seed, engine,
                            spec.model.experiment.skills, plays["source_hash"] if module else None,
-                           None if module else _digest(plays))
+                           None if module else plays_text(plays))
             todo.append((job, paths, expect, played_by))
     stopped = max_batches is not None and len(todo) + len(report.skipped) < total
     saving = {job: (paths, expect, played_by) for job, paths, expect, played_by in todo}

@@ -721,9 +721,9 @@ class GameEvaluator:
         """What the seats play at ``players`` (:func:`sim.run.plays_text`), as built when first asked: every job at
         that count plays these parameters or stops the run (an edited strategies/tuned.toml)."""
         if players not in self.plays:
-            from sim.run import make_team, plays_text
+            from sim.run import make_team, plays_text, seats_plays
 
-            self.plays[players] = plays_text(make_team(self.strategy, players, self.params))
+            self.plays[players] = plays_text(seats_plays(make_team(self.strategy, players, self.params)))
         return self.plays[players]
 
     def _run(self, play, jobs: list[tuple]) -> list:
@@ -823,7 +823,7 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
     from sim.content import DEFAULT_PACK, unprinted
     from sim.content.loader import warn_unprinted_summary
     from sim.rules.state import Settings
-    from sim.run import make_team, resolve_content, warn_searched_elsewhere
+    from sim.run import make_team, plays_text, resolve_content, seats_plays, warn_searched_elsewhere
 
     check_knobs(knobs)
     if confirm_games < 0:
@@ -846,10 +846,11 @@ def tune(knobs: list[Knob], targets: list[Target], *, strategy: str = "heuristic
     known += [u.text for u in evaluator.unprinted]
     # what the seats play, recorded before any game (tuned: its file as the run began)
     counts = sorted({t.players for t in targets} | set(also_players or []))
-    # every job checks its seats against these, built now
-    made = made_with(strategy, params, engine, base.hash, {p: evaluator.plays_at(p) for p in counts})
-    for p in counts:  # judged by the pack the settings are taken from (each setting is another pack by design)
-        warn_searched_elsewhere(make_team(strategy, p, params), base, Settings.build(base, p))
+    teams = {p: make_team(strategy, p, params) for p in counts}
+    evaluator.plays.update({p: plays_text(seats_plays(team)) for p, team in teams.items()})  # every job checks these
+    made = made_with(strategy, params, engine, base.hash, {p: evaluator.plays[p] for p in counts})
+    for p, team in teams.items():  # judged by the pack the settings are taken from (each is another pack by design)
+        warn_searched_elsewhere(team, base, Settings.build(base, p))
     result = race(knobs, targets, evaluator, budget, seed=seed, max_candidates=max_candidates, progress=progress)
     result.made = made
     best = result.found()

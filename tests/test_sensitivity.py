@@ -234,22 +234,17 @@ def test_a_step_that_changes_no_game_is_reported_as_the_unchanged_packs_games(tm
 def _tuned_edited_by_the_first_job(monkeypatch, tmp_path, module, job_function: str):
     """strategies/tuned.toml pointed at a copy that the run's first job edits (players.4's pool_target) before it
     plays: the jobs after it build another set."""
-    import re
-
     import strategies.tuned as tuned
+    from tests.test_resume_edits import _with_pool_target
 
     path = tmp_path / "tuned.toml"
     path.write_text(tuned.TUNED_PATH.read_text(encoding="utf-8"), encoding="utf-8")
+    other = tuned.tuned_params(4)["pool_target"] % 5 + 1
     monkeypatch.setattr(tuned, "TUNED_PATH", path)
     real = getattr(module, job_function)
 
     def edit_then_play(*args, **kwargs):
-        text = path.read_text(encoding="utf-8")
-        head, rest = text.split("[players.4.params]", 1)
-        body, sep, tail = rest.partition("\n[")
-        value = int(re.search(r"(?m)^pool_target = (\d+)$", body).group(1))
-        body = re.sub(r"(?m)^pool_target = .*$", f"pool_target = {value % 5 + 1}", body)
-        path.write_text(head + "[players.4.params]" + body + sep + tail, encoding="utf-8")
+        path.write_text(_with_pool_target(path.read_text(encoding="utf-8"), other), encoding="utf-8")
         return real(*args, **kwargs)
 
     monkeypatch.setattr(module, job_function, edit_then_play)
