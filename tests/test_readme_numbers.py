@@ -327,6 +327,31 @@ def test_readme_quotes_the_bench_runs_on_the_current_machine():
     assert h["sample_identical"] is True and h["machine"] == e["machine"]
 
 
+def test_readme_quotes_where_a_cold_start_goes_on_the_current_machine():
+    """The cold-start profile and the cold starts before and after the helper change are docs/bench/cold-start-epyc.json."""
+    import json
+
+    c = json.loads((ROOT / "docs" / "bench" / "cold-start-epyc.json").read_text())
+    parts = c["parts_s"]
+    second = sum(v for k, v in parts.items() if k != "encounter_phase")  # the second helper's, after the effects
+    rest = second - parts["setup_game"] - parts["movement_phase"] - parts["entry"]
+    before, after = sorted(c["cold_starts_s"]["before"]), sorted(c["cold_starts_s"]["after"])
+    text = " ".join(_readme().split())
+    for phrase in (
+        f"{c['compile_total_s']:.0f} s for {c['compiled_functions']} functions, {c['numba_own_s']:.0f} s of it numba's "
+        f"own typing and lowering and {c['llvm_s']:.0f} s LLVM",
+        f"the encounter phase and all it calls {parts['encounter_phase']} s, the set-up {parts['setup_game']} s, the "
+        f"movement phase {parts['movement_phase']} s,",
+        f"nearly all LLVM) {parts['entry']} s, the rest about {rest:.0f} s.",
+        f"then {second:.0f} s for the set-up, the other phases and the entry point",
+        f"(`kernel_pack`, about {c['bundle_conversion_s']:.0f} s to compile)",
+        f"four cold starts each way, taken in turns, {after[0]} to {after[-1]} s against {before[0]} to {before[-1]} s "
+        "before.",
+    ):
+        assert phrase in text, phrase
+    assert c["machine"] == json.loads((ROOT / "docs" / "bench" / "bench-2-cores-epyc.json").read_text())["machine"]
+
+
 def test_summary_tally_figures_are_the_committed_16_core_runs():
     """The summary-only tally timings on 16 cores are the ranges of docs/bench/tally-16-cores*.json."""
     import json
