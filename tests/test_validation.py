@@ -428,6 +428,11 @@ API_BAD = [
     ({"params": {"pool_target": "lots"}}, ValueError, "pool_target must be an integer"),
     ({"variant": 3}, TypeError, "variant must be"),
     ({"characters": 3}, TypeError, "characters must be"),
+    # an empty line-up is refused, never taken silently as the default one
+    ({"characters": ""}, ValueError, "characters: empty"),
+    ({"characters": " , "}, ValueError, "characters: empty"),
+    ({"characters": []}, ValueError, "characters: empty"),
+    ({"characters": ()}, ValueError, "characters: empty"),
     ({"engine": 1}, TypeError, "engine must be a string"),
     ({"content": 3}, TypeError, "content must be"),
     ({"games": 3_000_000_000}, ValueError, "would not fit in memory"),

@@ -75,7 +75,7 @@ class Settings:
         random_lineup = isinstance(characters, str) and characters.strip() == "random"
         if random_lineup:
             lineup = ()
-        elif characters is None or len(characters) == 0 or characters == "default":
+        elif characters is None or characters == "default":
             lineup = tuple(int(c) for c in content.setup_lineup[players] if c >= 0)
             if len(lineup) != players:
                 raise ValueError(
@@ -84,6 +84,8 @@ class Settings:
         else:
             if isinstance(characters, str):
                 characters = [c.strip() for c in characters.split(",") if c.strip()]
+            if len(characters) == 0:  # never silently the default line-up: that is None or "default"
+                raise ValueError("characters: empty; give one character per seat, 'default' or 'random'")
             lineup = tuple(
                 content.character_index(c) if isinstance(c, str) else cls._character_index(c)
                 for c in characters
