@@ -54,6 +54,67 @@ def _without_wraparound() -> None:
 _without_wraparound()
 
 
+# Whole-module optimization once, at the function Python calls. numba makes each compiled function a
+# library of its own, links into it every library it calls and optimizes the lot again (LLVM's full
+# module pipeline), so a kernel function was optimized once for itself and again in each caller up to
+# the entry point: about 20 of a cold start's 95 s of compiling in one process. A function of ours
+# compiled while another is being compiled (a callee, typed for its caller) now keeps only numba's
+# per-function passes: its code is optimized whole where it is linked in, at the function called from
+# Python, which still runs the full pipeline over everything it calls. The games are the same (LLVM's
+# passes never change what the code computes); such a callee called from Python on its own runs
+# unoptimized code, correct but slower. Other numba code (a user's own decision functions included)
+# is optimized as numba always does.
+_compiling: list = []  # the dispatchers being compiled, innermost last (numba compiles under one global lock)
+_callee_parts = [0]  # > 0 inside callee_part(): a part compiled ahead for its caller counts as a callee
+
+
+def _track_compiles() -> None:
+    """Keep :data:`_compiling` from numba's ``numba:compile`` events, and skip the whole-module
+    optimization of :func:`_linked_only` libraries."""
+    from numba.core import codegen, event
+
+    if getattr(codegen.CPUCodeLibrary._optimize_final_module, "callees_linked_only", False):
+        return
+
+    class Compiles(event.Listener):
+        def on_start(self, ev):
+            _compiling.append(ev.data["dispatcher"])
+
+        def on_end(self, ev):
+            _compiling.pop()
+
+    event.register("numba:compile", Compiles())
+    plain = codegen.CPUCodeLibrary._optimize_final_module
+
+    def _optimize_final_module(self):
+        """numba's whole-module optimization, except for a callee of ours (see above)."""
+        if not _linked_only():
+            plain(self)
+
+    _optimize_final_module.callees_linked_only = True
+    codegen.CPUCodeLibrary._optimize_final_module = _optimize_final_module
+
+
+def _linked_only() -> bool:
+    """Whether the library being finished now is a callee of ours: the innermost function being compiled
+    is one of this project's dispatchers, and another compile encloses it (or it is compiled as a part
+    ahead of its caller)."""
+    return bool(_compiling) and isinstance(_compiling[-1], Dispatcher) and (
+        len(_compiling) >= 2 or _callee_parts[0] > 0)
+
+
+class callee_part:
+    """``with callee_part(): f.compile(sig)``: compile ``f`` as a callee (no whole-module optimization of
+    its own), for a caller compiled later, which optimizes it where it links it in (a cold start's
+    helper processes compile the kernel's phases ahead of its entry point)."""
+
+    def __enter__(self):
+        _callee_parts[0] += 1
+
+    def __exit__(self, *exc):
+        _callee_parts[0] -= 1
+
+
 class Dispatcher(CPUDispatcher):
     """numba's dispatcher, compiling one version per argument *type*, never per constant.
 
@@ -68,6 +129,9 @@ class Dispatcher(CPUDispatcher):
         args = tuple(nbtypes.unliteral(a) for a in args)
         kws = {k: nbtypes.unliteral(v) for k, v in kws.items()}
         return super().get_call_template(args, kws)
+
+
+_track_compiles()
 
 
 def njit(**options):

@@ -1,13 +1,16 @@
 """Where the cold start goes: the first result from an empty numba cache, function by function.
 
-Runs ``sim.simulate(players=4, games=1)`` in this process with ``NUMBA_CACHE_DIR``
-set to a fresh temporary folder (so nothing is loaded from disk) and numba's
-``numba:compile`` and ``numba:run_pass`` events recorded. Prints the wall time of
-the imports and of the first result, each compiled function's own compile time
-(its compile minus the compiles nested in it: numba compiles a callee while it
-types the caller) and the time per compiler pass.
+Runs ``sim.simulate(players=4, games=1)`` with ``NUMBA_CACHE_DIR`` set to a fresh
+temporary folder (so nothing is loaded from disk), compiling the whole kernel in this
+process (not in the helper processes a cold start uses), with numba's ``numba:compile``
+and ``numba:run_pass`` events recorded. Prints the wall time of the imports and of the
+first result, each compiled function's own compile time (its compile minus the compiles
+nested in it: numba compiles a callee while it types the caller), the time per compiler
+pass, and LLVM's share split into per-function passes, whole-module optimization and
+machine code. ``--json`` prints those totals as one JSON object.
 
-    .venv/bin/python tools/compile_times.py [--top 25]
+    .venv/bin/python tools/compile_times.py [--top 25] [--json]
+    PYTHONPATH=/path/to/checkout .venv/bin/python tools/compile_times.py   # another checkout's kernel
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from collections import defaultdict
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--json", action="store_true", help="only the totals, as JSON")
     args = ap.parse_args()
     if "numba" in sys.modules or "sim" in sys.modules:
         raise SystemExit("run in a fresh process")
@@ -64,11 +68,20 @@ def main() -> None:
 
     event.register("numba:compile", Compiles())
     event.register("numba:run_pass", Passes())
+    llvm = _time_llvm()
     import sim
+    from sim.kernel import batch
 
+    batch._compile_cold_in_helpers = lambda: None  # compile here, where the events are recorded
     t_import = time.perf_counter()
     sim.simulate(players=4, games=1, seed=1)
     t_end = time.perf_counter()
+    if args.json:
+        import json
+
+        print(json.dumps({"first_result_s": round(t_end - t_import, 2), "compiled_functions": len(own),
+                          **{k: round(v, 2) for k, v in llvm.items()}, "sim": sim.__file__}))
+        return
     print(f"import numba {t_numba - t0:.2f} s, import sim (incl. twins) {t_import - t_numba:.2f} s, "
           f"first result {t_end - t_import:.2f} s; total {t_end - t0:.2f} s")
     print(f"compiled functions: {len(own)}; sum of own compile times {sum(own.values()):.2f} s")
@@ -78,6 +91,31 @@ def main() -> None:
     print(f"\n{'s':>7}  compiler pass (own time)")
     for name, dt in sorted(passes.items(), key=lambda kv: -kv[1])[:12]:
         print(f"{dt:7.2f}  {name}")
+    print("\nLLVM (inside native_lowering): " + ", ".join(f"{k} {v:.1f} s" for k, v in llvm.items()))
+
+
+def _time_llvm() -> dict:
+    """Seconds in LLVM's per-function passes, whole-module optimization and machine code, summed over every
+    library finished in this process (wrapping numba's codegen methods, sim.jit's own wrapper included)."""
+    from numba.core import codegen
+
+    spent = {"function_passes_s": 0.0, "module_optimization_s": 0.0, "machine_code_s": 0.0}
+
+    def timing(plain, key):
+        def timed(*a, **k):
+            t = time.perf_counter()
+            try:
+                return plain(*a, **k)
+            finally:
+                spent[key] += time.perf_counter() - t
+
+        return timed
+
+    for cls, method, key in ((codegen.CPUCodeLibrary, "_optimize_functions", "function_passes_s"),
+                             (codegen.CPUCodeLibrary, "_optimize_final_module", "module_optimization_s"),
+                             (codegen.JITCodeLibrary, "_finalize_specific", "machine_code_s")):
+        setattr(cls, method, timing(getattr(cls, method), key))
+    return spent
 
 
 if __name__ == "__main__":
