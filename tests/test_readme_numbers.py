@@ -352,6 +352,45 @@ def test_readme_quotes_where_a_cold_start_goes_on_the_current_machine():
     assert c["machine"] == json.loads((ROOT / "docs" / "bench" / "bench-2-cores-epyc.json").read_text())["machine"]
 
 
+def test_readme_quotes_the_compile_once_measurements():
+    """The whole-module-optimization-once paragraph quotes docs/bench/compile-once-epyc.json and the bench run
+    after the change, docs/bench/bench-2-cores-epyc-linked.json."""
+    import json
+
+    c = json.loads((ROOT / "docs" / "bench" / "compile-once-epyc.json").read_text())
+    b = json.loads((ROOT / "docs" / "bench" / "bench-2-cores-epyc-linked.json").read_text())
+    before, after = c["in_process"]["before"], c["in_process"]["after"]
+
+    def pair(runs, key, digits=1):
+        return f"{runs[0][key]:.{digits}f} and {runs[1][key]:.{digits}f} s"
+
+    cold_before, cold_after = sorted(c["cold_starts_s"]["before"]), sorted(c["cold_starts_s"]["after"])
+    ab = c["ab"]
+    k1 = sorted(b["kernel_1_thread_runs"])
+    text = " ".join(_readme().split())
+    for phrase in (
+        f"first result in {pair(before, 'first_result_s')[:-2]} s before, {pair(after, 'first_result_s')} after;",
+        f"whole-module optimization {pair(before, 'module_optimization_s')} before, "
+        f"{pair(after, 'module_optimization_s')} after;",
+        f"its machine code {pair(before, 'machine_code_s')} before, {pair(after, 'machine_code_s')} after.",
+        f"{cold_after[0]} to {cold_after[-1]} s against {cold_before[0]} to {cold_before[-1]} s before.",
+        f"gave {ab['after_over_before'][0]:.3f}x and {ab['after_over_before'][1]:.3f}x, and with the sides swapped "
+        f"the old over the new {ab['before_over_after'][0]:.3f}x ({ab['after_entry_optimized_twice_over_before']:.3f}x",
+        f"gave a cold start of {b['cold_start_s']:.1f} s and {b['cached_start_s']:.2f} s cached, "
+        f"{b['kernel_1_thread_games_per_s']:,.0f} games/s on 1 thread (its three timings {k1[0]:,.0f} to "
+        f"{k1[-1]:,.0f}), {b['kernel_all_threads_games_per_s']:,.0f} on 2, and "
+        f"{b['ratio_kernel_1_thread_vs_reference']:.1f} times a rulebook of {b['reference_games_per_s']:.1f} games/s.",
+    ):
+        assert phrase in text, phrase
+    # the share left to numba itself, as the paragraph says: about two thirds of a compile in one process
+    own = [r["first_result_s"] - r["function_passes_s"] - r["module_optimization_s"] - r["machine_code_s"]
+           for r in after]
+    assert all(0.58 < o / r["first_result_s"] < 0.72 for o, r in zip(own, after))
+    assert ab["same_rows"] is True and b["sample_identical"] is True
+    assert c["machine"] == b["machine"] == json.loads(
+        (ROOT / "docs" / "bench" / "bench-2-cores-epyc.json").read_text())["machine"]
+
+
 def test_summary_tally_figures_are_the_committed_16_core_runs():
     """The summary-only tally timings on 16 cores are the ranges of docs/bench/tally-16-cores*.json."""
     import json
