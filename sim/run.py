@@ -327,6 +327,12 @@ def warn_searched_elsewhere(strategy, content, settings) -> None:
         where = strategies.searched_on(name)
         if not where:
             continue
+        unrecorded = [key for key in ("pack_hash", "rules_version") if where[key] is None]
+        if unrecorded:  # a file not written by tune-strategy: where its sets were searched is not known
+            warnings.warn(f"strategy {name!r} plays the parameters of {where['source']}, whose [meta] does not record "
+                          f"the {' or the '.join(unrecorded)} they were searched under: its figures are that set's "
+                          "here, not known to be those of play searched for this game", stacklevel=1)
+            continue
         other = []
         if where["pack_hash"] != content.hash:
             other.append("another content pack")

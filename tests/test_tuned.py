@@ -346,6 +346,28 @@ def test_tuned_in_another_game_than_its_search_warns_naming_what_differs(monkeyp
     assert "this game has rules version 99 (searched under 3):" in said(strategy=["tuned", "bold"])[0]
 
 
+def test_tuned_from_a_file_that_does_not_record_its_search_warns_so(tuned_file):
+    """A tuned file whose [meta] lacks the pack's hash or the rules version (not written by tune-strategy) is not
+    said to be from "another content pack" or "searched under None": the warning says what the file does not
+    record, in every game, the standard one included."""
+    import warnings
+
+    import sim
+    from sim.content import load
+
+    for meta, missing in (("", "pack_hash or the rules_version"),
+                          (f'rules_version = "{sim.RULES_VERSION}"\n', "pack_hash"),
+                          (f'pack_hash = "{load().hash}"\n', "rules_version")):
+        path = tuned_file(meta + "[players.2.params]\n" + _full_set())
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            sim.simulate(players=2, games=3, strategy="tuned")
+        said = [str(w.message) for w in caught if "tuned.toml" in str(w.message)]
+        assert said == [f"strategy 'tuned' plays the parameters of {path}, whose [meta] does not record "
+                        f"the {missing} they were searched under: its figures are that set's here, not known to be "
+                        "those of play searched for this game"], said
+
+
 def test_play_says_once_that_tuned_plays_on_another_pack(capsys):
     import warnings
 
