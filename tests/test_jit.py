@@ -1,5 +1,7 @@
-"""sim/jit.py optimizes a compiled function's whole module once, where Python calls it: a callee of ours
-keeps numba's per-function passes only and is optimized whole inside its caller."""
+"""sim/jit.py optimizes a kernel function's whole module once, where Python calls it: a kernel callee keeps
+numba's per-function passes only and is optimized whole inside its caller, which owns its copies."""
+
+import threading
 
 import numba
 import pytest
@@ -11,58 +13,83 @@ pytestmark = pytest.mark.skipif(NO_JIT, reason="compiled code")
 
 
 @pytest.fixture
-def finished(monkeypatch):
-    """[(library name, whether its whole-module optimization was skipped)] of each library numba finishes."""
-    seen = []
-    plain = jit._linked_only
+def optimized(monkeypatch):
+    """{function name: the linkage of each function its library defines, besides its own, when numba's whole-module
+    optimization ran on it}; a library missing from it was not optimized as a whole."""
+    seen = {}
+    plain = jit._plain_optimize
 
-    def spy():
-        skipped = plain()
-        seen.append((jit._compiling[-1].py_func.__name__ if jit._compiling else None, skipped))
-        return skipped
+    def spy(library):
+        own = jit._compiling()[-1].py_func.__name__
+        seen[own] = {f.name: f.linkage.name for f in library._final_module.functions
+                     if not f.is_declaration and own not in f.name}
+        plain(library)
 
-    monkeypatch.setattr(jit, "_linked_only", spy)
+    monkeypatch.setattr(jit, "_plain_optimize", spy)
     return seen
 
 
-def _skipped(seen, name):
-    (skipped,) = {s for n, s in seen if n == name}
-    return skipped
+def _kernel(func, module="sim.kernel._jit_probe"):
+    """``func`` compiled as a function of a kernel module (no disk cache)."""
+    func.__module__ = module
+    return jit.njit()(func)
 
 
-def test_a_callee_of_ours_is_optimized_whole_only_in_the_function_python_calls(finished):
-    @jit.njit()
-    def callee_ours(x):
+def test_a_kernel_callee_is_optimized_whole_only_in_the_function_python_calls(optimized):
+    def callee_kernel(x):
         return x * 3 + 1
+
+    callee_kernel = _kernel(callee_kernel)
 
     @numba.njit
     def callee_plain(x):  # a user's own numba function: optimized as numba always does
         return x - 2
 
-    @jit.njit()
+    def callee_elsewhere(x):  # one of ours outside sim.kernel (sim.odds calls samplers Python calls too)
+        return x + 10
+
+    callee_elsewhere = _kernel(callee_elsewhere, "sim.odds_probe")
+
     def entry(x):
-        return callee_ours(x) + callee_plain(x)
+        return callee_kernel(x) + callee_plain(x) + callee_elsewhere(x)
 
-    assert entry(5) == 16 + 3
-    assert _skipped(finished, "callee_ours") is True
-    assert _skipped(finished, "callee_plain") is False
-    assert _skipped(finished, "entry") is False
+    entry = _kernel(entry)
+    assert entry(5) == 16 + 3 + 15
+    assert "callee_kernel" not in optimized
+    assert {"callee_plain", "callee_elsewhere", "entry"} <= set(optimized)
+    # the entry point owns its copies of what it calls: none is left for another library's definition to replace
+    copies = optimized["entry"]
+    assert any("callee_kernel" in name for name in copies), copies
+    assert "linkonce_odr" not in copies.values(), copies
     # called from Python on its own, the callee gives the same answer (its code is only less optimized)
-    assert callee_ours(5) == 16
+    assert callee_kernel(5) == 16
 
 
-def test_a_part_compiled_ahead_for_its_caller_counts_as_a_callee(finished):
-    @jit.njit()
+def test_a_part_compiled_ahead_for_its_caller_counts_as_a_callee_in_its_thread_only(optimized):
     def part(x):
         return x + 7
 
-    with jit.callee_part():
-        part.compile((numba.types.int64,))
-    assert _skipped(finished, "part") is True
-    assert jit._callee_parts == [0]
-
-    @jit.njit()
     def alone(x):
         return x + 8
 
-    assert alone(1) == 9 and _skipped(finished, "alone") is False
+    part, alone = _kernel(part), _kernel(alone)
+    elsewhere = []
+    with jit.callee_part():
+        part.compile((numba.types.int64,))
+        # another thread's compile meanwhile is its own entry point
+        t = threading.Thread(target=lambda: elsewhere.append(alone(1)))
+        t.start()
+        t.join()
+    assert elsewhere == [9]
+    assert "part" not in optimized and "alone" in optimized
+    assert jit._state.parts == 0 and jit._compiling() == []
+
+
+def test_a_failed_compile_leaves_no_compile_behind():
+    def broken(x):
+        return x.no_such_attribute
+
+    broken = _kernel(broken)
+    with pytest.raises(numba.core.errors.TypingError):
+        broken(1)
+    assert jit._compiling() == []

@@ -156,9 +156,10 @@ def lineup_label(characters) -> str:
     """A line-up as given (None, "default", "random", "A,B" or a sequence of names or indices) as one string."""
     if characters is None:
         return "default"
-    if isinstance(characters, str):
-        return characters.strip() or "default"
-    return ",".join(map(str, characters)) or "default"
+    label = characters.strip() if isinstance(characters, str) else ",".join(map(str, characters))
+    if not label:  # never silently the default line-up (as Settings.build)
+        raise ValueError("characters: empty; give one character per seat, 'default' or 'random'")
+    return label
 
 
 def _same(a, b) -> bool:
