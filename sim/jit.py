@@ -121,7 +121,9 @@ def _ours() -> bool:
     """Whether the innermost function being compiled is a kernel function (one of this project's dispatchers, of
     a ``sim.kernel`` module)."""
     stack = _compiling()
-    return bool(stack) and isinstance(stack[-1], Dispatcher) and stack[-1].py_func.__module__.startswith(KERNEL_MODULE)
+    # a pairing's adapters are made by exec(), with no module: optimized as numba always does
+    return bool(stack) and isinstance(stack[-1], Dispatcher) and (stack[-1].py_func.__module__ or "").startswith(
+        KERNEL_MODULE)
 
 
 def _linked_only() -> bool:

@@ -85,6 +85,20 @@ def test_a_part_compiled_ahead_for_its_caller_counts_as_a_callee_in_its_thread_o
     assert jit._state.parts == 0 and jit._compiling() == []
 
 
+def test_a_function_without_a_module_is_optimized_as_numba_does(optimized):
+    """A pairing's adapters are made by exec(): no module (``__module__`` None), not a kernel callee."""
+    env = {}
+    exec("def made(x):\n    return x + 1\n", env)  # noqa: S102
+    made = jit.njit()(env["made"])
+
+    def entry(x):
+        return made(x) * 2
+
+    entry = _kernel(entry)
+    assert env["made"].__module__ is None and entry(1) == 4
+    assert {"made", "entry"} <= set(optimized)
+
+
 def test_a_failed_compile_leaves_no_compile_behind():
     def broken(x):
         return x.no_such_attribute
