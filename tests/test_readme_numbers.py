@@ -352,53 +352,6 @@ def test_readme_quotes_where_a_cold_start_goes_on_the_current_machine():
     assert c["machine"] == json.loads((ROOT / "docs" / "bench" / "bench-2-cores-epyc.json").read_text())["machine"]
 
 
-def test_readme_quotes_the_compile_once_measurements():
-    """The whole-module-optimization-once paragraph quotes docs/bench/compile-once-epyc.json and the bench run
-    after the change, docs/bench/bench-2-cores-epyc-linked.json."""
-    import json
-
-    c = json.loads((ROOT / "docs" / "bench" / "compile-once-epyc.json").read_text())
-    b = json.loads((ROOT / "docs" / "bench" / "bench-2-cores-epyc-linked.json").read_text())
-    before, (after,) = c["in_process"]["before"], c["in_process"]["after"]
-    assert len(before) == 3
-
-    def span(values, form="{:.1f}"):
-        low, *_, high = sorted(values)
-        return f"{form.format(low)} to {form.format(high)}"
-
-    def each(key):
-        return span([r[key] for r in before])
-
-    here, pair, k1 = c["compiled_here_games_per_cpu_s"], c["pairing"], sorted(b["kernel_1_thread_runs"])
-    text = " ".join(_readme().split())
-    for phrase in (
-        f"result in {each('first_result_s')} s before (three runs) and {after['first_result_s']:.1f} s after,",
-        f"whole-module optimization {each('module_optimization_s')} s before and "
-        f"{after['module_optimization_s']:.1f} s after, its machine code {each('machine_code_s')} s before and "
-        f"{after['machine_code_s']:.1f} s after;",
-        f"cold starts with the helpers took {span(c['cold_starts_s']['after'])} s against "
-        f"{span(c['cold_starts_s']['before'])} s before;",
-        f"four processes a side, one run) played {c['ab']['after_over_before']:.3f}x the games per second (per process "
-        f"pair {span(c['ab']['per_process_pair'], '{:.3f}')}), the same rows;",
-        f"it played {span(here['after'], '{:,}')} games/s against {span(here['before'], '{:,}')} before;",
-        f"its first result in {pair['after']['first_result_s']:.1f} s against {pair['before']['first_result_s']:.1f} s "
-        f"before, then {span(pair['after']['games_per_cpu_s'], '{:,}')} games/s in that process against "
-        f"{span(pair['before']['games_per_cpu_s'], '{:,}')}.",
-        f"gave a cold start of {b['cold_start_s']:.1f} s and {b['cached_start_s']:.2f} s cached, "
-        f"{b['kernel_1_thread_games_per_s']:,.0f} games/s on 1 thread (its three timings {k1[0]:,.0f} to "
-        f"{k1[-1]:,.0f}), {b['kernel_all_threads_games_per_s']:,.0f} on 2, and "
-        f"{b['ratio_kernel_1_thread_vs_reference']:.1f} times a rulebook of {b['reference_games_per_s']:.1f} games/s.",
-    ):
-        assert phrase in text, phrase
-    assert len(c["ab"]["per_process_pair"]) == 4  # "four processes a side"
-    # the share left to numba itself, as the paragraph says: about two thirds of a compile in one process
-    own = after["first_result_s"] - after["function_passes_s"] - after["module_optimization_s"] - after["machine_code_s"]
-    assert 0.58 < own / after["first_result_s"] < 0.72
-    assert c["ab"]["same_rows"] is True and b["sample_identical"] is True
-    assert c["machine"] == b["machine"] == json.loads(
-        (ROOT / "docs" / "bench" / "bench-2-cores-epyc.json").read_text())["machine"]
-
-
 def test_summary_tally_figures_are_the_committed_16_core_runs():
     """The summary-only tally timings on 16 cores are the ranges of docs/bench/tally-16-cores*.json."""
     import json
