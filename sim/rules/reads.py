@@ -158,7 +158,9 @@ def lineup_label(characters) -> str:
         return "default"
     label = characters.strip() if isinstance(characters, str) else ",".join(map(str, characters))
     if not label:  # never silently the default line-up (as Settings.build)
-        raise ValueError("characters: empty; give one character per seat, 'default' or 'random'")
+        from sim.rules.state import EMPTY_LINEUP
+
+        raise ValueError(EMPTY_LINEUP)
     return label
 
 

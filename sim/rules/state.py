@@ -47,6 +47,10 @@ OUTCOME_NAMES = {
 }
 
 
+# an empty line-up is refused, never taken for the default one (Settings.build, sim.rules.reads.lineup_label)
+EMPTY_LINEUP = "characters: empty; give one character per seat, 'default' or 'random'"
+
+
 @dataclass(frozen=True)
 class Settings:
     """What varies between games of one study cell: player count, line-up, variants."""
@@ -85,7 +89,7 @@ class Settings:
             if isinstance(characters, str):
                 characters = [c.strip() for c in characters.split(",") if c.strip()]
             if len(characters) == 0:  # never silently the default line-up: that is None or "default"
-                raise ValueError("characters: empty; give one character per seat, 'default' or 'random'")
+                raise ValueError(EMPTY_LINEUP)
             lineup = tuple(
                 content.character_index(c) if isinstance(c, str) else cls._character_index(c)
                 for c in characters
