@@ -15,12 +15,14 @@ with ``NUMBA_CACHE_DIR`` set, clear that folder by hand after editing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
 from pathlib import Path
 
 STAMP = "kernel-sources.sha256"
+TABLES = "tables"  # stored_table's files, in the cache folder
 # besides sim/kernel/*.py: the compiled twins, the flags, the integer codes compiled code freezes,
 # and the dataclasses the layout derives its offsets from (tests/test_kernel_layout.py checks that
 # every sim module a kernel module imports at its top is here or read only when packing)
@@ -119,9 +121,37 @@ def refresh_cache() -> None:
         for f in stale:
             f.unlink(missing_ok=True)
         shutil.rmtree(cache / "pairings", ignore_errors=True)  # KernelStrategy pairings (sim.kernel.custom)
+        shutil.rmtree(cache / TABLES, ignore_errors=True)  # stored_table's, named by the old sources' hash
         cache.mkdir(exist_ok=True)
         tmp = cache / f"{STAMP}.{os.getpid()}"
         tmp.write_text(digest)
         os.replace(tmp, stamp)
     except OSError:
         pass  # a read-only install: numba will not cache there either
+
+
+def stored_table(name: str, key: tuple, compute):
+    """``compute()``'s array, computed once and kept in the cache folder: for a table derived only from the
+    kernel's sources (:func:`sources_hash`) and ``key`` (plain values, given by their ``repr``), such as the
+    exact pass odds of a pack's dice that every process packing the pack needs (about 0.6 s to enumerate).
+    The file is named by a hash of both, so an edit or other dice never reads another table; a file that
+    cannot be read is computed again, and a folder that cannot be written leaves it computed in each process."""
+    import numpy as np
+
+    digest = hashlib.sha256(repr((loaded_sources_hash(), name, key)).encode()).hexdigest()[:40]
+    path = cache_dir() / TABLES / f"{name}-{digest}.npy"
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError):
+        pass
+    value = np.asarray(compute())
+    tmp = path.with_name(f"{path.name}.{os.getpid()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as f:
+            np.save(f, value, allow_pickle=False)
+        os.replace(tmp, path)  # whole or not at all, for a process reading it at the same time
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+    return value

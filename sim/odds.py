@@ -499,24 +499,35 @@ def pass_table(content_hash: str, success: tuple, injury: tuple, heal: tuple, ba
 
     (the heuristic's estimate, in both engines).
     """
-    arrs = [np.array(x, dtype=np.int64) for x in (success, injury, heal, bag)]
-    out = np.zeros((6, 2, 2))
-    for k in range(6):
-        for needed in (1, 2):
-            for r, mode in enumerate(("none", "on_fail")):
-                out[k, needed - 1, r] = dice_test_odds(k, needed, mode, *arrs, always).p_pass
-    return out
+    from sim._cache import stored_table
+
+    def enumerate_all():
+        arrs = [np.array(x, dtype=np.int64) for x in (success, injury, heal, bag)]
+        out = np.zeros((6, 2, 2))
+        for k in range(6):
+            for needed in (1, 2):
+                for r, mode in enumerate(("none", "on_fail")):
+                    out[k, needed - 1, r] = dice_test_odds(k, needed, mode, *arrs, always).p_pass
+        return out
+
+    # kept on disk: the enumeration takes about 0.6 s of every process's first game
+    return stored_table("pass_table", (success, injury, heal, bag, always), enumerate_all)
 
 
 @functools.lru_cache(maxsize=8)
 def content_pass_table(content) -> np.ndarray:
     """:func:`pass_table` for a content pack's dice (cached per pack object)."""
+    return pass_table(*pass_table_args(content))
+
+
+def pass_table_args(content) -> tuple:
+    """:func:`pass_table`'s arguments for a content pack: its hash, then its dice as plain tuples."""
 
     def t(a):
         return tuple(tuple(int(x) for x in row) for row in a) if a.ndim == 2 else tuple(int(x) for x in a)
 
-    return pass_table(content.hash, t(content.die_success), t(content.die_injury), t(content.die_heal),
-                      t(content.bag_dice), int(content.always_die))
+    return (content.hash, t(content.die_success), t(content.die_injury), t(content.die_heal), t(content.bag_dice),
+            int(content.always_die))
 
 
 # --- gambles: exact enumeration --------------------------------------------------------

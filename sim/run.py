@@ -350,18 +350,17 @@ def warn_searched_elsewhere(strategy, content, settings) -> None:
 def _strings_of_codes(name: str, code: np.ndarray, base: int, width: int, text) -> pl.Series:
     """``text(row)`` for every game's row of small ints, given as one int a game (the row's
     digits in ``base``, the first digit highest): each distinct row is formatted once."""
-    import pandas as pd
-
     if code.shape[0] == 0:
         return pl.Series(name, [], dtype=pl.Utf8)
-    which, distinct = pd.factorize(code)  # a hash table: no sort of the games
+    codes = pl.Series(name, code, dtype=pl.Int64)
+    distinct = codes.unique()  # a hash table: no sort of the games
     digits = np.empty((len(distinct), width), dtype=np.int64)  # each distinct code's row again
-    rest = np.asarray(distinct, dtype=np.int64)
+    rest = distinct.to_numpy().astype(np.int64, copy=True)
     for j in range(width - 1, -1, -1):
         digits[:, j] = rest % base
         rest = rest // base
     labels = pl.Series(name, [text(row) for row in digits], dtype=pl.Utf8)
-    return labels.gather(which)
+    return codes.replace_strict(distinct, labels, return_dtype=pl.Utf8)
 
 
 @jit
