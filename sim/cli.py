@@ -17,6 +17,7 @@ MAX_SEED = 2**63 - 1
 # one `play` keeps a summary, never a per-game table: games are played in batches of this
 # size, small enough that Ctrl-C stops within a second and memory stays bounded
 PLAY_BATCH = 8192
+LONG_PLAY = 10_000_000  # games from which play says on stderr that it has begun (over a minute on 2 cores)
 MAX_BENCH_GAMES = 5_000_000  # bench keeps the per-game table of one run in memory
 MAX_SAMPLES = 1_000_000_000
 MAX_THREADS = 256
@@ -321,6 +322,8 @@ def cmd_play(args) -> int:
         # packed, so games/s is the rate of the games alone
         simulate_tally(**play, games=1, threads=1, batch=1)
         t1 = time.perf_counter()
+        if args.games >= LONG_PLAY:  # minutes of play: say it has begun, and how to stop it
+            print(f"playing {args.games:,} games (Ctrl-C stops)...", file=sys.stderr, flush=True)
         # a tally batch by batch: memory does not grow with --games, and Ctrl-C lands between batches
         full = simulate_tally(**play, games=args.games, threads=args.threads, batch=PLAY_BATCH).summary()
     except ValueError as e:
@@ -1240,7 +1243,7 @@ def _announce_compile(args) -> None:
     from sim._cache import is_compiled
 
     if not is_compiled():
-        print("compiling the simulation kernel (once per checkout; about half a minute on 2 cores)...",
+        print("compiling the simulation kernel (once per checkout; about a minute on 2 cores)...",
               file=sys.stderr, flush=True)
 
 

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -406,12 +405,28 @@ def _spawn(args, **kw):
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kw)
 
 
+def _line_or_none(stream, guard_s):
+    """The stream's next line, or None if none came within ``guard_s`` (a hang)."""
+    import threading
+
+    got = []
+    reader = threading.Thread(target=lambda: got.append(stream.readline()), daemon=True)
+    reader.start()
+    reader.join(guard_s)
+    return got[0] if got else None
+
+
 def test_ctrl_c_stops_a_long_play_between_batches():
     # 10**9 games would take hours (and the old per-game table hundreds of GiB): the
     # interrupt must stop it between two small batches, with one line and exit 130
     p = _spawn(["play", "--games", str(10**9), "--players", "4"])
-    time.sleep(6)
-    assert p.poll() is None, p.communicate()
+    # the interrupt once the games have begun (play says so on stderr), however long the start took
+    lines = []  # after "compiling the simulation kernel..." where the cache does not hold it
+    while not lines or lines[-1] not in ("", None, "playing 1,000,000,000 games (Ctrl-C stops)...\n"):
+        lines.append(_line_or_none(p.stderr, 600))  # a guard against a hang, not a timing
+    assert lines[-1] == "playing 1,000,000,000 games (Ctrl-C stops)...\n", (lines, p.poll())
+    assert all(line.startswith("compiling the simulation kernel") for line in lines[:-1]), lines
+    assert p.poll() is None
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=120)  # a guard against a hang, not a timing: the whole game would take hours
     assert p.returncode == 130, err

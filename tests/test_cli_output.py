@@ -249,3 +249,17 @@ def test_run_names_the_specs_own_content_pack(pack, tmp_path, capsys):
     assert f"\nplayed with: the spec's content pack at {tmp_path / 'its-pack'}\n" in out, out
     out = run(["run", str(spec), "--quiet", "--out", str(tmp_path / "set"), "--set", "lobo.track.start=1"], capsys)
     assert f"\nplayed with: the spec's content pack at {tmp_path / 'its-pack'} with --set lobo.track.start=1\n" in out
+
+
+def test_a_long_play_says_on_stderr_that_its_games_have_begun(monkeypatch, capsys):
+    """From LONG_PLAY games (minutes of play), after the kernel is loaded: one line on stderr, the
+    printed results unchanged; below it, nothing."""
+    import sim.cli
+
+    for long_from, said in ((51, ""), (50, "playing 50 games (Ctrl-C stops)...\n")):
+        monkeypatch.setattr(sim.cli, "LONG_PLAY", long_from)
+        assert main(["play", "--players", "2", "--games", "50"]) == 0
+        out, err = capsys.readouterr()
+        assert out.startswith("50 games, 2 players (")
+        assert [x for x in err.splitlines(True) if not x.startswith("compiling the simulation kernel")] == (
+            [said] if said else []), err
