@@ -327,6 +327,31 @@ def test_readme_quotes_the_bench_runs_on_the_current_machine():
     assert h["sample_identical"] is True and h["machine"] == e["machine"]
 
 
+def test_readme_quotes_the_cached_start_measurements():
+    """The cached start before and after its changes, and the bench run after them, are the committed records."""
+    import json
+
+    b = json.loads((ROOT / "docs" / "bench" / "bench-2-cores-epyc-cached.json").read_text())
+    c = json.loads((ROOT / "docs" / "bench" / "cached-start-epyc.json").read_text())
+    before, after = sorted(c["first_result_s"]["before"]), sorted(c["first_result_s"]["after"])
+    k1, ref = sorted(b["kernel_1_thread_runs"]), sorted(b["reference_runs"])
+    text = " ".join(_readme().split())
+    for phrase in (
+        f"(`docs/bench/cached-start-epyc.json`): {after[0]:.2f} to {after[-1]:.2f} s against {before[0]:.2f} to "
+        f"{before[-1]:.2f} s before.",
+        f"(`docs/bench/bench-2-cores-epyc-cached.json`) gave {b['cached_start_s']:.2f} s cached, a cold start of "
+        f"{b['cold_start_s']:.1f} s, {b['kernel_1_thread_games_per_s']:,.0f} games/s on 1 thread (its three timings "
+        f"{k1[0]:,.0f} to {k1[-1]:,.0f}), {b['kernel_all_threads_games_per_s']:,.0f} on 2, and "
+        f"{b['ratio_kernel_1_thread_vs_reference']:.1f} times a rulebook of {b['reference_games_per_s']:.1f} games/s "
+        f"(its timings {ref[0]:.1f} to {ref[-1]:.1f}).",
+    ):
+        assert phrase in text, phrase
+    assert len(before) == len(after) == 6 and max(after) < min(before)
+    assert b["sample_identical"] is True and b["machine"] == c["machine"]
+    machine = json.loads((ROOT / "docs" / "bench" / "bench-2-cores-epyc.json").read_text())["machine"]
+    assert b["machine"] == machine
+
+
 def test_readme_quotes_where_a_cold_start_goes_on_the_current_machine():
     """The cold-start profile and the cold starts before and after the helper change are docs/bench/cold-start-epyc.json."""
     import json
