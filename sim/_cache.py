@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import threading
 from pathlib import Path
 
 STAMP = "kernel-sources.sha256"
@@ -132,26 +133,45 @@ def refresh_cache() -> None:
 
 def stored_table(name: str, key: tuple, compute):
     """``compute()``'s array, computed once and kept in the cache folder: for a table derived only from the
-    kernel's sources (:func:`sources_hash`) and ``key`` (plain values, given by their ``repr``), such as the
-    exact pass odds of a pack's dice that every process packing the pack needs (about 0.6 s to enumerate).
-    The file is named by a hash of both, so an edit or other dice never reads another table; a file that
-    cannot be read is computed again, and a folder that cannot be written leaves it computed in each process."""
+    kernel's sources (:func:`sources_hash`) and ``key``, such as the exact pass odds of a pack's dice that
+    every process packing the pack needs (about 0.6 s to enumerate). ``key`` holds plain values only (int,
+    float, str, bool, None, tuples of them), written out in full in the file's name hash: a numpy value is
+    refused, since its text can stand for several values (a long array's ``repr`` elides its middle).
+    The file is named by a hash of the sources and the key, so an edit or other dice never reads another
+    table; a file that cannot be read is computed again, and where the sources or the folder cannot be read
+    or written the table is computed in each process."""
     import numpy as np
 
-    digest = hashlib.sha256(repr((loaded_sources_hash(), name, key)).encode()).hexdigest()[:40]
+    _check_plain(key, name)
+    try:
+        sources = loaded_sources_hash()
+    except OSError:  # an install without its sources: nothing names the table safely
+        return np.asarray(compute())
+    digest = hashlib.sha256(repr((sources, name, key)).encode()).hexdigest()[:40]
     path = cache_dir() / TABLES / f"{name}-{digest}.npy"
     try:
         return np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError):
         pass
     value = np.asarray(compute())
-    tmp = path.with_name(f"{path.name}.{os.getpid()}")
+    # one temporary file per process and thread: two threads packing at once never share one
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as f:
             np.save(f, value, allow_pickle=False)
         os.replace(tmp, path)  # whole or not at all, for a process reading it at the same time
-    except OSError:
+    except (OSError, ValueError):  # ValueError: an array numpy cannot save without pickle
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
     return value
+
+
+def _check_plain(key, name: str) -> None:
+    """Refuse a key :func:`stored_table` cannot name exactly (anything but plain values and tuples of them)."""
+    if isinstance(key, tuple):
+        for item in key:
+            _check_plain(item, name)
+    elif key is not None and type(key) not in (int, float, str, bool):
+        raise TypeError(f"stored_table {name!r}: a key holds plain values and tuples of them, not "
+                        f"{type(key).__name__}")

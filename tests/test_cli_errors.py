@@ -420,18 +420,23 @@ def test_ctrl_c_stops_a_long_play_between_batches():
     # 10**9 games would take hours (and the old per-game table hundreds of GiB): the
     # interrupt must stop it between two small batches, with one line and exit 130
     p = _spawn(["play", "--games", str(10**9), "--players", "4"])
-    # the interrupt once the games have begun (play says so on stderr), however long the start took
-    lines = []  # after "compiling the simulation kernel..." where the cache does not hold it
-    while not lines or lines[-1] not in ("", None, "playing 1,000,000,000 games (Ctrl-C stops)...\n"):
-        lines.append(_line_or_none(p.stderr, 600))  # a guard against a hang, not a timing
-    assert lines[-1] == "playing 1,000,000,000 games (Ctrl-C stops)...\n", (lines, p.poll())
-    assert all(line.startswith("compiling the simulation kernel") for line in lines[:-1]), lines
-    assert p.poll() is None
-    p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=120)  # a guard against a hang, not a timing: the whole game would take hours
-    assert p.returncode == 130, err
-    assert err.strip().splitlines()[-1] == "interrupted"
-    assert "Traceback" not in err
+    try:
+        # the interrupt once the games have begun (play says so on stderr), however long the start took
+        lines = []  # after "compiling the simulation kernel..." where the cache does not hold it
+        while not lines or lines[-1] not in ("", None, "playing 1,000,000,000 games (Ctrl-C stops)...\n"):
+            lines.append(_line_or_none(p.stderr, 600))  # a guard against a hang, not a timing
+        assert lines[-1] == "playing 1,000,000,000 games (Ctrl-C stops)...\n", (lines, p.poll())
+        assert p.poll() is None
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=120)  # a guard against a hang, not a timing: the games would take hours
+        assert p.returncode == 130, err
+        assert err.strip().splitlines()[-1] == "interrupted"
+        assert "Traceback" not in err
+        assert all(line.startswith("compiling the simulation kernel") for line in lines[:-1]), lines
+    finally:  # a failed check never leaves hours of games running
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
 
 
 @pytest.mark.parametrize("cmd", [

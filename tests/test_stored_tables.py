@@ -74,6 +74,31 @@ def test_a_folder_that_cannot_be_written_computes_each_time(tmp_path, monkeypatc
     assert not list(tmp_path.glob("**/*.npy"))
 
 
+@pytest.mark.parametrize("key", [(np.arange(2000),), (np.int64(3),), ([1, 2],), ((1, (2, 3.5, "x")), {"a": 1})])
+def test_a_key_of_anything_but_plain_values_is_refused(folder, key):
+    """A long array's repr elides its middle: two arrays would name one table. Only plain values are taken."""
+    with pytest.raises(TypeError, match="stored_table 't': a key holds plain values and tuples of them, not"):
+        cache.stored_table("t", key, lambda: np.array([1.0]))
+    assert not folder.exists()
+
+
+def test_without_its_sources_a_table_is_computed_each_time(folder, monkeypatch):
+    def unreadable():
+        raise FileNotFoundError("sim/kernel/game.py")
+
+    monkeypatch.setattr(cache, "loaded_sources_hash", unreadable)
+    compute, calls = _counted([4.0])
+    assert cache.stored_table("t", (1, (2, 3.5, "x", None, True)), compute).tolist() == [4.0]
+    assert cache.stored_table("t", (1, (2, 3.5, "x", None, True)), compute).tolist() == [4.0]
+    assert len(calls) == 2 and not folder.exists()
+
+
+def test_an_array_numpy_cannot_save_is_returned_and_not_kept(folder):
+    value = cache.stored_table("t", (1,), lambda: np.array([{"a": 1}], dtype=object))
+    assert value[0] == {"a": 1}
+    assert not list(folder.glob("*"))  # neither the table nor its temporary file
+
+
 def test_the_stored_pass_table_is_the_enumeration(folder):
     """The pass odds the kernel and the heuristic read: stored, then read back, equal to enumerating each
     entry again (every dice count, need and reroll)."""
