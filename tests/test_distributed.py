@@ -701,6 +701,10 @@ def _worker_sigint_blocked() -> bool:
     return signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
 
 
+def _worker_sigint_pending() -> bool:
+    return signal.SIGINT in signal.sigpending()
+
+
 @pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="no process group to share a Ctrl-C")
 def test_local_workers_are_stopped_by_the_run_not_by_a_ctrl_c_of_their_own():
     """The Ctrl-C a terminal sends to the whole process group reaches local:N's worker processes too: they
@@ -710,7 +714,9 @@ def test_local_workers_are_stopped_by_the_run_not_by_a_ctrl_c_of_their_own():
         pids = r.client.run(os.getpid)
         for pid in pids.values():
             os.kill(pid, signal.SIGINT)
-        time.sleep(2)
+        # the signal has reached each worker and waits there, blocked (no time to wait: a kill is delivered
+        # before os.kill returns, and a thread that took it would have it no longer pending)
+        assert set(r.client.run(_worker_sigint_pending).values()) == {True}
         assert r.client.run(os.getpid) == pids and r.n_workers() == 2  # the same processes, all still there
 
 
