@@ -610,7 +610,7 @@ def test_setups_that_play_the_same_games_are_named_in_a_warning(tmp_path, monkey
     assert [str(x.message) for x in w if "same games" in str(x.message)] == [warned[0].removeprefix("warning: ")]
 
 
-@pytest.mark.parametrize("empty", ["", "  ", [], ()])
+@pytest.mark.parametrize("empty", ["", "  ", " , ", [], ()])
 def test_an_empty_line_up_is_refused_not_read_as_the_default_one(empty):
     """The readings' line-up label never takes an empty line-up for the default one (as Settings.build)."""
     from sim.rules.reads import lineup_label

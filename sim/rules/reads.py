@@ -156,12 +156,10 @@ def lineup_label(characters) -> str:
     """A line-up as given (None, "default", "random", "A,B" or a sequence of names or indices) as one string."""
     if characters is None:
         return "default"
-    label = characters.strip() if isinstance(characters, str) else ",".join(map(str, characters))
-    if not label:  # never silently the default line-up (as Settings.build)
-        from sim.rules.state import EMPTY_LINEUP
+    from sim.rules.state import lineup_names
 
-        raise ValueError(EMPTY_LINEUP)
-    return label
+    names = lineup_names(characters)  # refuses an empty line-up, as Settings.build does
+    return characters.strip() if isinstance(characters, str) else ",".join(map(str, names))
 
 
 def _same(a, b) -> bool:

@@ -47,8 +47,18 @@ OUTCOME_NAMES = {
 }
 
 
-# an empty line-up is refused, never taken for the default one (Settings.build, sim.rules.reads.lineup_label)
+# an empty line-up is refused, never taken for the default one (lineup_names)
 EMPTY_LINEUP = "characters: empty; give one character per seat, 'default' or 'random'"
+
+
+def lineup_names(characters) -> list:
+    """The characters of a line-up given as ``"A,B"`` or a sequence of names or indices; an empty one is
+    refused, never silently the default line-up (that is None or "default")."""
+    names = ([c.strip() for c in characters.split(",") if c.strip()] if isinstance(characters, str)
+             else list(characters))
+    if not names:
+        raise ValueError(EMPTY_LINEUP)
+    return names
 
 
 @dataclass(frozen=True)
@@ -86,10 +96,7 @@ class Settings:
                     f"setup.toml: lineup for {players} player{'' if players == 1 else 's'} has {len(lineup)} characters"
                 )
         else:
-            if isinstance(characters, str):
-                characters = [c.strip() for c in characters.split(",") if c.strip()]
-            if len(characters) == 0:  # never silently the default line-up: that is None or "default"
-                raise ValueError(EMPTY_LINEUP)
+            characters = lineup_names(characters)
             lineup = tuple(
                 content.character_index(c) if isinstance(c, str) else cls._character_index(c)
                 for c in characters
