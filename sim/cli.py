@@ -1243,7 +1243,7 @@ def _announce_compile(args) -> None:
     from sim._cache import is_compiled
 
     if not is_compiled():
-        print("compiling the simulation kernel (once per checkout; about a minute on 2 cores)...",
+        print("compiling the simulation kernel (once per checkout; under a minute on 2 cores)...",
               file=sys.stderr, flush=True)
 
 

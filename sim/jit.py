@@ -6,6 +6,8 @@ no fastmath (floating-point shortcuts must never change an outcome).
 
 from __future__ import annotations
 
+import hashlib
+import threading
 import types
 from collections.abc import Iterable
 
@@ -54,6 +56,118 @@ def _without_wraparound() -> None:
 _without_wraparound()
 
 
+# Whole-module optimization once, at the function Python calls. numba makes each compiled function a
+# library of its own, links into it every library it calls and optimizes the lot again (LLVM's full
+# module pipeline), so a kernel function was optimized once for itself and again in each caller up to
+# the entry point: about 20 of the 89-95 s the whole kernel took to compile in one process. A kernel
+# function (of sim.kernel) compiled while another is being compiled (a callee, typed for its caller)
+# now keeps only numba's per-function passes: its code is optimized whole where it is linked in, at
+# the function called from Python, which still runs the full pipeline over everything it calls. That
+# function's copies of what it calls are made its own (see _own_linked_copies): numba links them in as
+# weak copies, which the loader replaces by the callee's own library where that one is loaded too (a
+# pairing's process, a test calling a phase), so the entry point would have run the callees'
+# unoptimized code.
+# The games are the same (LLVM's passes never change what the code computes); a kernel function
+# compiled as a callee and then called from Python on its own runs unoptimized code, correct but
+# slower (Python calls the entry points). Other numba code, this project's outside sim.kernel and a
+# user's own decision functions included, is optimized as numba always does.
+_state = threading.local()  # .compiling: the dispatchers being compiled, innermost last; .parts: callee_part depth
+KERNEL_MODULE = "sim.kernel."
+
+
+def _compiling() -> list:
+    if not hasattr(_state, "compiling"):
+        _state.compiling, _state.parts = [], 0
+    return _state.compiling
+
+
+def _plain_optimize(library) -> None:
+    """numba's own whole-module optimization (replaced by :func:`_track_compiles`)."""
+    raise AssertionError("sim.jit._track_compiles did not run")
+
+
+def _track_compiles() -> None:
+    """Keep :func:`_compiling` from numba's ``numba:compile`` events; skip the whole-module optimization of a
+    :func:`_linked_only` library, and make a library of ours that is optimized own its callees' copies."""
+    global _plain_optimize
+    from numba.core import codegen, event
+
+    if getattr(codegen.CPUCodeLibrary._optimize_final_module, "callees_linked_only", False):
+        return
+
+    class Compiles(event.Listener):
+        def on_start(self, ev):
+            _compiling().append(ev.data["dispatcher"])
+
+        def on_end(self, ev):
+            stack = _compiling()
+            if stack and stack[-1] is ev.data["dispatcher"]:
+                stack.pop()
+
+    event.register("numba:compile", Compiles())
+    _plain_optimize = codegen.CPUCodeLibrary._optimize_final_module
+
+    def _optimize_final_module(self):
+        """numba's whole-module optimization, except for a callee of ours (see above)."""
+        if _linked_only():
+            return
+        if _ours():
+            _own_linked_copies(self._final_module)
+        _plain_optimize(self)
+
+    _optimize_final_module.callees_linked_only = True
+    codegen.CPUCodeLibrary._optimize_final_module = _optimize_final_module
+
+
+def _ours() -> bool:
+    """Whether the innermost function being compiled is a kernel function (one of this project's dispatchers, of
+    a ``sim.kernel`` module)."""
+    stack = _compiling()
+    # a pairing's adapters are made by exec(), with no module: optimized as numba always does
+    return bool(stack) and isinstance(stack[-1], Dispatcher) and (stack[-1].py_func.__module__ or "").startswith(
+        KERNEL_MODULE)
+
+
+def _linked_only() -> bool:
+    """Whether the library being finished now is a kernel callee: the innermost function being compiled is a
+    kernel function, and another compile encloses it (or it is compiled as a part ahead of its caller)."""
+    return _ours() and (len(_compiling()) >= 2 or _state.parts > 0)
+
+
+def _own_linked_copies(module) -> None:
+    """The weak (``linkonce_odr``) copies numba linked into ``module`` made its own: internal, under names of
+    this module's (a suffix hashed from its IR). Its calls then stay in its own optimized code, whatever other
+    library defining the original names is loaded, and LLVM may change how it calls them (drop an argument,
+    pass it in registers), since no other code can call them. The new names are needed: the JIT's loader
+    puts a module's internal functions in the process-wide symbol table too, where another library's weak
+    copy of the same name would bind to this module's, called as it no longer expects (a crash)."""
+    from numba.core.codegen import RuntimeLinker
+
+    # functions calling each other call through a pointer numba fills in by name, once a library defines it
+    by_name = {g.name[len(RuntimeLinker.PREFIX):] for g in module.global_variables
+               if g.name.startswith(RuntimeLinker.PREFIX)}
+    copies = [fn for fn in module.functions
+              if not fn.is_declaration and fn.linkage.name == "linkonce_odr" and fn.name not in by_name]
+    if copies:
+        suffix = ".own." + hashlib.sha1(str(module).encode()).hexdigest()[:16]
+        for fn in copies:
+            fn.name = fn.name + suffix
+            fn.linkage = "internal"
+
+
+class callee_part:
+    """``with callee_part(): f.compile(sig)``: compile ``f`` as a callee (no whole-module optimization of
+    its own), for a caller compiled later, which optimizes it where it links it in (a cold start's
+    helper processes compile the kernel's phases ahead of its entry point). For this thread only."""
+
+    def __enter__(self):
+        _compiling()
+        _state.parts += 1
+
+    def __exit__(self, *exc):
+        _state.parts -= 1
+
+
 class Dispatcher(CPUDispatcher):
     """numba's dispatcher, compiling one version per argument *type*, never per constant.
 
@@ -68,6 +182,9 @@ class Dispatcher(CPUDispatcher):
         args = tuple(nbtypes.unliteral(a) for a in args)
         kws = {k: nbtypes.unliteral(v) for k, v in kws.items()}
         return super().get_call_template(args, kws)
+
+
+_track_compiles()
 
 
 def njit(**options):

@@ -69,17 +69,22 @@ OWN_PARTS = (
 
 
 def compile_part(module: str, name: str, args: tuple) -> None:
-    """Compile one kernel function (and all it calls) for the kernel's argument types, into the cache."""
+    """Compile one kernel function (and all it calls) for the kernel's argument types, into the cache.
+    A part other than the entry point is compiled as a callee (``sim.jit.callee_part``): the entry point
+    optimizes it whole where it links it in."""
+    import contextlib
     import importlib
 
     from numba import types
 
+    from sim.jit import callee_part
     from sim.kernel.packref import CONTEXT_TYPE, PACK_TYPE
 
     ints, rows = types.Array(types.int64, 1, "C"), types.Array(types.int64, 2, "C")
     kinds = {"ctx": CONTEXT_TYPE, "int": types.int64, "moves": rows, "row": ints, "pack": PACK_TYPE, "ints": ints,
              "rows": rows, "params": types.Array(types.float64, 2, "C")}
-    importlib.import_module(f"sim.kernel.{module}").__dict__[name].compile(tuple(kinds[a] for a in args))
+    with contextlib.nullcontext() if (module, name) == ENTRY[:2] else callee_part():
+        importlib.import_module(f"sim.kernel.{module}").__dict__[name].compile(tuple(kinds[a] for a in args))
 
 
 # simulate_batch(pk, cfg, sid, prm, seed, game0, n_games, out, offsets)
