@@ -109,9 +109,9 @@ def _track_compiles() -> None:
 
     def _optimize_final_module(self):
         """numba's whole-module optimization, except for a callee of ours (see above)."""
-        if _linked_only():
+        if _linked_only(self):
             return
-        if _ours():
+        if _ours(self):
             _own_linked_copies(self._final_module)
         _plain_optimize(self)
 
@@ -119,24 +119,27 @@ def _track_compiles() -> None:
     codegen.CPUCodeLibrary._optimize_final_module = _optimize_final_module
 
 
-def _ours() -> bool:
-    """Whether the innermost function being compiled is a kernel function (one of this project's dispatchers, of
-    a ``sim.kernel`` module)."""
+def _ours(library) -> bool:
+    """Whether ``library`` is the own library of the innermost function being compiled, and that is a kernel
+    function (one of this project's dispatchers, of a ``sim.kernel`` module). numba names a function's library
+    by its qualified name; other libraries finished meanwhile (numba's runtime, a helper numba compiles for a
+    call and keeps for the process) are optimized as numba always does."""
     stack = _compiling()
     # a pairing's adapters are made by exec(), with no module: optimized as numba always does
-    return bool(stack) and isinstance(stack[-1], Dispatcher) and (stack[-1].py_func.__module__ or "").startswith(
-        KERNEL_MODULE)
+    return (bool(stack) and isinstance(stack[-1], Dispatcher) and library.name == stack[-1].py_func.__qualname__
+            and (stack[-1].py_func.__module__ or "").startswith(KERNEL_MODULE))
 
 
-def _linked_only() -> bool:
-    """Whether the library being finished now is a kernel callee: the innermost function being compiled is a
-    kernel function, and another compile encloses it (or it is compiled as a part ahead of its caller)."""
-    return _ours() and (len(_compiling()) >= 2 or _state.parts > 0)
+def _linked_only(library) -> bool:
+    """Whether ``library`` is a kernel callee's own: the innermost function being compiled is a kernel function
+    whose library it is (:func:`_ours`), and another compile encloses it (or it is compiled as a part ahead of
+    its caller)."""
+    return _ours(library) and (len(_compiling()) >= 2 or _state.parts > 0)
 
 
 def _own_linked_copies(module) -> None:
     """The weak (``linkonce_odr``) copies numba linked into ``module`` made its own: internal, under names of
-    this module's (a suffix hashed from its IR). Its calls then stay in its own optimized code, whatever other
+    this module's (a suffix hashed from its code). Its calls then stay in its own optimized code, whatever other
     library defining the original names is loaded, and LLVM may change how it calls them (drop an argument,
     pass it in registers), since no other code can call them. The new names are needed: the JIT's loader
     puts a module's internal functions in the process-wide symbol table too, where another library's weak
@@ -149,7 +152,7 @@ def _own_linked_copies(module) -> None:
     copies = [fn for fn in module.functions
               if not fn.is_declaration and fn.linkage.name == "linkonce_odr" and fn.name not in by_name]
     if copies:
-        suffix = ".own." + hashlib.sha1(str(module).encode()).hexdigest()[:16]
+        suffix = ".own." + hashlib.sha1(module.as_bitcode()).hexdigest()[:16]
         for fn in copies:
             fn.name = fn.name + suffix
             fn.linkage = "internal"

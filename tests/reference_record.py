@@ -1,13 +1,13 @@
 """The rulebook engine's rows for the engines' agreement test, kept as digests in tests/golden/engine_agree.json.
 
 The agreement test compares the kernel's rows with the rulebook engine's on 2,000 games for every player
-count and built-in strategy: 48,000 games of readable Python, about half of that test's time and a tenth
-of the suite's. The rulebook's rows are a pure function of the sources (``sim/`` and ``strategies/``, code
-and content) and of the versions of Python, numpy, polars and numba, so this record keeps, under a key hashed
-from all of them, the digest of each chunk of rulebook rows. Where the key still matches, the test
-compares the kernel's rows with the recorded digest; anywhere else (an edit to any source, another
-version), or where a digest differs, it plays the rulebook again, as before. Refresh the record after a
-change to the sources, in the same commit:
+count and built-in strategy: 48,000 games of readable Python, nearly all of that test's time. The rulebook's
+rows are a pure function of the sources (every file of ``sim/`` and ``strategies/`` but compiled Python) and
+of the versions of Python, numpy, polars, pydantic and numba, so this record keeps, under a key hashed from
+all of them and this file, the digest of each chunk of rulebook rows. Where the key still matches, the test
+compares the kernel's rows with the recorded digests; anywhere else (an edit to any source, another
+version), or where a digest differs, the rulebook plays the chunk again, as before. Refresh the record
+after a change to the sources, in the same commit:
 
     .venv/bin/python -m tests.reference_record
 """
@@ -24,7 +24,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RECORD = ROOT / "tests" / "golden" / "engine_agree.json"
 SOURCE_FOLDERS = ("sim", "strategies")
-SOURCE_SUFFIXES = (".py", ".toml", ".json", ".yaml", ".yml", ".csv")
 
 GAMES = 2000
 CHUNK = 500
@@ -33,20 +32,23 @@ PLAYERS = (1, 2, 3, 4, 5, 6)
 
 
 def sources_key() -> str:
-    """sha256 over every source file of ``sim/`` and ``strategies/`` (path and bytes), the versions of Python,
-    numpy, polars and numba (the heuristic's pass odds are compiled), and the games the record covers."""
+    """sha256 over every file of ``sim/`` and ``strategies/`` but compiled Python (path and bytes), this file, the
+    versions of Python, numpy, polars, pydantic (it reads the pack) and numba (the heuristic's pass odds are
+    compiled), and the games the record covers."""
     import llvmlite
     import numba
     import numpy
     import polars
+    import pydantic
 
     h = hashlib.sha256()
     h.update(f"python {sys.version}\nnumpy {numpy.__version__}\npolars {polars.__version__}\n"
-             f"numba {numba.__version__}\nllvmlite {llvmlite.__version__}\n".encode())
+             f"pydantic {pydantic.VERSION}\nnumba {numba.__version__}\nllvmlite {llvmlite.__version__}\n".encode())
     h.update(f"games {GAMES} chunk {CHUNK} seed {SEED} players {PLAYERS}\n".encode())
+    h.update(Path(__file__).read_bytes())
     for folder in SOURCE_FOLDERS:
         for path in sorted((ROOT / folder).rglob("*")):
-            if path.is_file() and path.suffix in SOURCE_SUFFIXES and "__pycache__" not in path.parts:
+            if path.is_file() and "__pycache__" not in path.parts:
                 h.update(f"{path.relative_to(ROOT).as_posix()}\n{path.stat().st_size}\n".encode())
                 h.update(path.read_bytes())
     return h.hexdigest()

@@ -107,3 +107,10 @@ def test_the_record_is_keyed_by_every_source(tmp_path, monkeypatch):
         assert rr.sources_key() != base, edited
         path.write_bytes(text)
         assert rr.sources_key() == base
+    added = tmp_path / "sim" / "content" / "default" / "extra.dat"  # a file of any kind the rules might read
+    added.write_bytes(b"1")
+    assert rr.sources_key() != base
+    added.unlink()
+    (tmp_path / "sim" / "__pycache__").mkdir(exist_ok=True)
+    (tmp_path / "sim" / "__pycache__" / "x.pyc").write_bytes(b"compiled")  # not a source
+    assert rr.sources_key() == base

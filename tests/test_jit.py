@@ -5,6 +5,7 @@ import re
 import threading
 
 import numba
+import numpy as np
 import pytest
 
 from sim import jit
@@ -21,9 +22,11 @@ def optimized(monkeypatch):
     plain = jit._plain_optimize
 
     def spy(library):
-        own = jit._compiling()[-1].py_func.__name__
-        seen[own] = {f.name: f.linkage.name for f in library._final_module.functions
-                     if not f.is_declaration and own not in f.name}
+        func = jit._compiling()[-1].py_func
+        if library.name == func.__qualname__:  # the function's own library, not one numba made meanwhile
+            own = func.__name__
+            seen[own] = {f.name: f.linkage.name for f in library._final_module.functions
+                         if not f.is_declaration and own not in f.name}
         plain(library)
 
     monkeypatch.setattr(jit, "_plain_optimize", spy)
@@ -169,3 +172,31 @@ def test_functions_calling_each_other_keep_their_names(monkeypatch, optimized):
         return m.odd(n, unused)
 
     assert (later(12, 0.0), later(7, 0.0)) == (0, 1)
+
+
+def test_a_library_numba_makes_during_a_callees_compile_is_optimized(monkeypatch):
+    """numba finishes libraries of its own while a kernel callee compiles (here the array sort's, which it keeps
+    for the process and later code reuses): only the callee's own library skips the whole-module optimization."""
+    finished = []
+    plain = jit._plain_optimize
+
+    def spy(library):
+        finished.append(library.name)
+        plain(library)
+
+    monkeypatch.setattr(jit, "_plain_optimize", spy)
+
+    def sorting_callee(a):
+        b = a.copy()
+        b.sort()
+        return b[0]
+
+    sorting_callee = _kernel(sorting_callee)
+
+    def entry(a):
+        return sorting_callee(a) + 1
+
+    entry = _kernel(entry)
+    assert entry(np.array([3, 1, 2])) == 2
+    assert "array_sort_impl" in finished and entry.py_func.__qualname__ in finished
+    assert sorting_callee.py_func.__qualname__ not in finished
