@@ -360,25 +360,35 @@ def test_readme_quotes_the_compile_once_measurements():
     b = json.loads((ROOT / "docs" / "bench" / "bench-2-cores-epyc-own.json").read_text())
     c = json.loads((ROOT / "docs" / "bench" / "compile-once-epyc.json").read_text())
     after, before = sorted(c["cold_starts_s"]["after"]), sorted(c["cold_starts_s"]["before"])
-    pairs, k1 = sorted(c["ab"]["per_process_pair"]), sorted(b["kernel_1_thread_runs"])
+    pairs, k1, ref = sorted(c["ab"]["per_process_pair"]), sorted(b["kernel_1_thread_runs"]), sorted(b["reference_runs"])
+    pa, pb, m = c["pairing"]["after"], c["pairing"]["before"], c["before_review_mends"]["bench"]
     text = " ".join(_readme().split())
     for phrase in (
         f"(`docs/bench/compile-once-epyc.json`): cold starts took {after[0]} to {after[-1]} s against {before[0]} to "
         f"{before[-1]} s before;",
         f"played {c['ab']['after_over_before']:.3f}x the games per second (per process pair {pairs[0]:.3f} to "
-        f"{pairs[-1]:.3f}), the same rows.",
+        f"{pairs[-1]:.3f}), the same rows;",
+        f"gave its first result in {min(pa['first_result_s'])} to {max(pa['first_result_s'])} s against "
+        f"{min(pb['first_result_s'])} to {max(pb['first_result_s'])} s before, then played "
+        f"{min(pa['games_per_cpu_s']):,} to {max(pa['games_per_cpu_s']):,} games per CPU second against "
+        f"{min(pb['games_per_cpu_s']):,} to {max(pb['games_per_cpu_s']):,}.",
         f"(`docs/bench/bench-2-cores-epyc-own.json`) gave a cold start of {b['cold_start_s']:.1f} s and "
         f"{b['cached_start_s']:.2f} s cached, {b['kernel_1_thread_games_per_s']:,.0f} games/s on 1 thread (its three "
         f"timings {k1[0]:,.0f} to {k1[-1]:,.0f}), {b['kernel_all_threads_games_per_s']:,.0f} on 2, and "
         f"{b['ratio_kernel_1_thread_vs_reference']:.1f} times a rulebook of {b['reference_games_per_s']:.1f} games/s "
-        f"({b['ratio_kernel_1_thread_vs_reference_per_turn']:.1f} times per player turn).",
+        f"(its timings {ref[0]:.1f} to {ref[-1]:.1f}; {b['ratio_kernel_1_thread_vs_reference_per_turn']:.1f} times "
+        "per player turn).",
+        f"gave {m['ratio_kernel_1_thread_vs_reference']} times a rulebook of {m['reference_games_per_s']} games/s "
+        f"({m['ratio_kernel_1_thread_vs_reference_per_turn']} per player turn).",
         f"spends under a minute compiling on 2 cores ({after[0]} to {after[-1]} s in the cold starts of "
         "`docs/bench/compile-once-epyc.json`;",
     ):
         assert phrase in text, phrase
     assert c["ab"]["same_rows"] is True and b["sample_identical"] is True
     assert max(after) < 60 and max(after) < min(before)
-    assert b["ratio_kernel_1_thread_vs_reference"] > 400 and b["ratio_kernel_1_thread_vs_reference_per_turn"] > 400
+    # "at about 400 times the rulebook ... or above it": the two runs the paragraph quotes
+    assert min(b["ratio_kernel_1_thread_vs_reference_per_turn"], m["ratio_kernel_1_thread_vs_reference_per_turn"]) > 385
+    assert max(b["ratio_kernel_1_thread_vs_reference"], m["ratio_kernel_1_thread_vs_reference"]) > 400
     assert b["kernel_all_threads_games_per_s"] < 137_000 and b["cold_start_s"] > 25
     assert c["machine"] == b["machine"] == json.loads((ROOT / "docs" / "bench" / "bench-2-cores-epyc.json").read_text())[
         "machine"]
