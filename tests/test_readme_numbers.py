@@ -384,6 +384,22 @@ def test_readme_quotes_the_compile_once_measurements():
         "`docs/bench/compile-once-epyc.json`;",
     ):
         assert phrase in text, phrase
+    (one,), two = c["in_process"]["before"], c["in_process"]["after"]
+    assert len(two) == 2 and c["in_process"]["compiled_functions"] > 100
+
+    def span(key):
+        low, high = sorted(r[key] for r in two)
+        return f"{low:.1f} to {high:.1f}"
+
+    rest = sorted(r["first_result_s"] - r["function_passes_s"] - r["module_optimization_s"] - r["machine_code_s"]
+                  for r in [one, *two])
+    phrase = (f"gave a first result in {one['first_result_s']:.1f} s before and {span('first_result_s')} s after; "
+              f"LLVM's whole-module optimization took {one['module_optimization_s']:.1f} s before and "
+              f"{span('module_optimization_s')} s after, its machine code {one['machine_code_s']:.1f} s and "
+              f"{span('machine_code_s')} s, its per-function passes {one['function_passes_s']:.1f} s and "
+              f"{span('function_passes_s')} s. The rest of that first result, {rest[0]:.0f} to {rest[-1]:.0f} s, is "
+              "numba's own typing and lowering")
+    assert phrase in text, phrase
     assert c["ab"]["same_rows"] is True and b["sample_identical"] is True
     assert max(after) < 60 and max(after) < min(before)
     # "at about 400 times the rulebook ... or above it": the two runs the paragraph quotes
