@@ -110,6 +110,7 @@ def _track_compiles() -> None:
     def _optimize_final_module(self):
         """numba's whole-module optimization, except for a callee of ours (see above)."""
         if _linked_only(self):
+            _machine_code_unoptimized(self)
             return
         if _ours(self):
             _own_linked_copies(self._final_module)
@@ -117,6 +118,29 @@ def _track_compiles() -> None:
 
     _optimize_final_module.callees_linked_only = True
     codegen.CPUCodeLibrary._optimize_final_module = _optimize_final_module
+
+
+def _machine_code_unoptimized(library) -> None:
+    """A kernel callee's own library (:func:`_linked_only`) turned into machine code by LLVM's quick path (its
+    functions marked ``optnone``: no instruction scheduling, simple register allocation), about a third of a cold
+    start's machine code. That code runs only where Python calls the callee on its own (a test calling a phase);
+    what its callers link in is its IR as numba's per-function passes left it, set aside first as numba's own
+    linking copy (its functions weak), without the marks, so the entry point optimizes it as before."""
+    from llvmlite import binding as ll
+
+    module = library._final_module
+    linking = module.clone()
+    for fn in linking.functions:  # what numba's _get_module_for_linking makes of the module
+        if not fn.is_declaration and fn.linkage == ll.Linkage.external:
+            fn.linkage = "linkonce_odr"
+    library._shared_module = linking
+    for fn in module.functions:
+        attributes = {word for group in fn.attributes for word in bytes(group).split()}
+        if fn.is_declaration or b"alwaysinline" in attributes:  # optnone needs noinline, which contradicts it
+            continue
+        if b"noinline" not in attributes:
+            fn.add_function_attribute("noinline")
+        fn.add_function_attribute("optnone")
 
 
 def _ours(library) -> bool:

@@ -70,6 +70,39 @@ def test_a_kernel_callee_is_optimized_whole_only_in_the_function_python_calls(op
     assert callee_kernel(5) == 16
 
 
+def test_a_kernel_callees_machine_code_takes_the_quick_path_and_its_callers_link_its_plain_ir():
+    """A callee's own machine code (run only where Python calls it on its own) is made with ``optnone``; what its
+    callers link in, and the cache keeps for them, is its IR without the mark, so they optimize it fully."""
+
+    def quick_callee(x):
+        total = 0
+        for i in range(x):
+            total += i * i
+        return total
+
+    quick_callee = _kernel(quick_callee)
+
+    def quick_entry(x):
+        return quick_callee(x) + 1
+
+    quick_entry = _kernel(quick_entry)
+    assert quick_entry(4) == 15 and quick_callee(4) == 14
+
+    def marks(module, name):
+        return {f.name: {word for group in f.attributes for word in bytes(group).split()}
+                for f in module.functions if not f.is_declaration and name in f.name}
+
+    callee = next(iter(quick_callee.overloads.values())).library
+    own = marks(callee._final_module, "quick_callee")
+    assert own and all(b"optnone" in a and b"noinline" in a for a in own.values()), own
+    linking = marks(callee._get_module_for_linking(), "quick_callee")
+    assert linking.keys() == own.keys() and not any(b"optnone" in a for a in linking.values()), linking
+    # the cache keeps the linking module beside the machine code: a caller compiled in another process links that
+    assert callee.serialize_using_object_code()[2][1] == callee._get_module_for_linking().as_bitcode()
+    entry = next(iter(quick_entry.overloads.values())).library
+    assert not any(b"optnone" in a for a in marks(entry._final_module, "").values())
+
+
 def test_a_part_compiled_ahead_for_its_caller_counts_as_a_callee_in_its_thread_only(optimized):
     def part(x):
         return x + 7
