@@ -214,8 +214,6 @@ def test_a_cold_starts_helper_puts_the_bundles_conversion_in_the_cache(tmp_path)
     import sys
     from pathlib import Path
 
-    from sim.kernel.batch import _compile_cold_in_helpers
-
     root = Path(__file__).resolve().parent.parent
     code = "from sim.kernel.batch import compile_bundle; compile_bundle()"
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=600,
@@ -224,6 +222,75 @@ def test_a_cold_starts_helper_puts_the_bundles_conversion_in_the_cache(tmp_path)
     cached = sorted(p.name for p in tmp_path.rglob("*.nbi"))
     assert any(name.startswith("packref._to_ref-") for name in cached), cached
     assert not any(name.startswith("game.") for name in cached), cached  # the bundle only, not the kernel
+
+
+def test_a_cold_starts_helpers_share_the_parts_and_the_entry_point_waits_for_the_other_one(monkeypatch):
+    """The two helpers: one compiles the encounter phase and the phases sharing its callees, then signals the
+    other and compiles the bundle's conversion; the other compiles the effects of encounter cards and the other
+    phases and, after the signal (or the first helper's end), the entry point. Between them they compile every
+    phase ``play_game`` calls. (Compiles recorded, not run.)"""
+    import os
+    import threading
+    import types
+
+    from sim.kernel import batch
+
+    done = []
+    lock = threading.Lock()
+
+    def compile_part(module, name, args):
+        with lock:
+            done.append(name)
+
+    monkeypatch.setattr(batch, "compile_part", compile_part)
+    monkeypatch.setattr(batch, "compile_bundle", lambda: compile_part("packref", "bundle", ()))
+    for ended in (False, True):  # the signal, or the first helper ending without it
+        done.clear()
+        read, write = os.pipe()
+        rest = threading.Thread(target=batch.compile_rest, args=(read,))
+        rest.start()
+        if ended:
+            os.close(write)
+            rest.join()
+            assert done[-1] == "simulate_batch" and "encounter_phase" not in done
+            continue
+        batch.compile_helper_parts(write)
+        rest.join()
+        entry = done.index("simulate_batch")
+        assert done.index("encounter_phase") < entry and set(done) == {
+            name for _, name, _ in batch.HELPER_PARTS + batch.OWN_PARTS} | {"simulate_batch", "bundle"}
+    # the parts are what the entry point's game calls: every phase, the set-up and the output row
+    import ast
     import inspect
 
-    assert "compile_bundle()" in inspect.getsource(_compile_cold_in_helpers)  # and a cold start's helper runs it
+    from sim.kernel import game
+
+    tree = ast.parse(inspect.getsource(game))
+    called = {node.func.id for fn in tree.body if isinstance(fn, ast.FunctionDef)
+              and fn.name in ("play_turn", "play_game", "simulate_batch")
+              for node in ast.walk(fn) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+    parts = {name for _, name, _ in batch.HELPER_PARTS + batch.OWN_PARTS}
+    # (and the effects of encounter cards, compiled ahead by the other helper for the encounter phase's)
+    assert parts - called == {"apply_effect"} and {name for name in called if name.endswith("_phase")} <= parts
+    assert {"setup_game", "start_of_turn", "mission_reward", "record"} <= parts
+
+    # and a cold start starts them so: each helper with its end of one pipe
+    started = []
+
+    class Popen:
+        def __init__(self, args, stdout=None, stderr=None, pass_fds=()):
+            started.append((args[-1], pass_fds))
+
+        def wait(self, timeout=None):
+            return 0
+
+    monkeypatch.setattr("subprocess.Popen", Popen)
+    monkeypatch.setattr("sim._cache.is_compiled", lambda: False)
+    monkeypatch.setattr(batch, "simulate_batch", types.SimpleNamespace(overloads={}))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    batch._compile_cold_in_helpers()
+    (first, (w,)), (second, (r,)) = started
+    assert first.endswith(f"compile_helper_parts({w})") and second.endswith(f"compile_rest({r})") and w != r
+    for fd in (r, w):  # this process gave its ends away
+        with pytest.raises(OSError):
+            os.fstat(fd)

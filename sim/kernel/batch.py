@@ -48,23 +48,27 @@ def bundle(content: Content, copy: int = 0):
 
 
 # --- a cold start: the kernel compiled by helper processes, then loaded from the cache ------------
-# numba compiles one function at a time. With an empty cache, one helper process compiles the
-# encounter phase (about 40% of the kernel), then the bundle's conversion, into the shared on-disk
-# cache while another compiles the other phases and then the entry point (which loads the
-# encounter phase from the cache, or compiles it if that helper is not done; the entry point's
-# helper has the longer job). This process then loads the whole kernel from the
-# cache: kernel code compiled in the process that plays ran 7-11% slower than the same code
-# loaded from the cache (56,177 against 62,527 games/s in one run), so even one core gains.
-# The same code either way: only who compiles it differs.
-HELPER_PART = ("encounters", "encounter_phase", ("ctx", "int"))
-OWN_PARTS = (
-    ("encounters", "apply_effect", ("ctx", "int", "int", "int", "int")),  # first: the helper then finds it cached
-    ("setup", "setup_game", ("ctx", "int", "int")),
-    ("game", "start_of_turn", ("ctx", "int")),
-    ("movement", "movement_phase", ("ctx", "int", "moves")),
-    ("villain", "villain_phase", ("ctx", "int")),
+# numba compiles one function at a time. With an empty cache, two helper processes share the kernel's
+# parts and put them in the shared on-disk cache. One compiles the encounter phase (about 40% of the
+# kernel) and the phases that share most of its callees, then the bundle's conversion. The other compiles
+# first the effects of encounter cards, which the encounter phase reaches only after its skill tests (so
+# it finds them in the cache), then the other phases; it then waits for the first one's parts (a byte on a
+# pipe, or its end if that helper stops) and compiles the entry point, which loads every part from the
+# cache and optimizes the whole kernel at once (sim.jit). This process then loads the whole kernel from
+# the cache: kernel code compiled in the process that plays ran 7-11% slower than the same code loaded
+# from the cache (56,177 against 62,527 games/s in one run), so even one core gains. The same code
+# either way: only who compiles it differs.
+HELPER_PARTS = (
+    ("encounters", "encounter_phase", ("ctx", "int")),
+    ("villain", "villain_phase", ("ctx", "int")),  # villain_advancement: the encounter phase's dice test has it
     ("missions", "mission_reward", ("ctx", "int")),
     ("game", "record", ("ctx", "int", "int", "row")),
+    ("game", "start_of_turn", ("ctx", "int")),
+)
+OWN_PARTS = (
+    ("encounters", "apply_effect", ("ctx", "int", "int", "int", "int")),  # first: the other helper then finds it
+    ("setup", "setup_game", ("ctx", "int", "int")),
+    ("movement", "movement_phase", ("ctx", "int", "moves")),
 )
 
 
@@ -99,10 +103,29 @@ def compile_bundle() -> None:
     kernel_pack(layout.pack(load()))
 
 
-def compile_rest() -> None:
-    """The helper's part of a cold start: every phase but the encounter phase, then the entry point."""
+def compile_helper_parts(signal: int | None = None) -> None:
+    """The first helper's part of a cold start: :data:`HELPER_PARTS`; then one byte on the pipe ``signal``
+    (a file descriptor: the other helper waits for it before the entry point); then the bundle's conversion."""
+    for part in HELPER_PARTS:
+        compile_part(*part)
+    if signal is not None:
+        try:
+            os.write(signal, b"1")
+        except OSError:  # the other helper has ended: nobody waits
+            pass
+        os.close(signal)
+    compile_bundle()
+
+
+def compile_rest(wait: int | None = None) -> None:
+    """The other helper's part of a cold start: :data:`OWN_PARTS`; then, once the first helper's parts are in
+    the cache (a byte on the pipe ``wait``, or its end closed: that helper ended), the entry point. Without
+    ``wait`` (one core: the only helper) the entry point compiles the other parts itself, as callees."""
     for part in OWN_PARTS:
         compile_part(*part)
+    if wait is not None:
+        os.read(wait, 1)
+        os.close(wait)
     compile_part(*ENTRY)
 
 
@@ -117,18 +140,26 @@ def _compile_cold_in_helpers() -> None:
         return
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout's sim
     start = (f"import sys; sys.path.insert(0, {root!r}); "
-             "from sim.kernel.batch import compile_bundle, compile_part, compile_rest; ")
-    jobs = [start + "compile_rest()"]
+             "from sim.kernel.batch import compile_helper_parts, compile_rest; ")
+    jobs = [(start + "compile_rest()", ())]
+    read = write = None
     if (os.cpu_count() or 1) >= 2:
-        # the encounter phase is the shorter job: its helper then compiles the bundle's conversion too
-        jobs.insert(0, start + f"compile_part(*{HELPER_PART!r}); compile_bundle()")
+        if os.name == "posix":  # the entry point's helper waits on a pipe for the other's parts
+            read, write = os.pipe()
+            jobs = [(start + f"compile_helper_parts({write})", (write,)), (start + f"compile_rest({read})", (read,))]
+        else:
+            jobs.insert(0, (start + "compile_helper_parts()", ()))
     helpers = []
     try:
-        for code in jobs:
+        for code, fds in jobs:
             helpers.append(subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.DEVNULL))
+                                            stderr=subprocess.DEVNULL, pass_fds=fds))
     except OSError:
         pass
+    finally:
+        for fd in (read, write):  # the helpers hold them now: the waiting one sees the end when the other ends
+            if fd is not None:
+                os.close(fd)
     for helper in helpers:  # whatever they did not put in the cache, this process compiles itself
         try:
             helper.wait(timeout=600)
