@@ -16,7 +16,9 @@ machine code. ``--json`` prints those totals as one JSON object.
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -28,10 +30,7 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--json", action="store_true", help="only the totals, as JSON")
     args = ap.parse_args()
-    if "numba" in sys.modules or "sim" in sys.modules:
-        raise SystemExit("run in a fresh process")
-    tmp = tempfile.mkdtemp(prefix="numba-cold-")
-    os.environ["NUMBA_CACHE_DIR"] = tmp
+    empty_cache()
     t0 = time.perf_counter()
     from numba.core import event
 
@@ -92,6 +91,17 @@ def main() -> None:
     for name, dt in sorted(passes.items(), key=lambda kv: -kv[1])[:12]:
         print(f"{dt:7.2f}  {name}")
     print("\nLLVM (inside native_lowering): " + ", ".join(f"{k} {v:.1f} s" for k, v in llvm.items()))
+
+
+def empty_cache() -> str:
+    """Point numba at a new, empty cache folder (removed when this process ends) before numba or sim is imported;
+    refuse to run in a process that has imported either."""
+    if "numba" in sys.modules or "sim" in sys.modules:
+        raise SystemExit("run in a fresh process")
+    tmp = tempfile.mkdtemp(prefix="numba-cold-")
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+    os.environ["NUMBA_CACHE_DIR"] = tmp
+    return tmp
 
 
 def _time_llvm() -> dict:
