@@ -228,10 +228,10 @@ def test_a_cold_starts_helpers_share_the_parts_and_the_entry_point_waits_for_the
     """The two helpers: one compiles the encounter phase and the phases sharing its callees, then signals the
     other and compiles the bundle's conversion; the other compiles the effects of encounter cards and the other
     phases and, after the signal (or the first helper's end), the entry point. Between them they compile every
-    phase ``play_game`` calls. (Compiles recorded, not run.)"""
+    phase ``play_game`` calls, each once. (Compiles recorded, not run.)"""
+    import collections
     import os
     import threading
-    import types
 
     from sim.kernel import batch
 
@@ -244,21 +244,36 @@ def test_a_cold_starts_helpers_share_the_parts_and_the_entry_point_waits_for_the
 
     monkeypatch.setattr(batch, "compile_part", compile_part)
     monkeypatch.setattr(batch, "compile_bundle", lambda: compile_part("packref", "bundle", ()))
+    helper_parts = [name for _, name, _ in batch.HELPER_PARTS]
     for ended in (False, True):  # the signal, or the first helper ending without it
         done.clear()
         read, write = os.pipe()
-        rest = threading.Thread(target=batch.compile_rest, args=(read,))
-        rest.start()
-        if ended:
-            os.close(write)
-            rest.join()
-            assert done[-1] == "simulate_batch" and "encounter_phase" not in done
-            continue
-        batch.compile_helper_parts(write)
-        rest.join()
+        rest = threading.Thread(target=batch.compile_rest, args=(read,), daemon=True)
+        try:
+            rest.start()
+            rest.join(0.3)
+            assert rest.is_alive() and "simulate_batch" not in done  # it waits
+            assert collections.Counter(done) == collections.Counter(name for _, name, _ in batch.OWN_PARTS)
+            if ended:
+                os.close(write)
+                write = None
+            else:
+                batch.compile_helper_parts(write)  # closes it
+                write = None
+            rest.join(10)
+            assert not rest.is_alive()
+        finally:
+            for fd in (read, write):
+                if fd is not None:
+                    os.close(fd)
         entry = done.index("simulate_batch")
-        assert done.index("encounter_phase") < entry and set(done) == {
-            name for _, name, _ in batch.HELPER_PARTS + batch.OWN_PARTS} | {"simulate_batch", "bundle"}
+        if ended:
+            assert done[-1] == "simulate_batch" and len(done) == len(batch.OWN_PARTS) + 1
+        else:
+            assert all(done.index(name) < entry for name in helper_parts) and done.index("bundle") > done.index(
+                helper_parts[-1])
+            assert collections.Counter(done) == collections.Counter(
+                [name for _, name, _ in batch.HELPER_PARTS + batch.OWN_PARTS] + ["simulate_batch", "bundle"])
     # the parts are what the entry point's game calls: every phase, the set-up and the output row
     import ast
     import inspect
@@ -274,23 +289,38 @@ def test_a_cold_starts_helpers_share_the_parts_and_the_entry_point_waits_for_the
     assert parts - called == {"apply_effect"} and {name for name in called if name.endswith("_phase")} <= parts
     assert {"setup_game", "start_of_turn", "mission_reward", "record"} <= parts
 
-    # and a cold start starts them so: each helper with its end of one pipe
+    # and a cold start starts them so: the first one's standard output is the second one's standard input
     started = []
 
+    class Pipe:
+        closed = False
+
+        def close(self):
+            self.closed = True
+
     class Popen:
-        def __init__(self, args, stdout=None, stderr=None, pass_fds=()):
-            started.append((args[-1], pass_fds))
+        def __init__(self, args, stdin=None, stdout=None, stderr=None):
+            self.code, self.stdin = args[-1], stdin
+            self.stdout = Pipe() if stdout == subprocess.PIPE else None
+            started.append(self)
 
         def wait(self, timeout=None):
             return 0
 
-    monkeypatch.setattr("subprocess.Popen", Popen)
+    import subprocess
+    import types
+
+    monkeypatch.setattr(subprocess, "Popen", Popen)
     monkeypatch.setattr("sim._cache.is_compiled", lambda: False)
     monkeypatch.setattr(batch, "simulate_batch", types.SimpleNamespace(overloads={}))
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    batch._compile_cold_in_helpers()
-    (first, (w,)), (second, (r,)) = started
-    assert first.endswith(f"compile_helper_parts({w})") and second.endswith(f"compile_rest({r})") and w != r
-    for fd in (r, w):  # this process gave its ends away
-        with pytest.raises(OSError):
-            os.fstat(fd)
+    for cores in (2, 1):
+        started.clear()
+        monkeypatch.setattr(os, "cpu_count", lambda cores=cores: cores)
+        batch._compile_cold_in_helpers()
+        if cores == 1:  # one helper: every part, the entry point compiling what it finds missing
+            (only,) = started
+            assert only.code.endswith("compile_rest()") and only.stdin is None
+            continue
+        first, second = started
+        assert "os.dup2(" in first.code and first.code.endswith("compile_helper_parts(said)")
+        assert second.code.endswith("compile_rest(0)") and second.stdin is first.stdout and first.stdout.closed

@@ -104,8 +104,9 @@ def compile_bundle() -> None:
 
 
 def compile_helper_parts(signal: int | None = None) -> None:
-    """The first helper's part of a cold start: :data:`HELPER_PARTS`; then one byte on the pipe ``signal``
-    (a file descriptor: the other helper waits for it before the entry point); then the bundle's conversion."""
+    """The first helper's part of a cold start: :data:`HELPER_PARTS`; then one byte on the file descriptor
+    ``signal`` (a pipe: the other helper waits for it before the entry point), which it then closes; then the
+    bundle's conversion."""
     for part in HELPER_PARTS:
         compile_part(*part)
     if signal is not None:
@@ -119,18 +120,19 @@ def compile_helper_parts(signal: int | None = None) -> None:
 
 def compile_rest(wait: int | None = None) -> None:
     """The other helper's part of a cold start: :data:`OWN_PARTS`; then, once the first helper's parts are in
-    the cache (a byte on the pipe ``wait``, or its end closed: that helper ended), the entry point. Without
+    the cache (a byte on the file descriptor ``wait``, or its end: that helper ended), the entry point. Without
     ``wait`` (one core: the only helper) the entry point compiles the other parts itself, as callees."""
     for part in OWN_PARTS:
         compile_part(*part)
     if wait is not None:
         os.read(wait, 1)
-        os.close(wait)
     compile_part(*ENTRY)
 
 
 def _compile_cold_in_helpers() -> None:
-    """On an empty cache: compile the kernel in helper processes (two at once with 2+ cores)."""
+    """On an empty cache: compile the kernel in helper processes (two at once with 2+ cores). With two, the first
+    one's standard output is the second one's standard input: the first says on it when its parts are done (its own
+    prints go to the null device), the second reads it before the entry point."""
     import subprocess
     import sys
 
@@ -139,27 +141,25 @@ def _compile_cold_in_helpers() -> None:
     if simulate_batch.overloads or is_compiled():
         return
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout's sim
-    start = (f"import sys; sys.path.insert(0, {root!r}); "
+    start = (f"import os, sys; sys.path.insert(0, {root!r}); "
              "from sim.kernel.batch import compile_helper_parts, compile_rest; ")
-    jobs = [(start + "compile_rest()", ())]
-    read = write = None
-    if (os.cpu_count() or 1) >= 2:
-        if os.name == "posix":  # the entry point's helper waits on a pipe for the other's parts
-            read, write = os.pipe()
-            jobs = [(start + f"compile_helper_parts({write})", (write,)), (start + f"compile_rest({read})", (read,))]
-        else:
-            jobs.insert(0, (start + "compile_helper_parts()", ()))
+    quiet = subprocess.DEVNULL
     helpers = []
     try:
-        for code, fds in jobs:
-            helpers.append(subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.DEVNULL, pass_fds=fds))
+        if (os.cpu_count() or 1) < 2:
+            helpers.append(subprocess.Popen([sys.executable, "-c", start + "compile_rest()"], stdout=quiet,
+                                            stderr=quiet))
+        else:
+            say = "said = os.dup(1); os.dup2(os.open(os.devnull, os.O_WRONLY), 1); compile_helper_parts(said)"
+            first = subprocess.Popen([sys.executable, "-c", start + say], stdout=subprocess.PIPE, stderr=quiet)
+            helpers.append(first)
+            try:
+                helpers.append(subprocess.Popen([sys.executable, "-c", start + "compile_rest(0)"],
+                                                stdin=first.stdout, stdout=quiet, stderr=quiet))
+            finally:
+                first.stdout.close()  # the second helper holds the pipe now: it sees its end when the first ends
     except OSError:
         pass
-    finally:
-        for fd in (read, write):  # the helpers hold them now: the waiting one sees the end when the other ends
-            if fd is not None:
-                os.close(fd)
     for helper in helpers:  # whatever they did not put in the cache, this process compiles itself
         try:
             helper.wait(timeout=600)
