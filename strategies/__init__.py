@@ -16,42 +16,59 @@ from strategies.random_strategy import RandomStrategy
 from strategies.tuned import check_players, make_tuned
 
 
-def _snapshot(namespace: dict) -> dict:
+class _Frozen:
+    """A dict, list, tuple or set as :func:`_snapshot` took it: its type, and its items (a dict's as (key, value)
+    pairs), each value frozen the same way; a set's items as a copy."""
+
+    __slots__ = ("kind", "items")
+
+    def __init__(self, kind, items):
+        self.kind, self.items = kind, items
+
+
+def _frozen(v, depth: int = 0):
+    """``v`` as it is now: a dict, list, tuple or set as a :class:`_Frozen` (to 20 levels), anything else itself."""
+    if depth < 20:
+        if isinstance(v, dict):
+            return _Frozen(type(v), [(k, _frozen(x, depth + 1)) for k, x in v.items()])
+        if isinstance(v, (list, tuple)):
+            return _Frozen(type(v), [_frozen(x, depth + 1) for x in v])
+        if isinstance(v, (set, frozenset)):
+            return _Frozen(type(v), set(v))
+    return v
+
+
+def _snapshot(namespace) -> dict:
     """What a namespace holds (dunder names and modules left out), to tell later whether anything in it
-    was replaced, or (a dict, list or set of plain values) changed in place."""
-    import copy
+    was replaced, or (a dict, list, tuple or set, at any depth) changed in place."""
     import types
 
-    out = {}
-    for k, v in namespace.items():
-        if k.startswith("__") or isinstance(v, types.ModuleType):
-            continue
-        if isinstance(v, (dict, list, set)):
-            try:
-                v = ("copy", copy.deepcopy(v))
-            except TypeError:
-                pass
-        out[k] = v
-    return out
+    return {k: _frozen(v) for k, v in namespace.items() if not k.startswith("__") and not isinstance(v, types.ModuleType)}
 
 
-def _changed(namespace: dict, snapshot: dict) -> list[str]:
+_PLAIN = (int, float, complex, str, bytes, bool, type(None))
+
+
+def _same(now, was) -> bool:
+    """Whether a value is as :func:`_snapshot` took it: a container of the same type whose items are (a set's
+    equal), a plain number or text equal to it, anything else the same object."""
+    if isinstance(was, _Frozen):
+        if type(now) is not was.kind or len(now) != len(was.items):
+            return False
+        if isinstance(now, dict):
+            return all(k in now and _same(now[k], x) for k, x in was.items)
+        if isinstance(now, (list, tuple)):
+            return all(_same(a, b) for a, b in zip(now, was.items))
+        return now == was.items
+    return now is was or (type(now) is type(was) and isinstance(now, _PLAIN) and now == was)
+
+
+def _changed(namespace, snapshot: dict) -> list[str]:
     """Names of a namespace bound, rebound, removed or changed in place since its snapshot."""
     import types
 
     now = {k: v for k, v in namespace.items() if not k.startswith("__") and not isinstance(v, types.ModuleType)}
-    out = []
-    for k in sorted(set(snapshot) | set(now)):
-        if k not in snapshot or k not in now:
-            out.append(k)
-            continue
-        was = snapshot[k]
-        if isinstance(was, tuple) and len(was) == 2 and was[0] == "copy":
-            if now[k] != was[1]:
-                out.append(k)
-        elif now[k] is not was:
-            out.append(k)
-    return out
+    return [k for k in sorted(set(snapshot) | set(now)) if k not in snapshot or k not in now or not _same(now[k], snapshot[k])]
 
 
 # the built-in families as imported: the kernel plays their decisions as its own twin code, so a method

@@ -17,7 +17,10 @@ A run plays the source whose hash it records: the first time a process loads a
 module path, every module of that source that the process imported before (a
 notebook's ``import my_strats``, say, perhaps of a version edited since) is
 imported again, since nothing tells which version of the file it was read
-from; and a source edited since it was loaded here is imported again too.
+from; and a source edited since it was loaded here is imported again too. Once loaded, the source's
+modules and their classes are watched: a name bound, rebound or removed, or a container changed in place, in
+this process since the import (a notebook's ``my_strats.LIMIT = 3``) is refused (:class:`ModuleChanged`),
+since the run would play the change under the files' hash.
 """
 
 from __future__ import annotations
@@ -198,6 +201,43 @@ def _import(mod_name: str):
     return importlib.import_module(mod_name)
 
 
+_AS_IMPORTED: dict[tuple[Path, ...], dict[str, dict]] = {}  # a trusted source -> {its module or class: a snapshot}
+
+
+class ModuleChanged(ValueError):
+    """A module strategy's modules or classes were changed in this process since they were imported from its files."""
+
+
+def _namespaces(root: Path, files: set[Path]) -> dict[str, object]:
+    """Each imported module of a module strategy's source (:func:`_of_source`), and each class one of them defines,
+    by name, with its namespace as it is now."""
+    out = {}
+    for name, m in list(sys.modules.items()):
+        if _of_source(name, m, root, files):
+            out[name] = vars(m)
+            for v in list(vars(m).values()):
+                if isinstance(v, type) and v.__module__ == name:  # its _sunder_ names are an enum's own caches
+                    out[f"{name}.{v.__qualname__}"] = {k: x for k, x in vars(v).items()
+                                                        if not (k[:1] == "_" and k[1:2] != "_" and k.endswith("_"))}
+    return out
+
+
+def _changed_since_import(key: tuple[Path, ...], root: Path, files: set[Path]) -> list[str]:
+    """What of a trusted source's modules and classes was bound, rebound, removed or changed in place since it was
+    imported here (``["my_strats.TH", "my_strats.Wary.token"]``). A module or class seen for the first time (the
+    source just imported, or a helper its code imported since) is taken as it is now."""
+    from strategies import _changed, _snapshot
+
+    seen = _AS_IMPORTED.setdefault(key, {})
+    out = []
+    for name, namespace in _namespaces(root, files).items():
+        if name in seen:
+            out += [f"{name}.{k}" for k in _changed(namespace, seen[name])]
+        else:
+            seen[name] = _snapshot(namespace)
+    return out
+
+
 def _module_and_object(path: str):
     """(module, object), the module imported from the source whose hash is recorded: on this process's first
     load of that source, every module of it imported before (by a notebook, say, from a version that may have
@@ -211,8 +251,8 @@ def _module_and_object(path: str):
         root = source_root(mod)
         files = source_files(mod)
         h = _source_hash(mod, files)
+        resolved = {f.resolve() for f in files}
         if _TRUSTED.get(tuple(files)) != h:
-            resolved = {f.resolve() for f in files}
             # loaded here before from another version of the source, or imported before by someone else
             if tuple(files) in _TRUSTED or any(_of_source(n, m, root, resolved) for n, m in before.items()):
                 _forget(root, resolved)
@@ -224,8 +264,18 @@ def _module_and_object(path: str):
                         f"from {source_root(mod)}: restart the Python process (or the notebook's kernel) so "
                         "that one source is played and recorded")
                 files = source_files(mod)
+                resolved = {f.resolve() for f in files}
                 h = _source_hash(mod, files)
             _TRUSTED[tuple(files)] = h
+            _AS_IMPORTED[tuple(files)] = {}
+        changed = _changed_since_import(tuple(files), root, resolved)
+        if changed:
+            shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+            raise ModuleChanged(
+                f"module strategy {path}: {shown} changed in this process since it was imported from its files (by "
+                "code run here, a notebook cell say, or by the strategy's own code as it played); a run plays the "
+                "files and records their hash, so put the change in the source (or in the table's params), or "
+                "start a new process (restart the notebook's kernel)")
         _IMPORTED[mod_name] = h
     except ImportError as e:
         raise ValueError(f"cannot import {mod_name!r} ({e}); the module must be importable "

@@ -254,6 +254,64 @@ def test_a_module_imported_before_the_first_run_and_edited_since_plays_the_file(
     assert sys.modules["my_wary_strats"] is not old  # imported again; the notebook's own object is left as it was
 
 
+def test_a_module_changed_in_this_process_after_it_was_loaded_is_refused(tmp_path, module, monkeypatch):
+    """After a first run, a notebook's ``my_wary_strats.LIMIT = 3``, a method replaced or a table changed in place
+    would play under the files' hash, which the results record: refused, naming what changed, by the next load
+    and by a run; put back as it was (or an equal number), it plays. A helper module its code imported later counts
+    from then on."""
+    import sys
+
+    from strategies import modules
+
+    module.write_text(MODULE + "\nTABLE = {'a': [1, 2]}\nRATE = 0.5\nGRID = [object()]\n"
+                      "import enum\nclass Mark(enum.IntFlag):\n    A = 1\n    B = 2\n")
+    (tmp_path / "my_wary_later.py").write_text("STEP = 2\n")
+    path = "my_wary_strats:wary"
+    first = modules.load(path, {"pool_target": 5})
+    m = sys.modules["my_wary_strats"]
+    changes = [
+        (lambda mp: mp.setattr(m.Wary, "token", lambda self, view, choices: 0), r"my_wary_strats\.Wary\.token"),
+        (lambda mp: mp.setattr(m, "LIMIT", 3, raising=False), r"my_wary_strats\.LIMIT"),
+        (lambda mp: mp.setitem(m.TABLE, "a", [1, 2, 3]), r"my_wary_strats\.TABLE"),
+        (lambda mp: mp.setattr(m, "RATE", 0.25), r"my_wary_strats\.RATE"),
+        (lambda mp: mp.setattr(m, "GRID", [object()]), r"my_wary_strats\.GRID"),
+        (lambda mp: mp.delattr(m, "wary"), r"my_wary_strats\.wary"),
+    ]
+    assert m.Mark(3) == m.Mark.A | m.Mark.B  # the enum caches a new member in its class: not a change
+    assert modules.load(path, {"pool_target": 5}) is first
+    for change, named in changes:
+        with monkeypatch.context() as mp:
+            change(mp)
+            with pytest.raises(modules.ModuleChanged, match=rf"module strategy {path}: {named} changed in this "
+                                                            r"process since it was imported from its files"):
+                modules.load(path, {"pool_target": 5})
+        assert modules.load(path, {"pool_target": 5}) is first  # put back: played
+    with monkeypatch.context() as mp:
+        mp.setattr(m, "RATE", float("0." + "5"))  # another object, equal: the same value plays
+        mp.setattr(m, "TABLE", {"a": [1, 2]})
+        assert modules.load(path, {"pool_target": 5}) is first
+        m.TABLE["a"].append(3)  # changed in place, deep down
+        with pytest.raises(modules.ModuleChanged, match=r"my_wary_strats\.TABLE changed"):
+            modules.load(path, {"pool_target": 5})
+    # and a run of a spec naming it is refused before it plays
+    spec, out = _spec(tmp_path), tmp_path / "out"
+    with monkeypatch.context() as mp:
+        mp.setattr(m.Wary, "token", lambda self, view, choices: 0)
+        with pytest.raises(ValueError, match=r"my_wary_strats\.Wary\.token changed in this process"):
+            run_study(spec, out, progress=False)
+    assert not (out / "metadata.json").exists()
+    # a helper module the strategy's code imports later is taken as first seen, then watched
+    later = __import__("my_wary_later")
+    assert modules.load(path, {"pool_target": 5}) is first
+    later.STEP = 5
+    try:
+        with pytest.raises(modules.ModuleChanged, match=r"my_wary_later\.STEP changed"):
+            modules.load(path, {"pool_target": 5})
+    finally:
+        later.STEP = 2
+        sys.modules.pop("my_wary_later", None)
+
+
 def test_a_module_rewritten_within_the_second_at_the_same_size_plays_the_file(tmp_path, module):
     """Python trusts a cached .pyc whose source has the same mtime (whole seconds) and size: a script that rewrites
     a strategy file that fast (here: the same size, the mtime set back) must still play the file it hashes."""
