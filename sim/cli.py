@@ -938,8 +938,9 @@ def cmd_sensitivity(args) -> int:
             raise OptionError(f"--{text}" if text.startswith("knob ") else text) from None
         raise SystemExit(f"error: {e}") from None
     files = S.write_outputs(table, Path(args.out)) if args.out else []
-    if args.json:
-        print(json.dumps(table.to_dicts(), indent=2))
+    if args.json:  # each row's plays (JSON text in the table's files) as JSON itself, not a string of it
+        print(json.dumps([{**r, "plays": json.loads(r["plays"])} if isinstance(r.get("plays"), str) else r
+                          for r in table.to_dicts()], indent=2))
         return 0
     _print_pack(args, content)
     for p in args.players:

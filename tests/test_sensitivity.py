@@ -61,6 +61,9 @@ def test_a_refused_step_claims_no_games(tmp_path, capsys):
     main(["sensitivity", "--players", "2", "--games", "300", "--seed", "4", "--knob", knob[0], "--json"])
     rows = sorted(json.loads(capsys.readouterr().out), key=lambda r: r["step"])
     assert [(r["games"], r["refused"] is None) for r in rows] == [(0, False), (300, True)]
+    # what the seats played, as JSON (not a JSON string inside it): the table's text, read
+    assert [r["plays"] for r in rows] == [json.loads(v) for v in t.sort("step")["plays"]]
+    assert all(isinstance(r["plays"], dict) and r["plays"]["name"] == "heuristic" for r in rows), rows
 
 
 def test_the_committed_table_claims_no_games_for_a_refused_step():
