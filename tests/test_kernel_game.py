@@ -231,49 +231,56 @@ def test_a_cold_starts_helpers_share_the_parts_and_the_entry_point_waits_for_the
     phase ``play_game`` calls, each once. (Compiles recorded, not run.)"""
     import collections
     import os
-    import threading
 
     from sim.kernel import batch
 
     done = []
-    lock = threading.Lock()
 
     def compile_part(module, name, args):
-        with lock:
-            done.append(name)
+        done.append(name)
 
     monkeypatch.setattr(batch, "compile_part", compile_part)
     monkeypatch.setattr(batch, "compile_bundle", lambda: compile_part("packref", "bundle", ()))
     helper_parts = [name for _, name, _ in batch.HELPER_PARTS]
-    for ended in (False, True):  # the signal, or the first helper ending without it
+    own_parts = [name for _, name, _ in batch.OWN_PARTS]
+
+    class Ends:
+        """The pipe's ends as batch's os sees them: each use recorded among the compiles."""
+
+        def read(self, fd, n):
+            done.append(("read", fd, n))
+            return b"1"
+
+        def write(self, fd, data):
+            done.append(("write", fd, data))
+            return len(data)
+
+        def close(self, fd):
+            done.append(("close", fd))
+
+    with monkeypatch.context() as mp:  # the order: each helper's parts, then its use of the pipe, then the rest
+        mp.setattr(batch, "os", Ends())
+        batch.compile_rest(5)
+        assert done == [*own_parts, ("read", 5, 1), "simulate_batch"]
+        done.clear()
+        batch.compile_helper_parts(7)
+        assert done == [*helper_parts, ("write", 7, b"1"), ("close", 7), "bundle"]
+    for ended in (False, True):  # a real pipe: the byte, or the pipe's end when the first helper stopped without it
         done.clear()
         read, write = os.pipe()
-        rest = threading.Thread(target=batch.compile_rest, args=(read,), daemon=True)
         try:
-            rest.start()
-            rest.join(0.3)
-            assert rest.is_alive() and "simulate_batch" not in done  # it waits
-            assert collections.Counter(done) == collections.Counter(name for _, name, _ in batch.OWN_PARTS)
             if ended:
                 os.close(write)
-                write = None
             else:
-                batch.compile_helper_parts(write)  # closes it
-                write = None
-            rest.join(10)
-            assert not rest.is_alive()
+                batch.compile_helper_parts(write)  # writes the byte, closes its end
+            write = None
+            batch.compile_rest(read)
         finally:
             for fd in (read, write):
                 if fd is not None:
                     os.close(fd)
-        entry = done.index("simulate_batch")
-        if ended:
-            assert done[-1] == "simulate_batch" and len(done) == len(batch.OWN_PARTS) + 1
-        else:
-            assert all(done.index(name) < entry for name in helper_parts) and done.index("bundle") > done.index(
-                helper_parts[-1])
-            assert collections.Counter(done) == collections.Counter(
-                [name for _, name, _ in batch.HELPER_PARTS + batch.OWN_PARTS] + ["simulate_batch", "bundle"])
+        expected = own_parts + ["simulate_batch"] + ([] if ended else helper_parts + ["bundle"])
+        assert collections.Counter(done) == collections.Counter(expected) and done[-1] == "simulate_batch"
     # the parts are what the entry point's game calls: every phase, the set-up and the output row
     import ast
     import inspect
