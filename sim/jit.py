@@ -88,7 +88,8 @@ def _plain_optimize(library) -> None:
 
 def _track_compiles() -> None:
     """Keep :func:`_compiling` from numba's ``numba:compile`` events; skip the whole-module optimization of a
-    :func:`_linked_only` library, and make a library of ours that is optimized own its callees' copies."""
+    library of ours (:func:`_ours`) compiled as a callee (:func:`_is_callee`), and make one that is optimized own
+    its callees' copies."""
     global _plain_optimize
     from numba.core import codegen, event
 
@@ -109,10 +110,10 @@ def _track_compiles() -> None:
 
     def _optimize_final_module(self):
         """numba's whole-module optimization, except for a callee of ours (see above)."""
-        if _linked_only(self):
-            _machine_code_unoptimized(self)
-            return
         if _ours(self):
+            if _is_callee():
+                _machine_code_unoptimized(self)
+                return
             _own_linked_copies(self._final_module)
         _plain_optimize(self)
 
@@ -121,7 +122,7 @@ def _track_compiles() -> None:
 
 
 def _machine_code_unoptimized(library) -> None:
-    """A kernel callee's own library (:func:`_linked_only`) turned into machine code by LLVM's quick path (its
+    """A kernel callee's own library (:func:`_ours`, :func:`_is_callee`) turned into machine code by LLVM's quick path (its
     functions marked ``optnone``: fast instruction selection, most machine-code optimizations skipped): a third
     less machine code time in a cold start. That code runs only where Python calls the callee on its own (a test
     calling a phase); what its callers link in is its IR as numba's per-function passes left it, set aside first
@@ -155,11 +156,11 @@ def _ours(library) -> bool:
             and (stack[-1].py_func.__module__ or "").startswith(KERNEL_MODULE))
 
 
-def _linked_only(library) -> bool:
-    """Whether ``library`` is a kernel callee's own: the innermost function being compiled is a kernel function
-    whose library it is (:func:`_ours`), and another compile encloses it (or it is compiled as a part ahead of
-    its caller)."""
-    return _ours(library) and (len(_compiling()) >= 2 or _state.parts > 0)
+def _is_callee() -> bool:
+    """Whether the innermost function being compiled is compiled as a callee: another compile encloses it, or it
+    is compiled as a part ahead of its caller (:class:`callee_part`). A library of ours (:func:`_ours`) compiled
+    so is linked only: its callers optimize it."""
+    return len(_compiling()) >= 2 or _state.parts > 0
 
 
 def _own_linked_copies(module) -> None:

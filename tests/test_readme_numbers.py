@@ -38,6 +38,12 @@ def _bench(name: str) -> dict:
     return json.loads((ROOT / "docs" / "bench" / name).read_text())
 
 
+def _span(values, fmt="{:.1f}") -> str:
+    """"LOW to HIGH" of ``values``."""
+    low, high = min(values), max(values)
+    return f"{fmt.format(low)} to {fmt.format(high)}"
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
@@ -380,8 +386,7 @@ def test_readme_quotes_the_compile_once_measurements():
     assert len(two) == 2 and c["in_process"]["compiled_functions"] > 100
 
     def span(key):
-        low, high = sorted(r[key] for r in two)
-        return f"{low:.1f} to {high:.1f}"
+        return _span([r[key] for r in two])
 
     rest = sorted(r["first_result_s"] - r["function_passes_s"] - r["module_optimization_s"] - r["machine_code_s"]
                   for r in [one, *two])
@@ -559,12 +564,6 @@ def test_tune_strategy_trial_counts_the_readme_compares():
     assert trials == 100
     assert (f"with 100 trials the 1-player search stopped at {100 * rate:.0f}% where 300 found "
             f"{100 * one['search_win_rate']:.0f}%") in text
-
-
-def _span(values, fmt="{:.1f}") -> str:
-    """"LOW to HIGH" of ``values``."""
-    low, high = min(values), max(values)
-    return f"{fmt.format(low)} to {fmt.format(high)}"
 
 
 def _parts_ended(run: dict, helper: int, entry: bool = False) -> float:

@@ -103,18 +103,17 @@ def compile_bundle() -> None:
     kernel_pack(layout.pack(load()))
 
 
-def compile_helper_parts(signal: int | None = None) -> None:
+def compile_helper_parts(signal: int) -> None:
     """The first helper's part of a cold start: :data:`HELPER_PARTS`; then one byte on the file descriptor
     ``signal`` (a pipe: the other helper waits for it before the entry point), which it then closes; then the
     bundle's conversion."""
     for part in HELPER_PARTS:
         compile_part(*part)
-    if signal is not None:
-        try:
-            os.write(signal, b"1")
-        except OSError:  # the other helper has ended: nobody waits
-            pass
-        os.close(signal)
+    try:
+        os.write(signal, b"1")
+    except OSError:  # the other helper has ended: nobody waits
+        pass
+    os.close(signal)
     compile_bundle()
 
 
