@@ -216,6 +216,7 @@ def kernel_decisions(kernel_strategy: KernelStrategy, players: int, seed: int, g
     from sim.content.constants import MAX_PLAYERS
     from sim.kernel import layout
     from sim.kernel.batch import _naming_refusals, bundle
+    from sim.kernel.game import work_arrays
     from sim.kernel.layout import S_TURN
     from sim.rng import N_SOURCES
     from sim.rules import Settings
@@ -251,7 +252,7 @@ def kernel_decisions(kernel_strategy: KernelStrategy, players: int, seed: int, g
     pk, _ = bundle(c)
     cfg = layout.settings_vector(c, settings)
     out = np.zeros((1, layout.row_width(pk)), dtype=np.int64)
-    batch(pk, cfg, sid, prm, seed, game, 1, out, np.zeros(N_SOURCES, np.int64))
+    batch(pk, cfg, sid, prm, seed, game, 1, out, np.zeros(N_SOURCES, np.int64), *work_arrays(pk))
     assert sid.shape[0] == MAX_PLAYERS
     return log
 

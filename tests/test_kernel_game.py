@@ -92,9 +92,9 @@ def test_threads_taking_small_chunks_give_the_same_rows(monkeypatch):
     calls = []
     real = batch.simulate_batch
 
-    def counted(pk, cfg, sid, prm, seed, game0, n, out, offsets):
+    def counted(pk, cfg, sid, prm, seed, game0, n, out, offsets, *work):
         calls.append((game0, n))
-        return real(pk, cfg, sid, prm, seed, game0, n, out, offsets)
+        return real(pk, cfg, sid, prm, seed, game0, n, out, offsets, *work)
 
     monkeypatch.setattr(batch, "CHUNK_MIN", 4)
     monkeypatch.setattr(batch, "simulate_batch", counted)
@@ -168,7 +168,7 @@ def test_an_error_in_one_thread_stops_the_others(monkeypatch):
             super().__init__()
             stops.append(self)
 
-    def failing(pk, cfg, sid, prm, seed, game0, n, out, offsets):
+    def failing(pk, cfg, sid, prm, seed, game0, n, out, offsets, *work):
         calls.append(game0)
         if game0 == 0:
             raise RuntimeError("a kernel error in the first chunk")
@@ -206,22 +206,47 @@ def test_kernel_tests_pass_without_jit():
 
 
 @pytest.mark.skipif(NO_JIT, reason="nothing is compiled without JIT")
-def test_a_cold_starts_helper_puts_the_bundles_conversion_in_the_cache(tmp_path):
-    """The encounter phase's helper also compiles ``kernel_pack``'s conversion into the cache, so the process
-    that plays loads it rather than compiling it after the helpers are done (about 4 s from an empty cache)."""
+def test_a_cold_starts_helper_puts_the_bundles_conversion_and_the_outputs_passes_in_the_cache(tmp_path):
+    """The encounter phase's helper also compiles ``kernel_pack``'s conversion and the passes that turn rows into
+    a table or a tally into the cache, so the process that plays loads them rather than compiling them after the
+    helpers are done (about 4 s and 1.5 s from an empty cache)."""
     import os
     import subprocess
     import sys
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    code = "from sim.kernel.batch import compile_bundle; compile_bundle()"
+    code = "from sim.kernel.batch import compile_bundle, compile_outputs; compile_bundle(); compile_outputs()"
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)})
     assert done.returncode == 0, done.stderr[-3000:]
     cached = sorted(p.name for p in tmp_path.rglob("*.nbi"))
-    assert any(name.startswith("packref._to_ref-") for name in cached), cached
+    for name in ("packref._to_ref-", "run._table_rows-", "tally._scan_rows-", "tally._sum_rows-"):
+        assert any(c.startswith(name) for c in cached), (name, cached)
     assert not any(name.startswith("game.") for name in cached), cached  # the bundle only, not the kernel
+
+
+@pytest.mark.skipif(NO_JIT, reason="nothing is compiled without JIT")
+def test_the_outputs_passes_a_cold_start_compiles_are_the_ones_a_run_calls(monkeypatch):
+    """What :func:`compile_outputs` compiles (each pass through its own code, on no games) is what a table and a
+    summary then call: after it, ``sim.simulate``'s table and a summary-only run compile no other version. (Fresh
+    dispatchers of the same functions, so that versions compiled by other tests do not count.)"""
+    import sim
+    from sim import run, tally
+    from sim.jit import jit
+    from sim.kernel import batch
+
+    fresh = {}
+    for module, name in ((run, "_table_rows"), (tally, "_scan_rows"), (tally, "_sum_rows")):
+        fresh[name] = jit(getattr(module, name).py_func)
+        monkeypatch.setattr(module, name, fresh[name])
+    batch.compile_outputs()
+    compiled = {name: list(f.signatures) for name, f in fresh.items()}
+    assert all(len(sigs) == 1 for sigs in compiled.values()), compiled
+    table = sim.simulate(players=3, games=5, seed=2)
+    summary = sim.simulate(players=5, games=5, seed=2, summary_only=True)
+    assert table.height == 5 and summary["games"] == 5
+    assert {name: list(f.signatures) for name, f in fresh.items()} == compiled
 
 
 def test_a_cold_starts_helpers_share_the_parts_and_the_entry_point_waits_for_the_other_one(monkeypatch):
@@ -241,6 +266,7 @@ def test_a_cold_starts_helpers_share_the_parts_and_the_entry_point_waits_for_the
 
     monkeypatch.setattr(batch, "compile_part", compile_part)
     monkeypatch.setattr(batch, "compile_bundle", lambda: compile_part("packref", "bundle", ()))
+    monkeypatch.setattr(batch, "compile_outputs", lambda: compile_part("run", "outputs", ()))
     helper_parts = [name for _, name, _ in batch.HELPER_PARTS]
     own_parts = [name for _, name, _ in batch.OWN_PARTS]
 
@@ -264,7 +290,7 @@ def test_a_cold_starts_helpers_share_the_parts_and_the_entry_point_waits_for_the
         assert done == [*own_parts, ("read", 5, 1), "simulate_batch"]
         done.clear()
         batch.compile_helper_parts(7)
-        assert done == [*helper_parts, ("write", 7, b"1"), ("close", 7), "bundle"]
+        assert done == [*helper_parts, ("write", 7, b"1"), ("close", 7), "bundle", "outputs"]
     for ended in (False, True):  # a real pipe: the byte, or the pipe's end when the first helper stopped without it
         done.clear()
         read, write = os.pipe()
@@ -279,7 +305,7 @@ def test_a_cold_starts_helpers_share_the_parts_and_the_entry_point_waits_for_the
             for fd in (read, write):
                 if fd is not None:
                     os.close(fd)
-        expected = own_parts + ["simulate_batch"] + ([] if ended else helper_parts + ["bundle"])
+        expected = own_parts + ["simulate_batch"] + ([] if ended else helper_parts + ["bundle", "outputs"])
         assert collections.Counter(done) == collections.Counter(expected) and done[-1] == "simulate_batch"
     # the parts are what the entry point's game calls: every phase, the set-up and the output row
     import ast
@@ -312,6 +338,7 @@ def test_a_cold_starts_helpers_share_the_parts_and_the_entry_point_waits_for_the
             started.append(self)
 
         def wait(self, timeout=None):
+            waits.append(("wait", self.code))
             return 0
 
     import subprocess
@@ -320,14 +347,49 @@ def test_a_cold_starts_helpers_share_the_parts_and_the_entry_point_waits_for_the
     monkeypatch.setattr(subprocess, "Popen", Popen)
     monkeypatch.setattr("sim._cache.is_compiled", lambda: False)
     monkeypatch.setattr(batch, "simulate_batch", types.SimpleNamespace(overloads={}))
+    waits = []
     for cores in (2, 1):
         started.clear()
+        waits.clear()
         monkeypatch.setattr(os, "cpu_count", lambda cores=cores: cores)
-        batch._compile_cold_in_helpers()
+        batch._compile_cold_in_helpers(meanwhile=lambda: waits.append("meanwhile"))
         if cores == 1:  # one helper: every part, the entry point compiling what it finds missing
             (only,) = started
             assert only.code.endswith("compile_rest()") and only.stdin is None
+            assert waits == [("wait", only.code)]  # (the caller then loads the bundle itself)
             continue
         first, second = started
         assert "os.dup2(" in first.code and first.code.endswith("compile_helper_parts(said)")
         assert second.code.endswith("compile_rest(0)") and second.stdin is first.stdout and first.stdout.closed
+        # this process loads the bundle's conversion once the first has ended, while the second still compiles
+        assert waits == [("wait", first.code), "meanwhile", ("wait", second.code)]
+
+
+@pytest.mark.skipif(NO_JIT, reason="the sizes are checked by the compiled kernel")
+def test_the_kernel_refuses_work_arrays_of_other_sizes_and_too_few_rows():
+    """``simulate_batch`` plays in the caller's work arrays (it allocates nothing): one of another size, which the
+    kernel would write past without bounds checks, or an ``out`` with fewer rows than games is refused; the arrays
+    of ``work_arrays`` play the games ``run_batch`` plays, whatever they held before."""
+    from sim.kernel.batch import bundle
+    from sim.kernel.game import simulate_batch, work_arrays
+    from sim.rng import N_SOURCES
+
+    c, _ = content_and_pack()
+    s = Settings.build(c, 3)
+    c3 = c.for_players(3)
+    pk, kp = bundle(c3)
+    cfg = layout.settings_vector(c3, s)
+    sid, prm = layout.team_vectors([strategies.make("heuristic")] * 3)
+    offsets = np.zeros(N_SOURCES, np.int64)
+    out = np.zeros((5, layout.row_width(pk)), np.int64)
+    st, rs, moves = work_arrays(pk)
+    for bad in ((st[:-1], rs, moves), (st, rs[:-1], moves), (st, rs, moves[:-1]),
+                (st, rs, np.zeros((moves.shape[0], 3), np.int64))):
+        with pytest.raises(ValueError, match="work arrays not of the bundle's sizes"):
+            simulate_batch(kp, cfg, sid, prm, 3, 0, 5, out, offsets, *bad)
+    with pytest.raises(ValueError, match="out has fewer rows than games"):
+        simulate_batch(kp, cfg, sid, prm, 3, 0, 6, out, offsets, st, rs, moves)
+    for a in (st, rs, moves):
+        a.fill(7)  # left over from another batch: cleared
+    simulate_batch(kp, cfg, sid, prm, 3, 0, 5, out, offsets, st, rs, moves)
+    assert np.array_equal(out, run_batch(c, s, strategies.make("heuristic"), 3, 0, 5))

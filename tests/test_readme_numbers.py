@@ -635,3 +635,36 @@ def test_readme_quotes_the_helpers_shares_and_the_quick_machine_code():
     assert 1.3 <= max(spread) <= 1.37  # "by up to a third whatever the code"
     assert b["cold_start_s"] > 25 and b["kernel_all_threads_games_per_s"] < 137_000
     assert c["machine"] == b["machine"] == _bench("bench-2-cores-epyc-own.json")["machine"]
+
+
+def test_readme_quotes_the_outputs_compiled_by_the_idle_helper():
+    """The paragraph on the first helper's idle time and the kernel's work arrays quotes
+    docs/bench/cold-start-outputs-epyc.json: five cold starts each way in turns, and the entry point alone."""
+    import statistics
+
+    c = _bench("cold-start-outputs-epyc.json")
+    cold, entry = c["cold_starts"], c["entry_point_in_process"]
+    after, before = cold["after"], cold["before"]
+    assert len(after) == len(before) == 5 and len(entry["after"]) == len(entry["before"]) == 4
+    assert cold["order"] == ["after", "before", "before", "after", "after", "before", "before", "after", "after",
+                             "before"]  # in turns, the order alternating
+    # after: the first helper compiled the outputs' passes; before it had no such part
+    assert all(r["helpers"][0]["parts"][-1]["part"].startswith("outputs") for r in after)
+    assert not any(p["part"].startswith("outputs") for r in before for h in r["helpers"] for p in h["parts"])
+
+    def tail(run):  # the playing process's time after the entry point was compiled
+        return round(run["first_result_s"] - _parts_ended(run, 1, entry=True), 1)
+
+    first = {side: [r["first_result_s"] for r in runs] for side, runs in (("after", after), ("before", before))}
+    _quoted(
+        f"process's time after the entry point was compiled went from {_span([tail(r) for r in before])} s to "
+        f"{_span([tail(r) for r in after])} s; the cold starts took {_span(first['after'])} s against "
+        f"{_span(first['before'])} s (medians {statistics.median(first['after']):.1f} s and "
+        f"{statistics.median(first['before']):.1f} s; lower in four pairs, equal in one).",
+        f"four times each way: {_span(entry['after'], '{:.2f}')} s against {_span(entry['before'], '{:.2f}')} s), "
+        "so the tail is the figure to trust: the medians differ by "
+        f"{statistics.median([tail(r) for r in before]) - statistics.median([tail(r) for r in after]):.1f} s.",
+    )
+    gains = sorted(round(b - a, 1) for a, b in zip(first["after"], first["before"]))  # runs paired in turns
+    assert gains[0] == 0 and gains[1] > 0  # "lower in four pairs, equal in one"
+    assert c["machine"] == _bench("cold-start-parts-epyc.json")["machine"]

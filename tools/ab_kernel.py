@@ -47,11 +47,13 @@ pk, kp = bundle(content)
 cfg = layout.settings_vector(content, settings)
 offsets = np.zeros(N_SOURCES, np.int64)
 out = np.zeros((games, layout.row_width(pk)), np.int64)
-simulate_batch(kp, cfg, sid, prm, seed, 0, 10, out[:10], offsets)
+import sim.kernel.game as game
+work = game.work_arrays(pk) if hasattr(game, "work_arrays") else ()  # (a checkout whose kernel allocates: none)
+simulate_batch(kp, cfg, sid, prm, seed, 0, 10, out[:10], offsets, *work)
 print("ready", flush=True)
 for line in sys.stdin:
     t = time.thread_time() if {cpu} else time.perf_counter()
-    simulate_batch(kp, cfg, sid, prm, seed, 0, games, out, offsets)
+    simulate_batch(kp, cfg, sid, prm, seed, 0, games, out, offsets, *work)
     dt = (time.thread_time() if {cpu} else time.perf_counter()) - t
     print(dt, hashlib.sha256(out.tobytes()).hexdigest()[:16], flush=True)
 """

@@ -2,7 +2,8 @@
 
 Runs ``sim.simulate(players=4, games=1)`` with ``NUMBA_CACHE_DIR`` set to a fresh temporary folder, as
 ``smersh-sim bench``'s cold start does (helper processes included), with a timer put in front of each
-helper's code around ``sim.kernel.batch.compile_part`` and ``compile_bundle``. Prints, per helper, each
+helper's code around ``sim.kernel.batch.compile_part``, ``compile_bundle`` and (where there is one)
+``compile_outputs``. Prints, per helper, each
 part's compile seconds and when it ended, and the first result's time, both in seconds from before
 ``import sim`` in this process. ``--json`` prints the same as one JSON object. Works on any checkout whose helpers compile
 through those two functions (this one's and the code before its helpers were rebalanced).
@@ -39,6 +40,8 @@ def _timed(f, label=None):
 
 _batch.compile_part = _timed(_batch.compile_part)
 _batch.compile_bundle = _timed(_batch.compile_bundle, "kernel_pack (the bundle's conversion)")
+if hasattr(_batch, "compile_outputs"):
+    _batch.compile_outputs = _timed(_batch.compile_outputs, "outputs (the table's copy, the tally's passes)")
 """
 
 

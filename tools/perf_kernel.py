@@ -136,7 +136,7 @@ def phase_profile(players: int, strategy: str, seed: int, games: int) -> dict:
     from sim.kernel.batch import bundle
     from sim.kernel.decks import discard_status, player_base, status_first_held
     from sim.kernel.encounters import encounter_phase
-    from sim.kernel.game import record, simulate_batch, start_of_turn
+    from sim.kernel.game import record, simulate_batch, start_of_turn, work_arrays
     from sim.kernel.layout import (
         C_PLAYERS,
         K_N_SPACES,
@@ -151,7 +151,7 @@ def phase_profile(players: int, strategy: str, seed: int, games: int) -> dict:
         S_WATCHED,
     )
     from sim.kernel.missions import mission_reward
-    from sim.kernel.movement import movement_phase
+    from sim.kernel.movement import MOVES_PER_SPACE, movement_phase
     from sim.kernel.packref import new_context
     from sim.kernel.setup import setup_game
     from sim.kernel.villain import villain_phase
@@ -172,7 +172,7 @@ def phase_profile(players: int, strategy: str, seed: int, games: int) -> dict:
     def run(pk, cfg, sid, prm, seed, game0, n_games, out, acc):
         st = np.zeros(pk.lay[L_SIZE], np.int64)
         rs = np.zeros(STATE_SIZE, np.int64)
-        moves = np.zeros((1 + 5 * pk.scal[K_N_SPACES], 4), np.int64)
+        moves = np.zeros((1 + MOVES_PER_SPACE * pk.scal[K_N_SPACES], 4), np.int64)
         ctx = new_context(pk, cfg, st, rs, sid, prm)
         t_all = cycles()
         for i in range(n_games):
@@ -257,7 +257,7 @@ def phase_profile(players: int, strategy: str, seed: int, games: int) -> dict:
     run(kp, cfg, sid, prm, seed, 0, games, out, acc)
     wall = time.perf_counter() - t
     ref = np.zeros_like(out)
-    simulate_batch(kp, cfg, sid, prm, seed, 0, games, ref, offsets)
+    simulate_batch(kp, cfg, sid, prm, seed, 0, games, ref, offsets, *work_arrays(pk))
     assert np.array_equal(out, ref), "the profiling loop played other games than simulate_batch"
     turns = int(acc[9])
     timer = int(acc[11])

@@ -31,12 +31,12 @@ heuristic). Entry points:
   ``simulate()`` builds its table that way, :class:`sim.run.KernelTable`);
 * :func:`simulate_batch`: the jitted kernel itself (a contiguous run of games, no
   GIL; :func:`run_batch` hands small chunks of the games to its threads as they
-  come free).
+  come free), playing in the work arrays of :func:`work_arrays` (it allocates nothing).
 """
 
 # (stale cached code is dropped by sim.jit, which every compiled module imports first)
 from sim.kernel.batch import bundle, records, run_batch
-from sim.kernel.game import play_game, simulate_batch
+from sim.kernel.game import play_game, simulate_batch, work_arrays
 from sim.kernel.layout import (
     ROW_FIELDS,
     Context,
@@ -62,4 +62,5 @@ __all__ = [
     "simulate_batch",
     "strategy_vector",
     "team_vectors",
+    "work_arrays",
 ]

@@ -15,7 +15,7 @@ import numpy as np
 
 from sim.content import Content
 from sim.kernel import layout
-from sim.kernel.game import simulate_batch
+from sim.kernel.game import simulate_batch, work_arrays
 from sim.kernel.packref import kernel_pack
 from sim.rng import N_SOURCES, check_seed
 from sim.rules.game import GameRecord
@@ -91,8 +91,9 @@ def compile_part(module: str, name: str, args: tuple) -> None:
         importlib.import_module(f"sim.kernel.{module}").__dict__[name].compile(tuple(kinds[a] for a in args))
 
 
-# simulate_batch(pk, cfg, sid, prm, seed, game0, n_games, out, offsets)
-ENTRY = ("game", "simulate_batch", ("pack", "ints", "ints", "params", "int", "int", "int", "rows", "ints"))
+# simulate_batch(pk, cfg, sid, prm, seed, game0, n_games, out, offsets, st, rs, moves)
+ENTRY = ("game", "simulate_batch", ("pack", "ints", "ints", "params", "int", "int", "int", "rows", "ints", "ints", "ints",
+                                    "rows"))
 
 
 def compile_bundle() -> None:
@@ -103,10 +104,25 @@ def compile_bundle() -> None:
     kernel_pack(layout.pack(load()))
 
 
+def compile_outputs() -> None:
+    """Compile what turns played rows into a run's results, into the cache: the per-game table's copy
+    (:meth:`sim.run.KernelTable.take`, ``sim.simulate``'s) and a summary's two passes (:meth:`sim.tally.Tally.of_rows`,
+    a study's), each through its own code on no games, so with the argument types a run gives them."""
+    from sim.content import load
+    from sim.run import KernelTable
+    from sim.tally import Tally
+
+    content = load().for_players(4)
+    no_rows = np.zeros((0, layout.row_width(layout.pack(content))), np.int64)
+    KernelTable(content, Settings(players=4), 0).take(0, 0, no_rows)
+    Tally.of_rows(no_rows, layout.ROW_FIELDS, content.lobo_intel_required)  # (the pack's table: read-only)
+
+
 def compile_helper_parts(signal: int) -> None:
     """The first helper's part of a cold start: :data:`HELPER_PARTS`; then one byte on the file descriptor
     ``signal`` (a pipe: the other helper waits for it before the entry point), which it then closes; then the
-    bundle's conversion."""
+    bundle's conversion and the outputs' passes (:func:`compile_outputs`), while the other compiles the entry
+    point."""
     for part in HELPER_PARTS:
         compile_part(*part)
     try:
@@ -115,6 +131,7 @@ def compile_helper_parts(signal: int) -> None:
         pass
     os.close(signal)
     compile_bundle()
+    compile_outputs()
 
 
 def compile_rest(wait: int | None = None) -> None:
@@ -128,10 +145,12 @@ def compile_rest(wait: int | None = None) -> None:
     compile_part(*ENTRY)
 
 
-def _compile_cold_in_helpers() -> None:
+def _compile_cold_in_helpers(meanwhile=None) -> None:
     """On an empty cache: compile the kernel in helper processes (two at once with 2+ cores). With two, the first
     one's standard output is the second one's standard input: the first says on it when its parts are done (its own
-    prints go to the null device), the second reads it before the entry point."""
+    prints go to the null device), the second reads it before the entry point. ``meanwhile()``: work of this
+    process's own that needs only the first one's (loading the bundle's conversion), done once that one has ended,
+    while the other still compiles the entry point."""
     import subprocess
     import sys
 
@@ -159,11 +178,13 @@ def _compile_cold_in_helpers() -> None:
                 first.stdout.close()  # the second helper holds the pipe now: it sees its end when the first ends
     except OSError:
         pass
-    for helper in helpers:  # whatever they did not put in the cache, this process compiles itself
+    for k, helper in enumerate(helpers):  # whatever they did not put in the cache, this process compiles itself
         try:
             helper.wait(timeout=600)
         except subprocess.TimeoutExpired:
             helper.kill()
+        if k == 0 and len(helpers) == 2 and meanwhile is not None:
+            meanwhile()
 
 
 def default_threads() -> int:
@@ -242,7 +263,7 @@ def run_batch(
         team = [custom[0].base] * settings.players
     sid, prm = layout.team_vectors(team)
     if batch is simulate_batch and hasattr(simulate_batch, "overloads"):  # compiled (not NUMBA_DISABLE_JIT)
-        _compile_cold_in_helpers()
+        _compile_cold_in_helpers(meanwhile=lambda: bundle(content))  # (then the bundle below is at hand)
     pk, _ = bundle(content)
     cfg = layout.settings_vector(content, settings)
     width = layout.row_width(pk)
@@ -265,8 +286,9 @@ def run_batch(
 
     def work(k: int) -> None:
         """Play chunks of the games on this thread's own bundle until none is left (or the run stops)."""
-        _, kpk = bundle(content, k)
+        kp, kpk = bundle(content, k)
         kcfg, kprm = cfg.copy(), prm.copy()
+        st, rs, moves = work_arrays(kp)  # (cleared by the kernel at each call)
         # with a sink, the chunk's rows stay in this small buffer (in the cache, and no pages of
         # a large table to fault in) until the sink has taken what it keeps
         buf = np.empty((chunk, width), dtype=np.int64) if sink is not None else None
@@ -277,7 +299,7 @@ def run_batch(
                 return
             hi = min(n_games, lo + chunk)
             rows = out[lo:hi] if sink is None else buf[: hi - lo]
-            batch(kpk, kcfg, sid, kprm, seed, game0 + lo, hi - lo, rows, offsets)
+            batch(kpk, kcfg, sid, kprm, seed, game0 + lo, hi - lo, rows, offsets, st, rs, moves)
             if sink is not None:
                 sink(lo, hi, rows)
 

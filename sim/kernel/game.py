@@ -68,7 +68,7 @@ from sim.kernel.layout import (
     S_WATCHED,
 )
 from sim.kernel.missions import mission_reward
-from sim.kernel.movement import movement_phase
+from sim.kernel.movement import MOVES_PER_SPACE, move_capacity, movement_phase
 from sim.kernel.packref import new_context
 from sim.kernel.setup import setup_game
 from sim.kernel.villain import heal, villain_phase
@@ -178,24 +178,42 @@ def record(ctx, seed, game, row):
         row[ROW_STAT_ROWS[i]] = st[ROW_STAT_SRC[i]]
 
 
-@njit(**JIT_OPTIONS)  # the one kernel function that allocates (the state, once per batch)
-def simulate_batch(pk, cfg, sid, prm, seed, game0, n_games, out, offsets):
+def work_arrays(pk) -> tuple:
+    """Fresh work arrays for :func:`simulate_batch` with bundle ``pk`` (its namedtuple,
+    :func:`sim.kernel.layout.pack`'s): the game state, the random streams' state and the move list. A caller playing batch after batch keeps one set (per
+    thread) and passes it to each call; the kernel clears them."""
+    return (np.zeros(int(pk.lay[L_SIZE]), np.int64), np.zeros(STATE_SIZE, np.int64),
+            np.zeros((move_capacity(pk), 4), np.int64))
+
+
+@njit(**JIT_OPTIONS)  # the one kernel function that allocates (the game's context, once per batch)
+def simulate_batch(pk, cfg, sid, prm, seed, game0, n_games, out, offsets, st, rs, moves):
     """Play games ``game0 .. game0 + n_games - 1`` one after another; row i of ``out`` is game0 + i.
 
     Source ``s`` of game ``g`` draws from game ``g + offsets[s]`` (all zero but in a luck study).
+    ``st``, ``rs``, ``moves``: the work arrays of :func:`work_arrays` (cleared here; arrays of other sizes
+    are refused). The caller allocates them: numba's array allocation, not cached, compiled in every process
+    that compiled this function (0.7 s of a cold start's entry point).
 
     Compiled without the GIL: :func:`sim.kernel.batch.run_batch` runs calls on contiguous
     chunks of the games in several threads, each thread with its own copy of the bundle.
     (A ``prange`` over one shared bundle did not scale while the kernel still counted
     references: two threads fighting over the shared counters ran at 1.03x of one.)
     """
-    size = pk.lay[L_SIZE]
-    cap = 1 + 5 * pk.scal[K_N_SPACES]
-    st = np.zeros(size, np.int64)
-    rs = np.zeros(STATE_SIZE, np.int64)
-    for s in range(N_SOURCES):  # (not a slice assignment: its size check compiles numba's string formatting)
+    if (st.shape[0] != pk.lay[L_SIZE] or rs.shape[0] != STATE_SIZE
+            or moves.shape[0] != 1 + MOVES_PER_SPACE * pk.scal[K_N_SPACES] or moves.shape[1] != 4):
+        raise ValueError("simulate_batch: work arrays not of the bundle's sizes (sim.kernel.game.work_arrays)")
+    if out.shape[0] < n_games:
+        raise ValueError("simulate_batch: out has fewer rows than games")
+    for i in range(st.shape[0]):
+        st[i] = 0
+    for i in range(rs.shape[0]):
+        rs[i] = 0
+    for s in range(N_SOURCES):
         rs[OFFSETS + s] = offsets[s]
-    moves = np.zeros((cap, 4), np.int64)
+    for i in range(moves.shape[0]):
+        for j in range(4):
+            moves[i, j] = 0
     ctx = new_context(pk, cfg, st, rs, sid, prm)
     for i in range(n_games):
         play_game(ctx, seed, game0 + i, moves)

@@ -33,9 +33,12 @@ inline_jit = njit(inline="always", **KERNEL_OPTIONS)
 
 
 
+MOVES_PER_SPACE = 5  # to each space: walk, plane, plane + Resolve, two UN means
+
+
 def move_capacity(pk) -> int:
-    """Most moves a position can offer (stay, walk, plane, plane + Resolve, two UN means)."""
-    return 1 + 5 * int(pk.scal[K_N_SPACES])
+    """Most moves a position can offer (stay, then :data:`MOVES_PER_SPACE` a space): the move list's rows."""
+    return 1 + MOVES_PER_SPACE * int(pk.scal[K_N_SPACES])
 
 
 @jit
