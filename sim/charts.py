@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -330,9 +331,20 @@ def paired_differences(table: pl.DataFrame, path: Path, baseline: str, meta: dic
                  bbox_inches="tight")
 
 
-# the charts a study writes into its results folder, and the chart `compare` adds there
+# the charts a study writes into its results folder, and the charts `compare` adds there: against the spec's
+# baseline COMPARE_CHART, against one given by --baseline compare_chart(its label)
 STUDY_CHARTS = ("win_rate_by_players.png", "outcomes.png", "game_length.png")
 COMPARE_CHART = "paired_differences.png"
+COMPARE_CHARTS = "paired_differences*.png"  # (a glob of both)
+
+
+def compare_chart(baseline: str | None) -> str:
+    """The file name of ``compare``'s chart: :data:`COMPARE_CHART` against the spec's baseline (None), else
+    ``paired_differences.<baseline>.png`` (characters other than letters, digits and ``.,=+-`` as ``_``), so
+    that a chart against another baseline never replaces the one a results folder shows."""
+    if baseline is None:
+        return COMPARE_CHART
+    return "paired_differences." + re.sub(r"[^A-Za-z0-9.,=+-]", "_", baseline) + ".png"
 
 
 def study_charts(summary: pl.DataFrame, out: Path, spec=None) -> list[Path]:

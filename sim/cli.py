@@ -549,7 +549,7 @@ def _summary_table(summary) -> str:
 def cmd_compare(args) -> int:
     from pathlib import Path
 
-    from sim.charts import COMPARE_CHART, paired_differences
+    from sim.charts import compare_chart, paired_differences
     from sim.compare import GAME_INDEX, BaselineError, compare_run, pairing_note, parse_baseline
 
     try:
@@ -571,11 +571,11 @@ def cmd_compare(args) -> int:
     run = Path(args.run)  # compare_run checked it: a complete run, by these rules (a folder, or its summary)
     if run.name == "summary.parquet" and not run.is_dir():
         run = run.parent
-    chart = paired_differences(table, run / COMPARE_CHART, label, json.loads((run / METADATA).read_text()),
-                               read_summary(run))
-    if args.json:
+    if args.json:  # the numbers only: no chart written
         print(json.dumps(table.to_dicts(), indent=2))
         return 0
+    chart = paired_differences(table, run / compare_chart(label if wanted else None), label,
+                               json.loads((run / METADATA).read_text()), read_summary(run))
     rows = table.height
     pairings = set(table["pairing"])
     print(f"{rows} paired difference{'s' if rows > 1 else ''} in win rate against baseline {label} "
@@ -1123,8 +1123,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     co = sub.add_parser("compare", help="paired win-rate differences of a run's cells against a baseline")
     co.add_argument("run", help="results/<name> folder of a finished run")
-    co.add_argument("--baseline", default=None, help="e.g. strategy=heuristic (default: the spec's [compare])")
-    co.add_argument("--json", action="store_true", help="machine-readable output")
+    co.add_argument("--baseline", default=None,
+                    help="e.g. strategy=heuristic (default: the spec's [compare]); its chart is "
+                         "paired_differences.<baseline>.png, the spec's baseline's paired_differences.png")
+    co.add_argument("--json", action="store_true", help="machine-readable output (no chart written)")
     co.set_defaults(func=cmd_compare)
 
     ch = sub.add_parser("check", help="check win rates against agreed bands (CI gate)")

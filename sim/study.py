@@ -908,11 +908,11 @@ def assemble(spec, out: Path, state: Path, cells, n_batches, contents, write_gam
         games_file.unlink()  # a stale per-game table from another spec would mislead
     files.append(out / METADATA)
     atomic_write_text(files[-1], dumps(meta))
-    from sim.charts import COMPARE_CHART, STUDY_CHARTS, study_charts
+    from sim.charts import COMPARE_CHARTS, STUDY_CHARTS, study_charts
 
     # charts drawn from an earlier run of this folder would show other numbers than these results
-    for name in (COMPARE_CHART,) + (() if charts else STUDY_CHARTS):
-        (out / name).unlink(missing_ok=True)
+    for chart in [*out.glob(COMPARE_CHARTS), *(() if charts else (out / name for name in STUDY_CHARTS))]:
+        chart.unlink(missing_ok=True)
     if charts:
         files.extend(study_charts(summary, out, spec))
     prov = out / PROVENANCE

@@ -410,7 +410,8 @@ def test_data_dictionary_lists_every_column(spec, tmp_path):
 
 def test_rerun_leaves_no_chart_of_an_earlier_run(spec, tmp_path):
     """Charts drawn from an earlier run of the folder go when the folder is run again: the study's
-    charts when the new run draws none, and compare's paired-differences chart always."""
+    charts when the new run draws none, and compare's paired-differences charts always (the one against another
+    baseline, in a file of its own, too)."""
     out = tmp_path / "out"
     assert run_study(spec, out, progress=False, charts=True).finished
     charts = ["win_rate_by_players.png", "outcomes.png", "game_length.png"]
@@ -419,8 +420,19 @@ def test_rerun_leaves_no_chart_of_an_earlier_run(spec, tmp_path):
                          cwd=ROOT)
     assert cli.returncode == 0, cli.stderr
     assert (out / "paired_differences.png").is_file()
+    # against another baseline: a chart of its own, the spec's baseline's left as it was; --json writes none
+    from sim.cli import main
+
+    shown = (out / "paired_differences.png").read_bytes()
+    before = sorted(p.name for p in out.iterdir())
+    assert main(["compare", str(out), "--baseline", "strategy=cautious", "--json"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == before
+    assert main(["compare", str(out), "--baseline", "strategy=cautious"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(before + ["paired_differences.strategy=cautious.png"])
+    assert (out / "paired_differences.png").read_bytes() == shown
     assert run_study(spec.with_games(96), out, progress=False, charts=False).finished
     assert not any((out / c).exists() for c in charts + ["paired_differences.png"])
+    assert not list(out.glob("paired_differences*"))
     check_folder(out)
 
 
