@@ -27,8 +27,12 @@ class _Frozen:
 
 
 def _frozen(v, depth: int = 0):
-    """``v`` as it is now: a dict, list, tuple or set as a :class:`_Frozen` (to 20 levels), anything else itself."""
+    """``v`` as it is now: a dict, list, tuple or set as a :class:`_Frozen` (to 20 levels), a numpy array as one
+    holding its dtype, shape and a copy of its values, anything else itself."""
     if depth < 20:
+        if type(v).__module__ == "numpy" and hasattr(v, "dtype") and hasattr(v, "shape") and hasattr(v, "tobytes"):
+            values = [_frozen(x, depth + 1) for x in v.ravel()] if v.dtype.hasobject else v.tobytes()
+            return _Frozen(type(v), (v.dtype, v.shape, values))
         if isinstance(v, dict):
             return _Frozen(type(v), [(k, _frozen(x, depth + 1)) for k, x in v.items()])
         if isinstance(v, (list, tuple)):
@@ -40,7 +44,7 @@ def _frozen(v, depth: int = 0):
 
 def _snapshot(namespace) -> dict:
     """What a namespace holds (dunder names and modules left out), to tell later whether anything in it
-    was replaced, or (a dict, list, tuple or set, at any depth) changed in place."""
+    was replaced, or (a dict, list, tuple, set or numpy array, at any depth) changed in place."""
     import types
 
     return {k: _frozen(v) for k, v in namespace.items() if not k.startswith("__") and not isinstance(v, types.ModuleType)}
@@ -53,7 +57,16 @@ def _same(now, was) -> bool:
     """Whether a value is as :func:`_snapshot` took it: a container of the same type whose items are (a set's
     equal), a plain number or text equal to it, anything else the same object."""
     if isinstance(was, _Frozen):
-        if type(now) is not was.kind or len(now) != len(was.items):
+        if type(now) is not was.kind:
+            return False
+        if type(now).__module__ == "numpy":  # an array (a numpy scalar has no len: compared the same way)
+            dtype, shape, values = was.items
+            if now.dtype != dtype or now.shape != shape:
+                return False
+            if now.dtype.hasobject:
+                return all(_same(a, b) for a, b in zip(now.ravel(), values))
+            return now.tobytes() == values
+        if len(now) != len(was.items):
             return False
         if isinstance(now, dict):
             return all(k in now and _same(now[k], x) for k, x in was.items)

@@ -209,16 +209,21 @@ class ModuleChanged(ValueError):
 
 
 def _namespaces(root: Path, files: set[Path]) -> dict[str, object]:
-    """Each imported module of a module strategy's source (:func:`_of_source`), and each class one of them defines,
-    by name, with its namespace as it is now."""
+    """Each imported module of a module strategy's source (:func:`_of_source`), each class one of them defines and
+    each strategy object one of them holds (``brave = Brave(limit=3)``: its attributes), by name, with its
+    namespace as it is now."""
+    from strategies.base import Strategy
+
     out = {}
     for name, m in list(sys.modules.items()):
         if _of_source(name, m, root, files):
             out[name] = vars(m)
-            for v in list(vars(m).values()):
+            for k, v in list(vars(m).items()):
                 if isinstance(v, type) and v.__module__ == name:  # its _sunder_ names are an enum's own caches
                     out[f"{name}.{v.__qualname__}"] = {k: x for k, x in vars(v).items()
                                                         if not (k[:1] == "_" and k[1:2] != "_" and k.endswith("_"))}
+                elif isinstance(v, Strategy) and hasattr(v, "__dict__"):
+                    out[f"{name}.{k}"] = vars(v)
     return out
 
 

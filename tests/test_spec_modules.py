@@ -255,8 +255,8 @@ def test_a_module_imported_before_the_first_run_and_edited_since_plays_the_file(
 
 
 def test_a_module_changed_in_this_process_after_it_was_loaded_is_refused(tmp_path, module, monkeypatch):
-    """After a first run, a notebook's ``my_wary_strats.LIMIT = 3``, a method replaced or a table changed in place
-    would play under the files' hash, which the results record: refused, naming what changed, by the next load
+    """After a first run, a notebook's ``my_wary_strats.LIMIT = 3``, a method replaced, a table or numpy array
+    changed in place or a strategy object's attribute set would play under the files' hash, which the results record: refused, naming what changed, by the next load
     and by a run; put back as it was (or an equal number), it plays. A helper module its code imported later counts
     from then on."""
     import sys
@@ -264,7 +264,9 @@ def test_a_module_changed_in_this_process_after_it_was_loaded_is_refused(tmp_pat
     from strategies import modules
 
     module.write_text(MODULE + "\nTABLE = {'a': [1, 2]}\nRATE = 0.5\nGRID = [object()]\n"
-                      "import enum\nclass Mark(enum.IntFlag):\n    A = 1\n    B = 2\n")
+                      "import enum\nclass Mark(enum.IntFlag):\n    A = 1\n    B = 2\n"
+                      "import numpy\nARR = numpy.array([1, 2])\nBOXES = numpy.array([[1], 'a'], dtype=object)\n"
+                      "brave = Wary(name='brave', pool_target=3)\n")
     (tmp_path / "my_wary_later.py").write_text("STEP = 2\n")
     path = "my_wary_strats:wary"
     first = modules.load(path, {"pool_target": 5})
@@ -276,6 +278,9 @@ def test_a_module_changed_in_this_process_after_it_was_loaded_is_refused(tmp_pat
         (lambda mp: mp.setattr(m, "RATE", 0.25), r"my_wary_strats\.RATE"),
         (lambda mp: mp.setattr(m, "GRID", [object()]), r"my_wary_strats\.GRID"),
         (lambda mp: mp.delattr(m, "wary"), r"my_wary_strats\.wary"),
+        # a strategy object's attributes: its parameters replaced, an attribute added
+        (lambda mp: mp.setattr(m.brave, "p", type(m.brave.p)(pool_target=9)), r"my_wary_strats\.brave\.p"),
+        (lambda mp: mp.setattr(m.brave, "extra", 1, raising=False), r"my_wary_strats\.brave\.extra"),
     ]
     assert m.Mark(3) == m.Mark.A | m.Mark.B  # the enum caches a new member in its class: not a change
     assert modules.load(path, {"pool_target": 5}) is first
@@ -286,6 +291,15 @@ def test_a_module_changed_in_this_process_after_it_was_loaded_is_refused(tmp_pat
                                                             r"process since it was imported from its files"):
                 modules.load(path, {"pool_target": 5})
         assert modules.load(path, {"pool_target": 5}) is first  # put back: played
+    for array, change, undo in ((m.ARR, lambda a: a.__setitem__(0, 5), lambda a: a.__setitem__(0, 1)),
+                                (m.BOXES, lambda a: a[0].append(2), lambda a: a[0].pop())):  # (an object array's list)
+        change(array)  # a numpy array changed in place
+        try:
+            with pytest.raises(modules.ModuleChanged, match=r"my_wary_strats\.(ARR|BOXES) changed"):
+                modules.load(path, {"pool_target": 5})
+        finally:
+            undo(array)
+        assert modules.load(path, {"pool_target": 5}) is first
     with monkeypatch.context() as mp:
         mp.setattr(m, "RATE", float("0." + "5"))  # another object, equal: the same value plays
         mp.setattr(m, "TABLE", {"a": [1, 2]})
