@@ -308,7 +308,14 @@ def test_metadata_of_a_sensitivity_or_tune_output_folder(tmp_path):
     meta = read_metadata(ROOT / "results" / "tune_4p")
     assert meta == read_metadata(ROOT / "results" / "tune_4p" / "tune.json")
     assert meta == {k: tune[k] for k in ("strategy", "params", "engine", "content_hash", "rules_version", "seed",
-                                         "budget")}
+                                         "budget", "plays")}
+    # both say what the seats played at each player count: the heuristic as shipped, by name and parameters
+    sens = read_metadata(folder)["plays"]
+    assert set(sens) == {"2", "4"} and set(meta["plays"]) == {str(n) for n in range(1, 7)}
+    from strategies import make
+
+    assert all(p == {"name": "heuristic", "params": make("heuristic").params()}
+               for p in [*sens.values(), *meta["plays"].values()])
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "other.json").write_text('{"seed": 1}')
     for where in (tmp_path / "other", ROOT / "results"):  # results of neither kind
