@@ -20,10 +20,11 @@ run: $(STAMP)
 	$(BIN)/smersh-sim run experiments/player_count.toml
 
 # One test process per core, at most 4 (pytest-xdist); tests/conftest.py compiles the kernel once before they start.
+# The 15 slowest tests are listed at the end (the suite's time is a budget: about 10 minutes on 2 cores).
 # make reports any failing recipe as its own status 2, so pytest's 5 (it collected no tests: a failure,
 # not a pass) is said here, where it is still known.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 || { rc=$$?; [ $$rc -ne 5 ] || \
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --durations=15 || { rc=$$?; [ $$rc -ne 5 ] || \
 	  echo "make test: pytest collected no tests (exit status 5): a failure, not a pass" >&2; exit $$rc; }
 
 check: $(STAMP)
