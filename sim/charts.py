@@ -332,19 +332,26 @@ def paired_differences(table: pl.DataFrame, path: Path, baseline: str, meta: dic
 
 
 # the charts a study writes into its results folder, and the charts `compare` adds there: against the spec's
-# baseline COMPARE_CHART, against one given by --baseline compare_chart(its label)
+# baseline COMPARE_CHART, against another one compare_chart(its label); COMPARE_CHARTS matches both kinds
 STUDY_CHARTS = ("win_rate_by_players.png", "outcomes.png", "game_length.png")
 COMPARE_CHART = "paired_differences.png"
-COMPARE_CHARTS = "paired_differences*.png"  # (a glob of both)
+COMPARE_CHARTS = (COMPARE_CHART, "paired_differences.*.png")  # (globs)
 
 
 def compare_chart(baseline: str | None) -> str:
     """The file name of ``compare``'s chart: :data:`COMPARE_CHART` against the spec's baseline (None), else
-    ``paired_differences.<baseline>.png`` (characters other than letters, digits and ``.,=+-`` as ``_``), so
-    that a chart against another baseline never replaces the one a results folder shows."""
+    ``paired_differences.<baseline>.png``, so that a chart against another baseline never replaces the one a
+    results folder shows. Where the label holds characters other than letters, digits and ``.,=+-`` (each
+    written ``_``), or is longer than 80 characters (cut there), a hash of the whole label follows, so that two
+    baselines never share a file."""
     if baseline is None:
         return COMPARE_CHART
-    return "paired_differences." + re.sub(r"[^A-Za-z0-9.,=+-]", "_", baseline) + ".png"
+    name = re.sub(r"[^A-Za-z0-9.,=+-]", "_", baseline)[:80]
+    if name != baseline:
+        import hashlib
+
+        name += "-" + hashlib.sha1(baseline.encode()).hexdigest()[:8]
+    return f"paired_differences.{name}.png"
 
 
 def study_charts(summary: pl.DataFrame, out: Path, spec=None) -> list[Path]:

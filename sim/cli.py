@@ -574,8 +574,14 @@ def cmd_compare(args) -> int:
     if args.json:  # the numbers only: no chart written
         print(json.dumps(table.to_dicts(), indent=2))
         return 0
-    chart = paired_differences(table, run / compare_chart(label if wanted else None), label,
-                               json.loads((run / METADATA).read_text()), read_summary(run))
+    own = None  # the chart's name: the spec's baseline's, unless --baseline names another
+    if wanted:
+        try:
+            own = None if compare_run(args.run, None)[1] == baseline else label
+        except (ValueError, FileNotFoundError):  # the spec has no baseline (or none that pairs)
+            own = label
+    chart = paired_differences(table, run / compare_chart(own), label, json.loads((run / METADATA).read_text()),
+                               read_summary(run))
     rows = table.height
     pairings = set(table["pairing"])
     print(f"{rows} paired difference{'s' if rows > 1 else ''} in win rate against baseline {label} "

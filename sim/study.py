@@ -911,7 +911,8 @@ def assemble(spec, out: Path, state: Path, cells, n_batches, contents, write_gam
     from sim.charts import COMPARE_CHARTS, STUDY_CHARTS, study_charts
 
     # charts drawn from an earlier run of this folder would show other numbers than these results
-    for chart in [*out.glob(COMPARE_CHARTS), *(() if charts else (out / name for name in STUDY_CHARTS))]:
+    compare_charts = [chart for pattern in COMPARE_CHARTS for chart in out.glob(pattern)]
+    for chart in [*compare_charts, *(() if charts else (out / name for name in STUDY_CHARTS))]:
         chart.unlink(missing_ok=True)
     if charts:
         files.extend(study_charts(summary, out, spec))

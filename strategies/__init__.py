@@ -17,8 +17,9 @@ from strategies.tuned import check_players, make_tuned
 
 
 class _Frozen:
-    """A dict, list, tuple or set as :func:`_snapshot` took it: its type, and its items (a dict's as (key, value)
-    pairs), each value frozen the same way; a set's items as a copy."""
+    """A dict, list, tuple, set or numpy array as :func:`_snapshot` took it: its type, and its items (a dict's as
+    (key, value) pairs), each value frozen the same way; a set's items as a copy; an array's (numpy scalar's) dtype,
+    shape and values (:func:`_array_values`)."""
 
     __slots__ = ("kind", "items")
 
@@ -26,13 +27,31 @@ class _Frozen:
         self.kind, self.items = kind, items
 
 
+def _is_array(v) -> bool:
+    """A numpy array or scalar (numpy imported only where such a value can exist: numpy is already loaded)."""
+    import sys
+
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(v, (np.ndarray, np.generic))
+
+
+def _array_values(v, depth: int):
+    """An array's values as they are now: a copy of its bytes (a masked array's mask too), or where it holds Python
+    objects (an object array, a record with an object field) its items as nested lists, frozen."""
+    import numpy as np
+
+    if v.dtype.hasobject:
+        return _frozen(v.tolist(), depth + 1)
+    mask = np.ma.getmaskarray(v).tobytes() if isinstance(v, np.ma.MaskedArray) else b""
+    return v.tobytes(), mask
+
+
 def _frozen(v, depth: int = 0):
-    """``v`` as it is now: a dict, list, tuple or set as a :class:`_Frozen` (to 20 levels), a numpy array as one
-    holding its dtype, shape and a copy of its values, anything else itself."""
+    """``v`` as it is now: a dict, list, tuple or set as a :class:`_Frozen` (to 20 levels), a numpy array or scalar
+    as one holding its dtype, shape and values, anything else itself."""
     if depth < 20:
-        if type(v).__module__ == "numpy" and hasattr(v, "dtype") and hasattr(v, "shape") and hasattr(v, "tobytes"):
-            values = [_frozen(x, depth + 1) for x in v.ravel()] if v.dtype.hasobject else v.tobytes()
-            return _Frozen(type(v), (v.dtype, v.shape, values))
+        if _is_array(v):
+            return _Frozen(type(v), (v.dtype, v.shape, _array_values(v, depth)))
         if isinstance(v, dict):
             return _Frozen(type(v), [(k, _frozen(x, depth + 1)) for k, x in v.items()])
         if isinstance(v, (list, tuple)):
@@ -55,17 +74,18 @@ _PLAIN = (int, float, complex, str, bytes, bool, type(None))
 
 def _same(now, was) -> bool:
     """Whether a value is as :func:`_snapshot` took it: a container of the same type whose items are (a set's
-    equal), a plain number or text equal to it, anything else the same object."""
+    equal), an array of the same type, dtype and shape whose values are, a plain number or text equal to it,
+    anything else the same object."""
     if isinstance(was, _Frozen):
         if type(now) is not was.kind:
             return False
-        if type(now).__module__ == "numpy":  # an array (a numpy scalar has no len: compared the same way)
+        if _is_array(now):
             dtype, shape, values = was.items
             if now.dtype != dtype or now.shape != shape:
                 return False
             if now.dtype.hasobject:
-                return all(_same(a, b) for a, b in zip(now.ravel(), values))
-            return now.tobytes() == values
+                return _same(now.tolist(), values)
+            return _array_values(now, 0) == values
         if len(now) != len(was.items):
             return False
         if isinstance(now, dict):

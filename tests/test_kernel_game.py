@@ -236,16 +236,23 @@ def test_the_outputs_passes_a_cold_start_compiles_are_the_ones_a_run_calls(monke
     from sim.jit import jit
     from sim.kernel import batch
 
-    fresh = {}
+    fresh, calls = {}, []
     for module, name in ((run, "_table_rows"), (tally, "_scan_rows"), (tally, "_sum_rows")):
         fresh[name] = jit(getattr(module, name).py_func)
-        monkeypatch.setattr(module, name, fresh[name])
+
+        def counted(*args, name=name):
+            calls.append(name)
+            return fresh[name](*args)
+
+        monkeypatch.setattr(module, name, counted)
     batch.compile_outputs()
     compiled = {name: list(f.signatures) for name, f in fresh.items()}
     assert all(len(sigs) == 1 for sigs in compiled.values()), compiled
+    calls.clear()
     table = sim.simulate(players=3, games=5, seed=2)
     summary = sim.simulate(players=5, games=5, seed=2, summary_only=True)
     assert table.height == 5 and summary["games"] == 5
+    assert set(calls) == set(fresh)  # the runs called each of them
     assert {name: list(f.signatures) for name, f in fresh.items()} == compiled
 
 
@@ -339,7 +346,14 @@ def test_a_cold_starts_helpers_share_the_parts_and_the_entry_point_waits_for_the
 
         def wait(self, timeout=None):
             waits.append(("wait", self.code))
+            self.returncode = 0
             return 0
+
+        def poll(self):
+            return getattr(self, "returncode", None)
+
+        def kill(self):
+            waits.append(("kill", self.code))
 
     import subprocess
     import types
@@ -363,13 +377,26 @@ def test_a_cold_starts_helpers_share_the_parts_and_the_entry_point_waits_for_the
         assert second.code.endswith("compile_rest(0)") and second.stdin is first.stdout and first.stdout.closed
         # this process loads the bundle's conversion once the first has ended, while the second still compiles
         assert waits == [("wait", first.code), "meanwhile", ("wait", second.code)]
+    # an error there (or Ctrl-C) leaves no helper compiling unwaited for: the second is stopped and waited for
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    started.clear()
+    waits.clear()
+
+    def failing():
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        batch._compile_cold_in_helpers(meanwhile=failing)
+    first, second = started
+    assert waits == [("wait", first.code), ("kill", second.code), ("wait", second.code)]
 
 
 @pytest.mark.skipif(NO_JIT, reason="the sizes are checked by the compiled kernel")
 def test_the_kernel_refuses_work_arrays_of_other_sizes_and_too_few_rows():
-    """``simulate_batch`` plays in the caller's work arrays (it allocates nothing): one of another size, which the
-    kernel would write past without bounds checks, or an ``out`` with fewer rows than games is refused; the arrays
-    of ``work_arrays`` play the games ``run_batch`` plays, whatever they held before."""
+    """``simulate_batch`` plays in the caller's work arrays (it allocates no arrays): one of another size, which the
+    kernel would write past without bounds checks, an ``out`` with fewer rows than games or narrower rows, or
+    offsets not one per source is refused; the arrays of ``work_arrays`` play the games ``run_batch`` plays,
+    whatever they held before."""
     from sim.kernel.batch import bundle
     from sim.kernel.game import simulate_batch, work_arrays
     from sim.rng import N_SOURCES
@@ -387,8 +414,12 @@ def test_the_kernel_refuses_work_arrays_of_other_sizes_and_too_few_rows():
                 (st, rs, np.zeros((moves.shape[0], 3), np.int64))):
         with pytest.raises(ValueError, match="work arrays not of the bundle's sizes"):
             simulate_batch(kp, cfg, sid, prm, 3, 0, 5, out, offsets, *bad)
-    with pytest.raises(ValueError, match="out has fewer rows than games"):
+    with pytest.raises(ValueError, match="out has fewer rows than games, or rows narrower than the bundle's"):
         simulate_batch(kp, cfg, sid, prm, 3, 0, 6, out, offsets, st, rs, moves)
+    with pytest.raises(ValueError, match="out has fewer rows than games, or rows narrower than the bundle's"):
+        simulate_batch(kp, cfg, sid, prm, 3, 0, 5, np.zeros((5, out.shape[1] - 1), np.int64), offsets, st, rs, moves)
+    with pytest.raises(ValueError, match="offsets must hold one int per random source"):
+        simulate_batch(kp, cfg, sid, prm, 3, 0, 5, out, offsets[:-1], st, rs, moves)
     for a in (st, rs, moves):
         a.fill(7)  # left over from another batch: cleared
     simulate_batch(kp, cfg, sid, prm, 3, 0, 5, out, offsets, st, rs, moves)

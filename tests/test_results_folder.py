@@ -437,9 +437,13 @@ def test_rerun_leaves_no_chart_of_an_earlier_run(spec, tmp_path):
     assert main(["compare", str(out), "--baseline", "strategy=cautious"]) == 0
     assert sorted(p.name for p in out.iterdir()) == sorted(before + ["paired_differences.strategy=cautious.png"])
     assert (out / "paired_differences.png").read_bytes() == shown
+    (out / "paired_differences.png").unlink()  # the spec's own baseline given by name: the folder's chart again
+    assert main(["compare", str(out), "--baseline", "strategy=heuristic"]) == 0
+    assert (out / "paired_differences.png").is_file() and not list(out.glob("*heuristic*"))
+    (out / "paired_differences_notes.png").write_bytes(b"a file of the user's")  # not compare's: left alone
     assert run_study(spec.with_games(96), out, progress=False, charts=False).finished
     assert not any((out / c).exists() for c in charts + ["paired_differences.png"])
-    assert not list(out.glob("paired_differences*"))
+    assert [p.name for p in out.glob("paired_differences*")] == ["paired_differences_notes.png"]
     check_folder(out)
 
 

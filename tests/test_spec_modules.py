@@ -619,3 +619,26 @@ def test_a_module_strategy_playing_tuned_on_another_pack_is_said_before_any_batc
         assert run_study(spec, tmp_path / "out", progress=False, charts=False).finished
     said = [str(w.message) for w in caught if "searched on the default pack" in str(w.message)]
     assert len(said) == 1 and said[0].startswith("strategy 'tuned' plays") and "another content pack:" in said[0]
+
+
+def test_the_watch_takes_every_kind_of_numpy_array_as_it_was_and_sees_each_change():
+    """An unchanged array of any kind reads as unchanged (a record with an object field, an object matrix, a masked
+    array, a numpy scalar, a 0-d array: an item-by-item copy had compared new objects by identity, refusing them for
+    ever), and a change in place is seen: a value, an object inside, a mask."""
+    import numpy as np
+
+    from strategies import _frozen, _same
+
+    record = np.zeros(2, dtype=[("a", "i8"), ("b", "O")])
+    boxes = np.array([[1], "a"], dtype=object)
+    masked = np.ma.masked_array([1, 2], [0, 1])
+    values = [record, np.matrix([[1, 2]], dtype=object), boxes, masked, np.arange(3.0), np.float64(0.5), np.array(3)]
+    snaps = [_frozen(v) for v in values]
+    assert all(_same(v, s) for v, s in zip(values, snaps))
+    changes = [lambda: record.__setitem__(0, (0, [1])), lambda: boxes[0].append(2),
+               lambda: masked.mask.__setitem__(0, True), lambda: values[4].__setitem__(1, 7.0)]
+    for change, (v, s) in zip(changes, [(record, snaps[0]), (boxes, snaps[2]), (masked, snaps[3]),
+                                        (values[4], snaps[4])]):
+        change()
+        assert not _same(v, s)
+    assert not _same(np.arange(3), _frozen(np.arange(3.0)))  # another dtype

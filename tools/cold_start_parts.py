@@ -6,7 +6,7 @@ helper's code around ``sim.kernel.batch.compile_part``, ``compile_bundle`` and (
 ``compile_outputs``. Prints, per helper, each
 part's compile seconds and when it ended, and the first result's time, both in seconds from before
 ``import sim`` in this process. ``--json`` prints the same as one JSON object. Works on any checkout whose helpers compile
-through those two functions (this one's and the code before its helpers were rebalanced).
+through those functions (this one's, and the code before its helpers were rebalanced or compiled the outputs).
 
     .venv/bin/python tools/cold_start_parts.py [--json]
     PYTHONPATH=/path/to/checkout .venv/bin/python tools/cold_start_parts.py   # another checkout's kernel

@@ -31,7 +31,7 @@ heuristic). Entry points:
   ``simulate()`` builds its table that way, :class:`sim.run.KernelTable`);
 * :func:`simulate_batch`: the jitted kernel itself (a contiguous run of games, no
   GIL; :func:`run_batch` hands small chunks of the games to its threads as they
-  come free), playing in the work arrays of :func:`work_arrays` (it allocates nothing).
+  come free), playing in the work arrays of :func:`work_arrays` (it allocates no arrays).
 """
 
 # (stale cached code is dropped by sim.jit, which every compiled module imports first)

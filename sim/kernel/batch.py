@@ -25,7 +25,7 @@ _BUNDLES: dict[int, tuple] = {}
 # games per chunk a thread plays: about CHUNKS_PER_THREAD chunks a thread, within these bounds.
 # Small chunks: at the end one thread waits for the other's last chunk, half a chunk on average
 # (8 chunks a thread: 141,956 games/s on 2 threads; 256: 144,268, means of 8 runs of 200,000
-# games); a chunk costs one call into the kernel, its state allocated anew (some microseconds).
+# games); a chunk costs one call into the kernel, its game context allocated anew (some microseconds).
 CHUNK_MIN, CHUNK_MAX, CHUNKS_PER_THREAD = 100, 20_000, 256
 
 
@@ -50,7 +50,8 @@ def bundle(content: Content, copy: int = 0):
 # --- a cold start: the kernel compiled by helper processes, then loaded from the cache ------------
 # numba compiles one function at a time. With an empty cache, two helper processes share the kernel's
 # parts and put them in the shared on-disk cache. One compiles the encounter phase (about 40% of the
-# kernel) and the phases that share most of its callees, then the bundle's conversion. The other compiles
+# kernel) and the phases that share most of its callees, then the bundle's conversion and the passes that turn
+# rows into a table or a tally (which this process would otherwise compile after the helpers). The other compiles
 # first the effects of encounter cards, which the encounter phase reaches only after its skill tests (so
 # it finds them in the cache), then the other phases; it then waits for the first one's parts (a byte on a
 # pipe, or its end if that helper stops) and compiles the entry point, which loads every part from the
@@ -178,13 +179,20 @@ def _compile_cold_in_helpers(meanwhile=None) -> None:
                 first.stdout.close()  # the second helper holds the pipe now: it sees its end when the first ends
     except OSError:
         pass
-    for k, helper in enumerate(helpers):  # whatever they did not put in the cache, this process compiles itself
-        try:
-            helper.wait(timeout=600)
-        except subprocess.TimeoutExpired:
-            helper.kill()
-        if k == 0 and len(helpers) == 2 and meanwhile is not None:
-            meanwhile()
+    try:
+        for k, helper in enumerate(helpers):  # whatever they did not put in the cache, this process compiles itself
+            try:
+                helper.wait(timeout=600)
+            except subprocess.TimeoutExpired:
+                helper.kill()
+                helper.wait()
+            if k == 0 and len(helpers) == 2 and meanwhile is not None:
+                meanwhile()
+    finally:  # meanwhile() failed, or Ctrl-C: no helper is left compiling, unwaited for (numba's cache files are
+        for helper in helpers:  # written whole or not at all)
+            if helper.poll() is None:
+                helper.kill()
+                helper.wait()
 
 
 def default_threads() -> int:

@@ -192,8 +192,8 @@ def simulate_batch(pk, cfg, sid, prm, seed, game0, n_games, out, offsets, st, rs
 
     Source ``s`` of game ``g`` draws from game ``g + offsets[s]`` (all zero but in a luck study).
     ``st``, ``rs``, ``moves``: the work arrays of :func:`work_arrays` (cleared here; arrays of other sizes
-    are refused). The caller allocates them: numba's array allocation, not cached, compiled in every process
-    that compiled this function (0.7 s of a cold start's entry point).
+    are refused). The caller allocates them: numba's array allocation, which no cache keeps, was compiled in
+    every process that compiled this function (about 0.4 s of a cold start's entry point).
 
     Compiled without the GIL: :func:`sim.kernel.batch.run_batch` runs calls on contiguous
     chunks of the games in several threads, each thread with its own copy of the bundle.
@@ -203,8 +203,10 @@ def simulate_batch(pk, cfg, sid, prm, seed, game0, n_games, out, offsets, st, rs
     if (st.shape[0] != pk.lay[L_SIZE] or rs.shape[0] != STATE_SIZE
             or moves.shape[0] != 1 + MOVES_PER_SPACE * pk.scal[K_N_SPACES] or moves.shape[1] != 4):
         raise ValueError("simulate_batch: work arrays not of the bundle's sizes (sim.kernel.game.work_arrays)")
-    if out.shape[0] < n_games:
-        raise ValueError("simulate_batch: out has fewer rows than games")
+    if out.shape[0] < n_games or out.shape[1] < N_ROW + pk.scal[K_N_HENCHMEN] + codes.MAX_PLAYERS:  # (record's slots)
+        raise ValueError("simulate_batch: out has fewer rows than games, or rows narrower than the bundle's")
+    if offsets.shape[0] != N_SOURCES:
+        raise ValueError("simulate_batch: offsets must hold one int per random source")
     for i in range(st.shape[0]):
         st[i] = 0
     for i in range(rs.shape[0]):
