@@ -550,7 +550,14 @@ def cmd_compare(args) -> int:
     from pathlib import Path
 
     from sim.charts import compare_chart, paired_differences
-    from sim.compare import GAME_INDEX, BaselineError, compare_run, pairing_note, parse_baseline
+    from sim.compare import (
+        GAME_INDEX,
+        BaselineError,
+        compare_run,
+        is_spec_baseline,
+        pairing_note,
+        parse_baseline,
+    )
 
     try:
         wanted = parse_baseline(args.baseline)
@@ -574,12 +581,7 @@ def cmd_compare(args) -> int:
     if args.json:  # the numbers only: no chart written
         print(json.dumps(table.to_dicts(), indent=2))
         return 0
-    own = None  # the chart's name: the spec's baseline's, unless --baseline names another
-    if wanted:
-        try:
-            own = None if compare_run(args.run, None)[1] == baseline else label
-        except (ValueError, FileNotFoundError):  # the spec has no baseline (or none that pairs)
-            own = label
+    own = label if wanted and not is_spec_baseline(run, baseline) else None  # the chart's name: see compare_chart
     chart = paired_differences(table, run / compare_chart(own), label, json.loads((run / METADATA).read_text()),
                                read_summary(run))
     rows = table.height

@@ -96,6 +96,33 @@ def spec_baseline(summary_path: Path) -> dict:
     return baseline
 
 
+def _as_the_cells_write_it(baseline: dict, rows: list[dict]) -> dict:
+    """``baseline`` with each value as the cells (``rows`` of summary.parquet) write it; a BaselineError naming
+    the cells' values where one matches no cell."""
+    out = {}
+    for k, v in baseline.items():
+        values = sorted({r[k] for r in rows}, key=str)
+        match = [x for x in values if _same_value(x, v)]
+        if not match:
+            raise BaselineError(f"baseline {k}={v!r} matches no cell; the cells' {k} values are "
+                                f"{', '.join(repr(x) for x in values)}")
+        out[k] = match[0]
+    return out
+
+
+def is_spec_baseline(folder: Path | str, baseline: dict) -> bool:
+    """Whether ``baseline`` (as :func:`compare_run` returns it: the cells' values) is the spec's ``[compare]``
+    baseline of the results folder ``compare_run`` read (False where the spec has none, or one matching no cell)."""
+    path = Path(folder) / "summary.parquet"
+    spec = spec_baseline(path)
+    if not spec:
+        return False
+    try:
+        return _as_the_cells_write_it(spec, list(pl.read_parquet(path).iter_rows(named=True))) == baseline
+    except BaselineError:
+        return False
+
+
 def _variant_label(variant, skills=None):
     """A variant as summary.parquet labels it (``dirty`` is ``dirty-lobo,dirty-location``); as given if unknown."""
     from sim.rules.state import Settings
@@ -297,15 +324,8 @@ def compare_run(run: Path | str, baseline: dict | None = None) -> tuple[pl.DataF
     baseline = dict(baseline or spec_baseline(path))
     if not baseline:
         raise ValueError("no baseline: pass --baseline DIMENSION=VALUE or add [compare] baseline to the spec")
-    summary = pl.read_parquet(path)
-    rows = list(summary.iter_rows(named=True))
-    for k, v in baseline.items():
-        values = sorted({r[k] for r in rows}, key=str)
-        match = [x for x in values if _same_value(x, v)]
-        if not match:
-            raise BaselineError(f"baseline {k}={v!r} matches no cell; the cells' {k} values are "
-                             f"{', '.join(repr(x) for x in values)}")
-        baseline[k] = match[0]  # as the cells write it
+    rows = list(pl.read_parquet(path).iter_rows(named=True))
+    baseline = _as_the_cells_write_it(baseline, rows)
     others = [d for d in DIMENSIONS if d not in baseline]
     base_of = {tuple(r[d] for d in others): r for r in rows if all(r[k] == v for k, v in baseline.items())}
     out = []

@@ -83,9 +83,7 @@ def _same(now, was) -> bool:
             dtype, shape, values = was.items
             if now.dtype != dtype or now.shape != shape:
                 return False
-            if now.dtype.hasobject:
-                return _same(now.tolist(), values)
-            return _array_values(now, 0) == values
+            return _same(now.tolist(), values) if now.dtype.hasobject else _array_values(now, 0) == values
         if len(now) != len(was.items):
             return False
         if isinstance(now, dict):

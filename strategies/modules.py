@@ -220,8 +220,8 @@ def _namespaces(root: Path, files: set[Path]) -> dict[str, object]:
             out[name] = vars(m)
             for k, v in list(vars(m).items()):
                 if isinstance(v, type) and v.__module__ == name:  # its _sunder_ names are an enum's own caches
-                    out[f"{name}.{v.__qualname__}"] = {k: x for k, x in vars(v).items()
-                                                        if not (k[:1] == "_" and k[1:2] != "_" and k.endswith("_"))}
+                    out[f"{name}.{v.__qualname__}"] = {a: x for a, x in vars(v).items()
+                                                        if not (a[:1] == "_" and a[1:2] != "_" and a.endswith("_"))}
                 elif isinstance(v, Strategy) and hasattr(v, "__dict__"):
                     out[f"{name}.{k}"] = vars(v)
     return out

@@ -180,8 +180,8 @@ def record(ctx, seed, game, row):
 
 def work_arrays(pk) -> tuple:
     """Fresh work arrays for :func:`simulate_batch` with bundle ``pk`` (its namedtuple,
-    :func:`sim.kernel.layout.pack`'s): the game state, the random streams' state and the move list. A caller playing batch after batch keeps one set (per
-    thread) and passes it to each call; the kernel clears them."""
+    :func:`sim.kernel.layout.pack`'s): the game state, the random streams' state and the move list. A caller
+    playing batch after batch keeps one set (per thread) and passes it to each call; the kernel clears them."""
     return (np.zeros(int(pk.lay[L_SIZE]), np.int64), np.zeros(STATE_SIZE, np.int64),
             np.zeros((move_capacity(pk), 4), np.int64))
 
