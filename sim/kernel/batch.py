@@ -318,6 +318,8 @@ def run_batch(
         futures = [pool.submit(work, k) for k in range(threads)]
         try:
             wait(futures, return_when=FIRST_EXCEPTION)
+            if any(f.done() and f.exception() is not None for f in futures):
+                stop.set()  # before waiting for the others: one still playing takes no more chunks
             for f in futures:
                 f.result()
         finally:  # an error or Ctrl-C here: the other threads stop after their current chunk
